@@ -1,0 +1,162 @@
+#include "app/run.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "net/host.h"
+#include "net/switch.h"
+#include "stats/fct_stats.h"
+#include "stats/writers.h"
+
+namespace fs = std::filesystem;
+
+namespace rocesim {
+
+int64_t peak_rss_bytes() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<int64_t>(ru.ru_maxrss) * 1024;
+}
+
+namespace {
+
+nlohmann::json pfc_summary(Network& net) {
+  nlohmann::json ports = nlohmann::json::array();
+  uint64_t pauses = 0, resumes = 0;
+  double paused_us = 0;
+  const Time now = net.now();
+  for (int id = 0; id < net.num_nodes(); ++id) {
+    Node& n = net.node(id);
+    for (Port& p : n.ports()) {
+      Time paused = p.stats.paused_time;
+      for (int prio = 0; prio < kNumPriorities; ++prio)
+        if (p.paused[prio]) paused += now - p.paused_since[prio];  // still paused at the end
+      if (p.stats.pause_sent == 0 && paused == Time::zero()) continue;
+      pauses += p.stats.pause_sent;
+      resumes += p.stats.resume_sent;
+      paused_us += paused.us();
+      const auto& names = net.topo().node_names;
+      const int peer = p.peer->id();
+      ports.push_back({{"node", id},
+                       {"node_name", names.size() > static_cast<size_t>(id) ? names[id] : std::to_string(id)},
+                       {"port", p.index},
+                       {"peer", peer},
+                       {"peer_name", names.size() > static_cast<size_t>(peer) ? names[peer] : std::to_string(peer)},
+                       {"pauses_sent", p.stats.pause_sent},
+                       {"resumes_sent", p.stats.resume_sent},
+                       {"pauses_received", p.stats.pause_received},
+                       {"paused_time_us", paused.us()}});
+    }
+  }
+  return {{"pauses_sent", pauses}, {"resumes_sent", resumes}, {"paused_time_us", paused_us}, {"ports", ports}};
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + p.string());
+}
+
+}  // namespace
+
+RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
+  RunResult res;
+  auto source = s.make_flow_source();
+  net.set_class_labels(s.class_labels);
+  net.set_flow_source(source.get());
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool tty = opt.progress && isatty(STDERR_FILENO);
+  std::function<void(Time)> progress;
+  if (tty) {
+    progress = [&](Time now) {
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double frac = now.ps / static_cast<double>(s.duration.ps);
+      const double eta = frac > 0 ? wall / frac - wall : 0;
+      fmt::print(stderr, "\r  {:.3f} / {:.3f} ms simulated ({:4.1f} %), {:.1f} s wall, ETA {:.0f} s, {:.2f} M events/s   ",
+                 now.ms(), s.duration.ms(), 100 * frac, wall, eta, net.sim().events_executed() / wall / 1e6);
+    };
+  }
+  net.run(s.duration, s.stop_when_done, progress);
+  if (tty) fmt::print(stderr, "\r{:110}\r", "");
+  res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.flows = net.finished();
+
+  const NetStats& st = net.stats();
+  SizeBuckets buckets = SizeBuckets::from_edges(s.size_buckets);
+  const FctStats fct = compute_fct_stats(res.flows, buckets, s.class_labels, s.short_flow_bytes);
+  uint64_t cnps_received = 0;
+  const uint64_t events = net.sim().events_executed();
+  nlohmann::json j;
+  j["scenario"] = s.name;
+  j["scheme"] = s.scheme;
+  j["seed"] = s.seed;
+  j["simulated_time_ms"] = net.now().ms();
+  j["complete"] = net.all_flows_done();
+  j["flows"] = {{"started", st.flows_started},
+                {"finished", st.flows_finished},
+                {"unfinished", st.flows_started - st.flows_finished}};
+  j["fct"] = to_json(fct);
+  j["pfc"] = pfc_summary(net);
+  j["cnp"] = {{"sent_by_receivers", st.cnps_sent}, {"sent_by_switches", st.cnps_from_switches}};
+  (void)cnps_received;
+  j["drops"] = {{"data_buffer", st.data_drops},
+                {"control_buffer", st.ctrl_drops},
+                {"wire", st.wire_drops},
+                {"unroutable", st.unroutable}};
+  j["transport"] = {{"data_packets_sent", st.data_packets_sent},
+                    {"retransmitted_packets", st.retransmitted_packets},
+                    {"acks_sent", st.acks_sent},
+                    {"nacks_sent", st.nacks_sent},
+                    {"timeouts", st.timeouts},
+                    {"bytes_delivered", st.bytes_delivered}};
+  j["switch"] = {{"max_ingress_bytes", st.max_ingress_bytes}, {"max_buffer_bytes", st.max_switch_buffer_bytes}};
+  j["performance"] = {{"events", events},
+                      {"packet_hops", st.packet_hops},
+                      {"wall_seconds", res.wall_seconds},
+                      {"events_per_second", res.wall_seconds > 0 ? events / res.wall_seconds : 0.0},
+                      {"packet_hops_per_second", res.wall_seconds > 0 ? st.packet_hops / res.wall_seconds : 0.0},
+                      {"peak_memory_bytes", peak_rss_bytes()}};
+  res.summary = j;
+
+  if (!opt.out_dir.empty()) {
+    const fs::path out(opt.out_dir);
+    if (fs::exists(out / "summary.json") && !opt.force)
+      throw std::runtime_error(fmt::format("{} already holds results; use --force to replace them", out.string()));
+    const fs::path tmp = out.string() + ".tmp-" + std::to_string(getpid());
+    fs::remove_all(tmp);
+    fs::create_directories(tmp);
+    {
+      std::ofstream f(tmp / "flows.csv", std::ios::binary);
+      write_flows_csv(f, res.flows, s.class_labels);
+    }
+    write_file(tmp / "summary.json", j.dump(2) + "\n");
+    {
+      std::ostringstream os;
+      os << "# Every value this run used, defaults included (rocesim " ROCESIM_VERSION ")\n" << s.resolved << "\n";
+      write_file(tmp / "scenario.resolved.toml", os.str());
+    }
+    if (opt.fct_hpcc || s.write_hpcc_fct) {
+      std::ofstream f(tmp / "fct.txt", std::ios::binary);
+      write_hpcc_fct(f, res.flows);
+    }
+    // Replace atomically: the result directory is complete or absent.
+    if (fs::exists(out)) fs::remove_all(out);
+    if (out.has_parent_path()) fs::create_directories(out.parent_path());
+    fs::rename(tmp, out);
+  }
+  return res;
+}
+
+RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
+  Network net(s.topo, s.sw, s.nic, s.seed, s.make_scheme());
+  return run_network(s, net, opt);
+}
+
+}  // namespace rocesim

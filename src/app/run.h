@@ -1,0 +1,35 @@
+// Running one scenario and writing its result directory.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/scenario.h"
+#include "net/network.h"
+
+namespace rocesim {
+
+struct RunOptions {
+  std::string out_dir;           // empty: do not write files
+  bool fct_hpcc = false;         // also write fct.txt in the ns-3 layout
+  bool progress = false;         // live progress line on stderr
+  bool force = false;            // replace an existing result directory
+};
+
+struct RunResult {
+  nlohmann::json summary;
+  std::vector<FlowRecord> flows;     // in completion order
+  double wall_seconds = 0;
+};
+
+// Builds the network, runs it and (when out_dir is set) writes flows.csv, summary.json,
+// scenario.resolved.toml (and fct.txt). Files go to a temporary directory renamed when complete.
+RunResult run_scenario(const Scenario& s, const RunOptions& opt);
+// Runs on an already-built network (tests inspect it afterwards).
+RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt);
+
+// Peak resident memory of this process, in bytes.
+int64_t peak_rss_bytes();
+
+}  // namespace rocesim

@@ -1,0 +1,177 @@
+#include "cc/dcqcn.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "net/network.h"
+
+namespace rocesim {
+
+DcqcnSettings DcqcnSettings::mellanox(Rate nic_rate) {
+  DcqcnSettings s;
+  s.variant = "mellanox";
+  s.g = 1.0 / 256;
+  s.alpha_period = Time::from_us(1);
+  s.dec_period = Time::from_us(4);
+  s.inc_period = Time::from_us(300);
+  s.byte_counter_bytes = 0;
+  s.fast_recovery_steps = 1;
+  const double scale = nic_rate.bps / 25e9;
+  s.rate_ai = Rate::from_mbps(5 * scale);
+  s.rate_hai = Rate::from_mbps(50 * scale);
+  s.min_rate = Rate::from_gbps(1);
+  s.cnp_interval = Time::zero();
+  s.cnp_on_ack = true;
+  s.rate_on_first_cnp = 1.0;
+  s.clamp_target = false;
+  return s;
+}
+
+void Dcqcn::on_flow_start(Qp& qp) {
+  if (st_.size() < net_->qp_capacity()) st_.resize(net_->qp_capacity() + 1024);
+  State& s = st_[qp.slot];
+  s = State{};
+  s.rc = s.rt = qp.line_rate;  // start at line rate
+  qp.rate = qp.line_rate;
+}
+
+// NP (algorithms.md 2.2): a CNP per CE packet, at most one per flow per cnp_interval; or the
+// per-ACK congestion flag of the Mellanox model.
+RxDecision Dcqcn::on_data_received(Qp& qp, const Packet& data) {
+  RxDecision d;
+  if (data.ecn != kCe) return d;
+  if (s_.cnp_on_ack) {
+    d.ack_now = true;
+    d.ack_flags = Packet::kFlagCongestion;
+  } else if (net_->now() - qp.last_cnp_sent >= s_.cnp_interval) {
+    d.send_cnp = true;
+  }
+  return d;
+}
+
+void Dcqcn::on_ack(Qp& qp, const Packet& ack) {
+  if (ack.flags & Packet::kFlagCongestion) congestion_notified(qp);
+}
+
+void Dcqcn::on_cnp(Qp& qp, const Packet& cnp) {
+  (void)cnp;
+  congestion_notified(qp);
+}
+
+// Alpha is updated every K after the first CNP. Instead of a timer per QP, the boundaries that
+// passed are applied when alpha is needed: the first one sees the CNP flag, the rest decay it.
+void Dcqcn::catch_up_alpha(State& s, Time now) {
+  const int64_t k = (now - s.alpha_anchor).ps / s_.alpha_period.ps;
+  if (k <= 0) return;
+  s.alpha = (1 - s_.g) * s.alpha + s_.g * (s.cnp_since_alpha ? 1.0 : 0.0);
+  s.cnp_since_alpha = false;
+  if (k > 1) s.alpha *= std::pow(1 - s_.g, static_cast<double>(k - 1));
+  s.alpha_anchor += s_.alpha_period * k;
+}
+
+void Dcqcn::congestion_notified(Qp& qp) {
+  State& s = st(qp);
+  const Time now = net_->now();
+  if (!s.started) {
+    // First CNP: alpha = 1, optional immediate cut, start the alpha and decrease timers.
+    s.started = true;
+    s.alpha = 1.0;
+    s.alpha_anchor = now;
+    s.dec_anchor = now;
+    s.rc = s.rc * s_.rate_on_first_cnp;
+    s.rt = s.rc;
+    apply(qp);
+  } else {
+    catch_up_alpha(s, now);
+  }
+  s.cnp_since_alpha = true;
+  s.cnp_since_dec = true;
+  if (!s.dec_pending) {
+    // The next decrease check on the T_dec grid anchored at the first CNP.
+    const int64_t k = (now - s.dec_anchor).ps / s_.dec_period.ps + 1;
+    s.dec_pending = true;
+    net_->schedule_qp_timer(qp, s.dec_anchor + s_.dec_period * k, kDecrease);
+  }
+}
+
+void Dcqcn::decrease(Qp& qp) {
+  State& s = st(qp);
+  catch_up_alpha(s, net_->now());
+  if (s_.clamp_target || s.t_cnt > 0 || s.bc_cnt > 0) s.rt = s.rc;
+  s.rc = std::max(s_.min_rate, s.rc * (1 - s.alpha / 2));
+  s.t_cnt = s.bc_cnt = 0;
+  s.bytes_since_inc = 0;
+  s.cnp_since_dec = false;
+  ++s.inc_gen;
+  s.inc_pending = false;
+  apply(qp);
+  schedule_increase(qp);
+}
+
+void Dcqcn::schedule_increase(Qp& qp) {
+  State& s = st(qp);
+  if (s.inc_pending) return;
+  s.inc_pending = true;
+  net_->schedule_qp_timer(qp, net_->now() + s_.inc_period, kIncrease + (s.inc_gen << 4));
+}
+
+void Dcqcn::on_timer(Qp& qp, uint32_t kind) {
+  State& s = st(qp);
+  if ((kind & 0xf) == kDecrease) {
+    s.dec_pending = false;
+    s.dec_anchor = net_->now();
+    if (s.cnp_since_dec) decrease(qp);
+    return;
+  }
+  if ((kind & 0xf) == kIncrease) {
+    if ((kind >> 4) != (s.inc_gen & 0x0fffffff)) return;  // superseded by a cut
+    s.inc_pending = false;
+    ++s.t_cnt;
+    increase_event(qp);
+    if (s.rc < qp.line_rate || s.rt < qp.line_rate) schedule_increase(qp);
+  }
+}
+
+void Dcqcn::on_data_sent(Qp& qp, Packet& p) {
+  if (s_.byte_counter_bytes <= 0) return;
+  State& s = st(qp);
+  if (!s.started) return;
+  s.bytes_since_inc += p.size;
+  if (s.bytes_since_inc >= s_.byte_counter_bytes) {
+    s.bytes_since_inc = 0;
+    ++s.bc_cnt;
+    increase_event(qp);
+  }
+}
+
+// Rate increase (algorithms.md 2.2): fast recovery, then additive, then hyper increase.
+void Dcqcn::increase_event(Qp& qp) {
+  if (!increase_allowed(qp)) return;
+  State& s = st(qp);
+  const int f = s_.fast_recovery_steps;
+  if (s_.byte_counter_bytes > 0) {
+    if (std::max(s.t_cnt, s.bc_cnt) < f) {
+      // fast recovery: Rt unchanged
+    } else if (std::min(s.t_cnt, s.bc_cnt) > f) {
+      const int i = std::min(s.t_cnt, s.bc_cnt) - f;
+      s.rt = std::min(qp.line_rate, s.rt + s_.rate_hai * i);
+    } else {
+      s.rt = std::min(qp.line_rate, s.rt + s_.rate_ai);
+    }
+  } else {
+    // Timer-only model: stage = timer expiries since the last cut.
+    if (s.t_cnt < f) {
+    } else if (s.t_cnt == f) {
+      s.rt = std::min(qp.line_rate, s.rt + s_.rate_ai);
+    } else {
+      s.rt = std::min(qp.line_rate, s.rt + s_.rate_hai);
+    }
+  }
+  s.rc = Rate{(s.rt.bps + s.rc.bps) / 2};
+  apply(qp);
+  on_increase_event(qp);
+}
+
+void Dcqcn::apply(Qp& qp) { net_->set_rate(qp, st(qp).rc); }
+
+}  // namespace rocesim

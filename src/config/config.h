@@ -1,0 +1,61 @@
+// Reading a scenario file: typed getters that validate ranges, remember every key read (so unknown keys
+// are errors with their line) and record every value used, defaults included, for scenario.resolved.toml.
+#pragma once
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "core/error.h"
+
+namespace rocesim {
+
+class Config {
+ public:
+  // Parses `path`, then applies `overrides` ("a.b.c=value", value in TOML syntax; bare words are strings).
+  static Config load(const std::string& path, const std::vector<std::string>& overrides = {});
+  static Config parse(std::string_view text, const std::string& name, const std::vector<std::string>& overrides = {});
+
+  const std::string& file() const { return file_; }
+  std::string dir() const;  // directory of the file, for relative paths
+
+  // Keys are dotted paths; array elements as "flows[2].src".
+  bool has(const std::string& key) const;
+  int64_t get_int(const std::string& key, int64_t def, int64_t lo, int64_t hi);
+  double get_double(const std::string& key, double def, double lo, double hi);
+  bool get_bool(const std::string& key, bool def);
+  std::string get_string(const std::string& key, const std::string& def,
+                         const std::vector<std::string>& allowed = {});
+  std::vector<double> get_double_list(const std::string& key, const std::vector<double>& def, double lo, double hi);
+  std::vector<std::string> get_string_list(const std::string& key, const std::vector<std::string>& def);
+  // Number of elements of an array of tables (0 when absent).
+  size_t table_array_size(const std::string& key);
+  // A value that may be an integer or a string (e.g. a node id or a node name).
+  std::string get_id_or_name(const std::string& key);
+
+  // Throws for any key present in the file that no getter asked for.
+  void reject_unknown_keys() const;
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+  int line_of(const std::string& key) const;
+
+  // Every value used, defaults included.
+  const toml::table& resolved() const { return resolved_; }
+  // Records a value computed from others (e.g. the seed actually used).
+  void set_resolved(const std::string& key, toml::node&& value);
+
+ private:
+  const toml::node* find(const std::string& key) const;
+  void mark(const std::string& key);
+  void apply_override(const std::string& kv);
+  std::string source_of(const std::string& key) const;
+
+  std::string file_;
+  toml::table root_;
+  toml::table resolved_;
+  std::set<std::string> used_;
+  std::set<std::string> overridden_;
+};
+
+}  // namespace rocesim

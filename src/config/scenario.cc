@@ -1,0 +1,336 @@
+#include "config/scenario.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "cc/dcqcn.h"
+#include "cc/none.h"
+#include "topo/builders.h"
+#include "topo/topology_file.h"
+#include "workload/cdf.h"
+#include "workload/flow_file.h"
+#include "workload/generators.h"
+
+namespace rocesim {
+
+namespace {
+
+constexpr double kBig = 1e18;
+
+std::string resolve_path(const Config& c, const std::string& p) {
+  if (p.empty()) return p;
+  std::filesystem::path fp(p);
+  if (fp.is_absolute()) return p;
+  return (std::filesystem::path(c.dir()) / fp).lexically_normal().string();
+}
+
+Rate gbps(Config& c, const std::string& key, double def) {
+  return Rate::from_gbps(c.get_double(key, def, 1e-6, 1e5));
+}
+Time us(Config& c, const std::string& key, double def, double lo = 0, double hi = 1e9) {
+  return Time::from_us(c.get_double(key, def, lo, hi));
+}
+
+TopoSpec read_topology(Config& c) {
+  const std::string kind = c.get_string("topology.kind", "dumbbell", topology_kinds());
+  const std::string t = "topology.";
+  if (kind == "file") {
+    if (!c.has("topology.file")) c.fail("topology.kind", "kind = \"file\" needs topology.file (an ns-3 topology file)");
+    return read_hpcc_topology(resolve_path(c, c.get_string("topology.file", "")));
+  }
+  if (kind == "dumbbell") {
+    DumbbellParams p;
+    p.senders = static_cast<int>(c.get_int(t + "senders", p.senders, 1, 4096));
+    p.receivers = static_cast<int>(c.get_int(t + "receivers", p.receivers, 1, 4096));
+    p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
+    p.bottleneck_rate = gbps(c, t + "bottleneck_rate_gbps", p.bottleneck_rate.gbps());
+    p.host_delay = us(c, t + "host_delay_us", p.host_delay.us());
+    p.bottleneck_delay = us(c, t + "bottleneck_delay_us", p.bottleneck_delay.us());
+    return dumbbell(p);
+  }
+  if (kind == "star") {
+    StarParams p;
+    p.hosts = static_cast<int>(c.get_int(t + "hosts", p.hosts, 2, 4096));
+    p.rate = gbps(c, t + "rate_gbps", p.rate.gbps());
+    p.delay = us(c, t + "link_delay_us", p.delay.us());
+    return star(p);
+  }
+  if (kind == "leaf_spine") {
+    LeafSpineParams p;
+    p.leaves = static_cast<int>(c.get_int(t + "leaves", p.leaves, 1, 1024));
+    p.spines = static_cast<int>(c.get_int(t + "spines", p.spines, 1, 1024));
+    p.hosts_per_leaf = static_cast<int>(c.get_int(t + "hosts_per_leaf", p.hosts_per_leaf, 1, 1024));
+    p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
+    p.fabric_rate = gbps(c, t + "fabric_rate_gbps", p.fabric_rate.gbps());
+    p.delay = us(c, t + "link_delay_us", p.delay.us());
+    return leaf_spine(p);
+  }
+  if (kind == "fat_tree") {
+    FatTreeParams p;
+    p.k = static_cast<int>(c.get_int(t + "k", p.k, 2, 64));
+    if (p.k % 2) c.fail(t + "k", "k must be even");
+    p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
+    p.fabric_rate = gbps(c, t + "fabric_rate_gbps", p.fabric_rate.gbps());
+    p.delay = us(c, t + "link_delay_us", p.delay.us());
+    return fat_tree(p);
+  }
+  if (kind == "fat_tree_3tier") {
+    FatTree3TierParams p;
+    p.pods = static_cast<int>(c.get_int(t + "pods", p.pods, 1, 256));
+    p.tors_per_pod = static_cast<int>(c.get_int(t + "tors_per_pod", p.tors_per_pod, 1, 256));
+    p.aggs_per_pod = static_cast<int>(c.get_int(t + "aggs_per_pod", p.aggs_per_pod, 1, 256));
+    p.hosts_per_tor = static_cast<int>(c.get_int(t + "hosts_per_tor", p.hosts_per_tor, 1, 1024));
+    p.cores = static_cast<int>(c.get_int(t + "cores", p.cores, 1, 1024));
+    if (p.cores % p.aggs_per_pod) c.fail(t + "cores", "must be a multiple of aggs_per_pod");
+    p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
+    p.fabric_rate = gbps(c, t + "fabric_rate_gbps", p.fabric_rate.gbps());
+    p.delay = us(c, t + "link_delay_us", p.delay.us());
+    return fat_tree_3tier(p);
+  }
+  // mercury_victim
+  MercuryVictimParams p;
+  p.host_rate_h12 = gbps(c, t + "h12_rate_gbps", p.host_rate_h12.gbps());
+  p.rate = gbps(c, t + "rate_gbps", p.rate.gbps());
+  p.switch_delay = us(c, t + "switch_delay_us", p.switch_delay.us());
+  p.host_delay = us(c, t + "host_delay_us", p.host_delay.us());
+  p.burst_senders = static_cast<int>(c.get_int(t + "burst_senders", p.burst_senders, 0, 256));
+  return mercury_victim(p);
+}
+
+void read_switch(Config& c, SwitchSettings& s) {
+  const std::string k = "switch.";
+  s.buffer_bytes = c.get_int(k + "buffer_bytes", s.buffer_bytes, 10'000, int64_t{1} << 40);
+  s.pfc_enabled = c.get_bool(k + "pfc", s.pfc_enabled);
+  const std::string mode = c.get_string(k + "pfc_mode", s.pfc_mode == PfcThresholdMode::kDynamic ? "dynamic" : "static",
+                                        {"dynamic", "static"});
+  s.pfc_mode = mode == "dynamic" ? PfcThresholdMode::kDynamic : PfcThresholdMode::kStatic;
+  s.reserve_bytes = c.get_int(k + "reserve_bytes", s.reserve_bytes, 0, int64_t{1} << 32);
+  s.resume_offset_bytes = c.get_int(k + "resume_offset_bytes", s.resume_offset_bytes, 0, int64_t{1} << 32);
+  s.dt_shift_at_host_rate = static_cast<int>(c.get_int(k + "dt_shift", s.dt_shift_at_host_rate, 0, 16));
+  s.xoff_bytes = c.get_int(k + "xoff_bytes", s.xoff_bytes, 1, int64_t{1} << 40);
+  s.xon_bytes = c.get_int(k + "xon_bytes", s.xon_bytes, 0, int64_t{1} << 40);
+  if (s.xon_bytes > s.xoff_bytes) c.fail(k + "xon_bytes", fmt::format("must not exceed xoff_bytes ({})", s.xoff_bytes));
+  s.headroom_bytes = c.get_int(k + "headroom_bytes", s.headroom_bytes, 0, int64_t{1} << 40);
+  s.headroom_factor = c.get_double(k + "headroom_factor", s.headroom_factor, 0, 100);
+  s.ecn_enabled = c.get_bool(k + "ecn", s.ecn_enabled);
+  s.kmin_bytes = c.get_int(k + "kmin_bytes", s.kmin_bytes, 0, int64_t{1} << 40);
+  s.kmax_bytes = c.get_int(k + "kmax_bytes", s.kmax_bytes, 0, int64_t{1} << 40);
+  if (s.kmax_bytes < s.kmin_bytes) c.fail(k + "kmax_bytes", fmt::format("must be >= kmin_bytes ({})", s.kmin_bytes));
+  s.pmax = c.get_double(k + "pmax", s.pmax, 0, 1);
+  s.ecn_scale_with_rate = c.get_bool(k + "ecn_scale_with_rate", s.ecn_scale_with_rate);
+  s.ecn_ref_rate = gbps(c, k + "ecn_ref_rate_gbps", s.ecn_ref_rate.gbps());
+}
+
+void read_nic(Config& c, NicSettings& n) {
+  const std::string k = "nic.";
+  n.mtu_bytes = c.get_int(k + "mtu_bytes", n.mtu_bytes, 64, 9000);
+  n.header_bytes = c.get_int(k + "header_bytes", n.header_bytes, 0, 1000);
+  n.ack_bytes = c.get_int(k + "ack_bytes", n.ack_bytes, 1, 1500);
+  n.cnp_bytes = c.get_int(k + "cnp_bytes", n.cnp_bytes, 1, 1500);
+  n.ack_interval = static_cast<int>(c.get_int(k + "ack_interval", n.ack_interval, 1, 1 << 20));
+  n.nack_interval = us(c, k + "nack_interval_us", n.nack_interval.us());
+  n.rto = us(c, k + "rto_us", n.rto.us());
+  n.data_priority = static_cast<int>(c.get_int(k + "data_priority", n.data_priority, 1, 7));
+  n.rx_rate = Rate::from_gbps(c.get_double(k + "rx_rate_gbps", n.rx_rate.gbps(), 0, 1e5));
+  n.rx_xoff_bytes = c.get_int(k + "rx_xoff_bytes", n.rx_xoff_bytes, 1, int64_t{1} << 40);
+  n.rx_xon_bytes = c.get_int(k + "rx_xon_bytes", n.rx_xon_bytes, 0, int64_t{1} << 40);
+  if (n.rx_xon_bytes > n.rx_xoff_bytes) c.fail(k + "rx_xon_bytes", "must not exceed rx_xoff_bytes");
+}
+
+void read_dcqcn(Config& c, DcqcnSettings& d, Rate nic_rate) {
+  const std::string k = "cc.dcqcn.";
+  const std::string variant = c.get_string(k + "variant", d.variant, {"paper", "mellanox"});
+  if (variant == "mellanox") d = DcqcnSettings::mellanox(nic_rate);
+  d.variant = variant;
+  d.g = c.get_double(k + "g", d.g, 0, 1);
+  d.alpha_period = us(c, k + "alpha_period_us", d.alpha_period.us(), 0.001);
+  d.dec_period = us(c, k + "dec_period_us", d.dec_period.us(), 0.001);
+  d.inc_period = us(c, k + "inc_period_us", d.inc_period.us(), 0.001);
+  d.byte_counter_bytes = c.get_int(k + "byte_counter_bytes", d.byte_counter_bytes, 0, int64_t{1} << 40);
+  d.fast_recovery_steps = static_cast<int>(c.get_int(k + "fast_recovery_steps", d.fast_recovery_steps, 0, 1000));
+  d.rate_ai = Rate::from_mbps(c.get_double(k + "rate_ai_mbps", d.rate_ai.mbps(), 0, 1e6));
+  d.rate_hai = Rate::from_mbps(c.get_double(k + "rate_hai_mbps", d.rate_hai.mbps(), 0, 1e6));
+  d.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", d.min_rate.mbps(), 0.001, 1e6));
+  d.cnp_interval = us(c, k + "cnp_interval_us", d.cnp_interval.us());
+  d.cnp_on_ack = c.get_bool(k + "cnp_on_ack", d.cnp_on_ack);
+  d.rate_on_first_cnp = c.get_double(k + "rate_on_first_cnp", d.rate_on_first_cnp, 0.001, 1);
+  d.clamp_target = c.get_bool(k + "clamp_target", d.clamp_target);
+}
+
+int node_ref(Config& c, const TopoSpec& topo, const std::string& key) {
+  const std::string v = c.get_id_or_name(key);
+  int id = -1;
+  if (!v.empty() && std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+    id = v.size() < 9 ? std::stoi(v) : -1;
+    if (id < 0 || id >= topo.num_nodes)
+      c.fail(key, fmt::format("node id {} out of range 0..{}", v, topo.num_nodes - 1));
+  } else {
+    id = lookup_node(topo, v);
+    if (id < 0) c.fail(key, fmt::format("no node named '{}' in this topology", v));
+  }
+  if (topo.is_switch[id]) c.fail(key, fmt::format("node '{}' is a switch; flows run between hosts", v));
+  return id;
+}
+
+uint16_t class_index(std::vector<std::string>& labels, const std::string& name) {
+  for (size_t i = 0; i < labels.size(); ++i)
+    if (labels[i] == name) return static_cast<uint16_t>(i);
+  labels.push_back(name);
+  return static_cast<uint16_t>(labels.size() - 1);
+}
+
+}  // namespace
+
+std::vector<std::string> scheme_names() { return {"none", "dcqcn"}; }
+std::vector<std::string> topology_kinds() {
+  return {"dumbbell", "star", "leaf_spine", "fat_tree", "fat_tree_3tier", "mercury_victim", "file"};
+}
+
+static Scenario build(Config& c) {
+  Scenario s;
+  s.file = c.file();
+  s.name = c.get_string("name", std::filesystem::path(c.file()).stem().string());
+  s.description = c.get_string("description", "");
+  s.seed = static_cast<uint64_t>(c.get_int("seed", 1, 0, int64_t{1} << 62));
+  s.duration = Time::from_ms(c.get_double("duration_ms", 10, 1e-6, 1e7));
+  s.stop_when_done = c.get_bool("stop_when_done", true);
+
+  s.topo = read_topology(c);
+  if (s.topo.num_hosts() < 2) c.fail("topology.kind", "the topology needs at least two hosts");
+  read_switch(c, s.sw);
+  read_nic(c, s.nic);
+
+  Rate nic_rate{0};
+  for (const auto& l : s.topo.links)
+    if (!s.topo.is_switch[l.a] || !s.topo.is_switch[l.b]) nic_rate = std::max(nic_rate, l.rate);
+  s.scheme = c.get_string("cc.scheme", s.scheme, scheme_names());
+  if (s.scheme == "dcqcn" || c.has("cc.dcqcn")) read_dcqcn(c, s.dcqcn, nic_rate);
+
+  // Inline flows
+  const size_t nflows = c.table_array_size("flows");
+  for (size_t i = 0; i < nflows; ++i) {
+    const std::string k = fmt::format("flows[{}].", i);
+    FlowSpec f;
+    f.src = node_ref(c, s.topo, k + "src");
+    f.dst = node_ref(c, s.topo, k + "dst");
+    if (f.src == f.dst) c.fail(k + "dst", "a flow needs two different hosts");
+    f.size_bytes = c.get_int(k + "size_bytes", 1'000'000, 1, int64_t{1} << 50);
+    f.start = us(c, k + "start_us", 0);
+    f.priority = static_cast<int>(c.get_int(k + "priority", s.nic.data_priority, 1, 7));
+    f.class_id = class_index(s.class_labels, c.get_string(k + "class", "default"));
+    s.inline_flows.push_back(f);
+  }
+  std::stable_sort(s.inline_flows.begin(), s.inline_flows.end(),
+                   [](const FlowSpec& a, const FlowSpec& b) { return a.start < b.start; });
+
+  if (c.has("flow_file")) {
+    const std::string p = c.get_string("flow_file.path", "");
+    if (p.empty()) c.fail("flow_file.path", "missing: the ns-3 flow file to read");
+    s.flow_file = resolve_path(c, p);
+  }
+
+  const size_t ntraffic = c.table_array_size("traffic");
+  const auto hosts = s.topo.hosts();
+  for (size_t i = 0; i < ntraffic; ++i) {
+    const std::string k = fmt::format("traffic[{}].", i);
+    TrafficSpec t;
+    t.pattern = c.get_string(k + "pattern", t.pattern, {"all_to_all"});
+    t.workload = c.get_string(k + "workload", t.workload);
+    try {
+      const std::string w = resolve_path(c, t.workload);
+      t.workload_path = resolve_workload(std::filesystem::exists(w) ? w : t.workload, ROCESIM_DATA_DIR);
+      (void)SizeCdf::load(t.workload_path);
+    } catch (const InputError& e) {
+      c.fail(k + "workload", e.what());
+    }
+    t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
+    t.start = us(c, k + "start_us", 0);
+    t.stop = c.has(k + "stop_us") ? us(c, k + "stop_us", 0) : Time::max();
+    if (!c.has(k + "stop_us")) c.set_resolved(k + "stop_us", toml::value<std::string>("end of run"));
+    t.max_flows = static_cast<uint64_t>(c.get_int(k + "max_flows", 0, 0, int64_t{1} << 40));
+    t.priority = static_cast<int>(c.get_int(k + "priority", s.nic.data_priority, 1, 7));
+    t.class_id = class_index(s.class_labels, c.get_string(k + "class", "default"));
+    t.hosts = hosts;
+    s.traffic.push_back(t);
+  }
+  if (s.inline_flows.empty() && s.flow_file.empty() && s.traffic.empty())
+    c.fail("flows", "the scenario declares no flows: add [[flows]], [flow_file] or [[traffic]]");
+
+  s.size_buckets.clear();
+  for (double e : c.get_double_list("output.size_buckets_bytes", {10e3, 100e3, 1e6, 10e6}, 1, 1e15))
+    s.size_buckets.push_back(static_cast<Bytes>(e));
+  for (size_t i = 1; i < s.size_buckets.size(); ++i)
+    if (s.size_buckets[i] <= s.size_buckets[i - 1])
+      c.fail("output.size_buckets_bytes", "bucket edges must increase strictly");
+  s.short_flow_bytes = c.get_int("output.short_flow_bytes", s.short_flow_bytes, 1, int64_t{1} << 50);
+  s.write_hpcc_fct = c.get_bool("output.fct_hpcc", false);
+
+  c.reject_unknown_keys();
+  c.set_resolved("seed", toml::value<int64_t>(static_cast<int64_t>(s.seed)));
+  s.resolved = c.resolved();
+  return s;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  Config c = Config::load(path, overrides);
+  return build(c);
+}
+
+Scenario load_scenario_text(std::string_view text, const std::string& name, const std::vector<std::string>& overrides) {
+  Config c = Config::parse(text, name, overrides);
+  return build(c);
+}
+
+std::unique_ptr<CongestionControl> Scenario::make_scheme() const {
+  if (scheme == "none") return std::make_unique<NoCc>();
+  return std::make_unique<Dcqcn>(dcqcn);
+}
+
+namespace {
+// Keeps the CDFs alive as long as the generators that sample them.
+class OwningMerged : public FlowSource {
+ public:
+  MergedSource merged;
+  std::vector<std::unique_ptr<SizeCdf>> cdfs;
+  bool next(FlowSpec& out) override { return merged.next(out); }
+};
+}  // namespace
+
+std::unique_ptr<FlowSource> Scenario::make_flow_source() const {
+  auto src = std::make_unique<OwningMerged>();
+  if (!inline_flows.empty()) src->merged.add(std::make_unique<InlineFlows>(inline_flows));
+  if (!flow_file.empty()) {
+    auto labels = class_labels;
+    src->merged.add(std::make_unique<HpccFlowFile>(flow_file, topo.is_switch.size() ? [&] {
+      std::vector<bool> h(topo.is_switch.size());
+      for (size_t i = 0; i < h.size(); ++i) h[i] = !topo.is_switch[i];
+      return h;
+    }() : std::vector<bool>{}));
+  }
+  uint64_t i = 0;
+  for (const TrafficSpec& t : traffic) {
+    src->cdfs.push_back(std::make_unique<SizeCdf>(SizeCdf::load(t.workload_path)));
+    PoissonAllToAllParams p;
+    p.hosts = t.hosts;
+    p.sizes = src->cdfs.back().get();
+    Rate host_rate{0};
+    for (const auto& l : topo.links)
+      if (!topo.is_switch[l.a] || !topo.is_switch[l.b]) host_rate = std::max(host_rate, l.rate);
+    p.host_rate = host_rate;
+    p.load = t.load;
+    p.start = t.start;
+    p.stop = std::min(t.stop, duration);
+    p.max_flows = t.max_flows;
+    p.priority = t.priority;
+    p.class_id = t.class_id;
+    p.seed = seed;
+    p.stream = fmt::format("traffic{}", i++);
+    src->merged.add(std::make_unique<PoissonAllToAll>(p));
+  }
+  return src;
+}
+
+}  // namespace rocesim

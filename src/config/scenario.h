@@ -1,0 +1,73 @@
+// A scenario: everything a run needs, typed and validated. Built from a TOML file (plus --set
+// overrides); every value used, defaults included, is kept for scenario.resolved.toml.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cc/dcqcn.h"
+#include "config/config.h"
+#include "net/settings.h"
+#include "topo/topology.h"
+#include "workload/flow.h"
+
+namespace rocesim {
+
+class SizeCdf;
+class CongestionControl;
+
+struct TrafficSpec {  // one generator of flows
+  std::string pattern = "all_to_all";
+  std::string workload = "websearch";     // a catalogue name or a CDF file path
+  std::string workload_path;              // resolved file
+  double load = 0.3;                      // fraction of each sender's link rate
+  Time start;
+  Time stop = Time::max();
+  uint64_t max_flows = 0;
+  int priority = 3;
+  uint16_t class_id = 0;
+  std::vector<int> hosts;                 // participating hosts (default: all)
+};
+
+struct Scenario {
+  std::string file;
+  std::string name;
+  std::string description;
+  uint64_t seed = 1;
+  Time duration = Time::from_ms(10);      // simulated time limit
+  bool stop_when_done = true;             // stop as soon as every flow finished
+
+  TopoSpec topo;
+  SwitchSettings sw;
+  NicSettings nic;
+
+  std::string scheme = "dcqcn";
+  DcqcnSettings dcqcn;
+
+  std::vector<FlowSpec> inline_flows;
+  std::string flow_file;                  // ns-3 HPCC flow file, if any
+  std::vector<TrafficSpec> traffic;
+  std::vector<std::string> class_labels{"default"};
+
+  std::vector<Bytes> size_buckets;        // bucket edges; empty = defaults
+  Bytes short_flow_bytes = 100'000;
+  bool write_hpcc_fct = false;
+
+  toml::table resolved;                   // every value used
+
+  // The scheme object configured by this scenario.
+  std::unique_ptr<CongestionControl> make_scheme() const;
+  // A merged, streaming source of every flow the scenario declares (owns what it needs).
+  std::unique_ptr<FlowSource> make_flow_source() const;
+};
+
+// Reads and validates a scenario. Throws InputError naming the file and line of the first problem.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+Scenario load_scenario_text(std::string_view text, const std::string& name,
+                            const std::vector<std::string>& overrides = {});
+
+// Names for `rocesim list`.
+std::vector<std::string> scheme_names();
+std::vector<std::string> topology_kinds();
+
+}  // namespace rocesim

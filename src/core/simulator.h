@@ -1,0 +1,72 @@
+// The discrete-event loop. Handlers register once and receive (kind, arg) events; there is no
+// std::function and no allocation per event.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "core/time.h"
+
+namespace rocesim {
+
+class EventHandler {
+ public:
+  virtual ~EventHandler() = default;
+  virtual void on_event(uint32_t kind, uint64_t arg) = 0;
+};
+
+class Simulator {
+ public:
+  Simulator() = default;
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  uint32_t add_handler(EventHandler* h) {
+    handlers_.push_back(h);
+    return static_cast<uint32_t>(handlers_.size() - 1);
+  }
+  Time now() const { return now_; }
+  void at(Time t, uint32_t target, uint32_t kind, uint64_t arg = 0) { queue_.push(t, target, kind, arg); }
+  void after(Time dt, uint32_t target, uint32_t kind, uint64_t arg = 0) { queue_.push(now_ + dt, target, kind, arg); }
+
+  // Asks the loop to stop after the current event.
+  void stop() { stop_ = true; }
+  bool stopped() const { return stop_; }
+
+  // Runs until `until` (events at exactly `until` are not executed), stop(), or no events are left.
+  // Calls `progress(now)` every `progress_every` events when given (for progress lines and watchdogs).
+  template <typename Progress>
+  void run(Time until, Progress&& progress, uint64_t progress_every = 1u << 20) {
+    uint64_t countdown = progress_every;
+    while (!stop_ && !queue_.empty()) {
+      const Event& top = queue_.top();
+      if (top.t_ps >= until.ps) break;
+      const Event e = queue_.pop();
+      now_ = Time{e.t_ps};
+      ++executed_;
+      handlers_[e.target]->on_event(e.kind, e.arg);
+      if (--countdown == 0) {
+        countdown = progress_every;
+        progress(now_);
+      }
+    }
+    if (!stop_ && (queue_.empty() || queue_.top().t_ps >= until.ps) && now_ < until && queue_.empty()) {
+      // ran dry: time stays at the last event
+    }
+  }
+  void run(Time until) {
+    run(until, [](Time) {});
+  }
+
+  uint64_t events_executed() const { return executed_; }
+  size_t events_pending() const { return queue_.size(); }
+
+ private:
+  EventQueue queue_;
+  std::vector<EventHandler*> handlers_;
+  Time now_;
+  uint64_t executed_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace rocesim

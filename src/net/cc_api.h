@@ -1,0 +1,78 @@
+// The plug-in interface of congestion-control schemes. A scheme is one object per simulation that
+// keeps its per-QP state in its own arrays (indexed by QP slot) and may install an agent on every
+// switch. net/ calls these hooks and never looks at which scheme is running.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/time.h"
+#include "net/packet.h"
+#include "net/qp.h"
+
+namespace rocesim {
+
+class Network;
+class Switch;
+
+// What the receiver NIC should do with a data packet it just accepted in order.
+struct RxDecision {
+  bool send_cnp = false;         // send a CNP to the sender now
+  bool ack_now = false;          // acknowledge now even if the ACK interval is not reached
+  uint8_t ack_flags = 0;         // flags to put on the ACK (Packet::kFlag*)
+};
+
+// Hooks a scheme can install on each switch. Every hook has a cheap default.
+class SwitchAgent {
+ public:
+  virtual ~SwitchAgent() = default;
+  // A data packet was admitted and queued at egress `port`.
+  virtual void on_enqueue(Packet& p, int port) { (void)p; (void)port; }
+  // A data packet starts transmission on `port` (after ECN marking and INT stamping).
+  virtual void on_dequeue(Packet& p, int port) { (void)p; (void)port; }
+  // A control packet (ACK/NACK/CNP/...) passes through towards `port`.
+  virtual void on_control(Packet& p, int port) { (void)p; (void)port; }
+  // Our egress `port` was paused or resumed for `prio` by the downstream neighbour.
+  virtual void on_pfc(int port, int prio, bool paused) { (void)port; (void)prio; (void)paused; }
+  // Replaces RED marking when it returns true (the agent marked or decided not to mark).
+  virtual bool mark(Packet& p, int port) { (void)p; (void)port; return false; }
+  // A scheme timer set with Network::schedule_agent_timer fired.
+  virtual void on_timer(uint32_t kind, uint64_t arg) { (void)kind; (void)arg; }
+};
+
+struct CcNeeds {
+  bool int_stamping = false;     // switches append INT hop records to data packets
+  bool ack_high_priority = true; // ACKs in the control class (else in the flow's data class)
+  bool ecn_marking = true;       // switches run RED marking
+  bool window = false;           // the scheme limits bytes in flight
+};
+
+class CongestionControl {
+ public:
+  virtual ~CongestionControl() = default;
+  virtual std::string name() const = 0;
+  virtual CcNeeds needs() const { return {}; }
+
+  // Called once the network is built.
+  virtual void attach(Network& net) { net_ = &net; }
+
+  // Sender (reaction point)
+  virtual void on_flow_start(Qp& qp) = 0;              // set qp.rate (and qp.window)
+  virtual void on_data_sent(Qp& qp, Packet& p) { (void)qp; (void)p; }
+  virtual void on_ack(Qp& qp, const Packet& ack) { (void)qp; (void)ack; }
+  virtual void on_nack(Qp& qp, const Packet& nack) { (void)qp; (void)nack; }
+  virtual void on_cnp(Qp& qp, const Packet& cnp) { (void)qp; (void)cnp; }
+  virtual void on_timer(Qp& qp, uint32_t kind) { (void)qp; (void)kind; }
+  virtual void on_flow_end(Qp& qp) { (void)qp; }
+
+  // Receiver (notification point): called for every in-order data packet.
+  virtual RxDecision on_data_received(Qp& qp, const Packet& data) { (void)qp; (void)data; return {}; }
+
+  // Switch side (congestion point)
+  virtual std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) { (void)sw; return nullptr; }
+
+ protected:
+  Network* net_ = nullptr;
+};
+
+}  // namespace rocesim

@@ -1,0 +1,321 @@
+#include "net/network.h"
+
+#include <algorithm>
+#include <deque>
+
+#include "net/host.h"
+#include "net/switch.h"
+#include "stats/ideal_fct.h"
+
+namespace rocesim {
+
+Network::Network(const TopoSpec& topo, const SwitchSettings& sw, const NicSettings& nic, uint64_t seed,
+                 std::unique_ptr<CongestionControl> cc)
+    : topo_(topo), sw_(sw), nic_(nic), seed_(seed), cc_(std::move(cc)) {
+  needs_ = cc_->needs();
+  if (needs_.int_stamping) sw_.int_enabled = true;
+  if (!needs_.ecn_marking) sw_.ecn_enabled = false;
+  loss_rng_ = Rng::stream(seed_, "link_loss");
+  handler_ = sim_.add_handler(this);
+  build_nodes();
+  build_routes();
+  compute_max_base_rtt();
+  cc_->attach(*this);
+  for (auto& n : nodes_)
+    if (n->is_switch()) static_cast<Switch&>(*n).set_agent(cc_->make_switch_agent(static_cast<Switch&>(*n)));
+}
+
+Network::~Network() = default;
+
+Host& Network::host(int id) { return static_cast<Host&>(*nodes_[id]); }
+Switch& Network::sw(int id) { return static_cast<Switch&>(*nodes_[id]); }
+
+void Network::build_nodes() {
+  const int n = topo_.num_nodes;
+  nodes_.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    if (topo_.is_switch[i]) nodes_.push_back(std::make_unique<Switch>(*this, i));
+    else nodes_.push_back(std::make_unique<Host>(*this, i));
+    nodes_.back()->set_handler(sim_.add_handler(nodes_.back().get()));
+  }
+  for (const LinkSpec& l : topo_.links) {
+    Node& a = *nodes_[l.a];
+    Node& b = *nodes_[l.b];
+    const int pa = static_cast<int>(a.ports_.size());
+    const int pb = static_cast<int>(b.ports_.size());
+    a.ports_.emplace_back();
+    b.ports_.emplace_back();
+    Port& x = a.ports_.back();
+    Port& y = b.ports_.back();
+    x.node = &a; x.index = pa; x.peer = &b; x.peer_port = pb; x.rate = l.rate; x.delay = l.delay;
+    x.error_rate = l.error_rate;
+    y.node = &b; y.index = pb; y.peer = &a; y.peer_port = pa; y.rate = l.rate; y.delay = l.delay;
+    y.error_rate = l.error_rate;
+  }
+  // Host speed for per-speed switch settings: the fastest host link.
+  Rate host_rate = sw_.host_rate;
+  Rate fastest{0};
+  for (auto& node : nodes_)
+    if (!node->is_switch() && !node->ports_.empty()) fastest = std::max(fastest, node->ports_[0].rate);
+  if (fastest.bps > 0) host_rate = fastest;
+  sw_.host_rate = host_rate;
+  for (auto& node : nodes_)
+    if (node->is_switch()) static_cast<Switch&>(*node).configure(sw_, host_rate);
+  next_sport_.assign(n, 10000);
+}
+
+// Shortest-path routes from every switch to every node; all equal-cost next hops are kept for ECMP.
+// Hosts never forward, so paths only cross switches.
+void Network::build_routes() {
+  const int n = num_nodes();
+  route_index_.assign(static_cast<size_t>(n) * n, {0, 0});
+  route_ports_.clear();
+  ecmp_salt_.resize(n);
+  Rng salt = Rng::stream(seed_, "ecmp");
+  for (int i = 0; i < n; ++i) ecmp_salt_[i] = salt.next_u64();
+  std::vector<int> dist(n);
+  std::deque<int> bfs;
+  for (int dst = 0; dst < n; ++dst) {
+    std::fill(dist.begin(), dist.end(), -1);
+    dist[dst] = 0;
+    bfs.assign(1, dst);
+    while (!bfs.empty()) {
+      const int u = bfs.front();
+      bfs.pop_front();
+      if (u != dst && !topo_.is_switch[u]) continue;  // do not route through hosts
+      for (const Port& p : nodes_[u]->ports_) {
+        const int v = p.peer->id();
+        if (dist[v] < 0) {
+          dist[v] = dist[u] + 1;
+          bfs.push_back(v);
+        }
+      }
+    }
+    for (int s = 0; s < n; ++s) {
+      if (!topo_.is_switch[s] || dist[s] <= 0) continue;
+      auto& r = route_index_[static_cast<size_t>(s) * n + dst];
+      r.first = static_cast<uint32_t>(route_ports_.size());
+      for (const Port& p : nodes_[s]->ports_) {
+        const int v = p.peer->id();
+        if (dist[v] == dist[s] - 1 && (topo_.is_switch[v] || v == dst)) {
+          route_ports_.push_back(static_cast<uint16_t>(p.index));
+          ++r.second;
+        }
+      }
+    }
+  }
+}
+
+uint64_t Network::flow_hash(const Packet& p, int sw) const {
+  uint64_t x = ecmp_salt_[sw] ^ (static_cast<uint64_t>(static_cast<uint32_t>(p.src)) << 32 |
+                                 static_cast<uint32_t>(p.dst));
+  uint64_t h = splitmix64(x);
+  x = h ^ (static_cast<uint64_t>(p.sport) << 16 | p.dport);
+  return splitmix64(x);
+}
+
+std::vector<std::pair<int, int>> Network::path_of(int src, int dst, uint16_t sport, uint16_t dport) const {
+  std::vector<std::pair<int, int>> hops;
+  Packet probe;
+  probe.src = src; probe.dst = dst; probe.sport = sport; probe.dport = dport;
+  int at = src;
+  int port = 0;
+  for (int guard = 0; guard < num_nodes(); ++guard) {
+    if (nodes_[at]->ports_.empty()) return {};
+    if (!topo_.is_switch[at]) {
+      if (at != src) break;
+      port = 0;
+    } else {
+      auto [ports, cnt] = routes(at, dst);
+      if (cnt == 0) return {};
+      port = cnt == 1 ? ports[0] : ports[flow_hash(probe, at) % static_cast<uint64_t>(cnt)];
+    }
+    hops.emplace_back(at, port);
+    at = nodes_[at]->ports_[port].peer->id();
+    if (at == dst) return hops;
+  }
+  return {};
+}
+
+Time Network::base_rtt(int src, int dst, uint16_t sport, uint16_t dport) const {
+  Time rtt;
+  for (auto [node, port] : path_of(src, dst, sport, dport)) {
+    const Port& p = nodes_[node]->ports_[port];
+    rtt += p.delay * 2 + tx_time(nic_.mtu_bytes, p.rate);
+  }
+  return rtt;
+}
+
+void Network::compute_max_base_rtt() {
+  // The longest base RTT between any two hosts (HPCC's T), over the ECMP-independent shortest paths.
+  Time best;
+  const std::vector<int> hosts = topo_.hosts();
+  for (int s : hosts) {
+    // BFS-free: follow routes of a fixed 5-tuple; all shortest paths of our topologies have equal delay.
+    for (int d : hosts) {
+      if (s == d) continue;
+      best = std::max(best, base_rtt(s, d, 0, 0));
+    }
+    if (hosts.size() > 2000) break;  // very large fabrics: one source is representative enough
+  }
+  max_base_rtt_ = best;
+}
+
+Time Network::ideal_fct(Bytes size, int src, int dst, uint16_t sport, uint16_t dport) const {
+  PathInfo info;
+  for (auto [node, port] : path_of(src, dst, sport, dport)) {
+    const Port& p = nodes_[node]->ports_[port];
+    info.hop_rates.push_back(p.rate);
+    info.hop_delays.push_back(p.delay);
+  }
+  if (info.hop_rates.empty()) return Time::zero();
+  return rocesim::ideal_fct(size, info, nic_.mtu_bytes, nic_.header_bytes);
+}
+
+void Network::set_rate(Qp& qp, Rate r) {
+  if (r == qp.rate) return;
+  qp.rate = r;
+  // Re-time the next packet from the last one at the new rate.
+  if (qp.last_tx_size > 0) qp.next_avail = qp.last_tx + tx_time(qp.last_tx_size, r);
+  if (qp.active) host(qp.src).kick(0);
+}
+
+void Network::set_window(Qp& qp, Bytes w) {
+  const bool grew = (w == 0 && qp.window != 0) || w > qp.window;
+  qp.window = w;
+  if (grew && qp.active) host(qp.src).kick(0);
+}
+
+void Network::schedule_qp_timer(Qp& qp, Time at, uint32_t kind) {
+  sim_.at(at, handler_, kQpTimer + (kind << 8), (static_cast<uint64_t>(qp.slot) << 32) | qp.tag);
+}
+
+Packet* Network::make_cnp(const Qp& qp, int from_node) {
+  Packet* c = pool_.get();
+  c->type = PktType::kCnp;
+  c->prio = 0;
+  c->src = from_node;
+  c->dst = qp.src;
+  c->sport = qp.dport;
+  c->dport = qp.sport;
+  c->qp = qp.slot;
+  c->qp_tag = qp.tag;
+  c->size = static_cast<uint32_t>(nic_.cnp_bytes);
+  if (topo_.is_switch[from_node]) c->flags |= Packet::kFlagFromSwitch;
+  return c;
+}
+
+void Network::inject(int from_node, Packet* p) {
+  if (topo_.is_switch[from_node]) {
+    p->in_port = -1;
+    sw(from_node).forward(p);
+  } else {
+    host(from_node).send_control(p);
+  }
+}
+
+void Network::run(Time until, bool stop_when_done, const std::function<void(Time)>& progress) {
+  source_done_ = source_ == nullptr;
+  if (source_) pull_next_flow();
+  if (stop_when_done && all_flows_done()) return;
+  stop_when_done_ = stop_when_done;
+  if (progress) sim_.run(until, progress);
+  else sim_.run(until);
+}
+
+void Network::pull_next_flow() {
+  FlowSpec f;
+  if (source_ && source_->next(f)) {
+    f.id = next_flow_id_++;
+    next_flow_ = f;
+    have_next_ = true;
+    sim_.at(std::max(f.start, sim_.now()), handler_, kFlowArrival, 0);
+  } else {
+    have_next_ = false;
+    source_done_ = true;
+  }
+}
+
+void Network::start_flow(const FlowSpec& f) {
+  const uint32_t slot = qps_.acquire();
+  Qp& qp = qps_[slot];
+  qp.in_use = true;
+  qp.slot = slot;
+  qp.flow_id = f.id;
+  qp.tag = static_cast<uint32_t>(f.id);
+  qp.src = f.src;
+  qp.dst = f.dst;
+  qp.sport = next_sport_[f.src]++;
+  if (next_sport_[f.src] == 0) next_sport_[f.src] = 10000;
+  qp.dport = f.dport;
+  qp.prio = static_cast<uint8_t>(f.priority);
+  qp.class_id = f.class_id;
+  qp.size = f.size_bytes;
+  qp.start = sim_.now();
+  qp.last_progress = sim_.now();
+  Port& nic = nodes_[f.src]->ports_[0];
+  qp.line_rate = nic.rate;
+  qp.base_rtt = base_rtt(f.src, f.dst, qp.sport, qp.dport);
+  qp.ideal_fct = ideal_fct(f.size_bytes, f.src, f.dst, qp.sport, qp.dport);
+  qp.rate = nic.rate;
+  qp.next_avail = sim_.now();
+  ++stats_.flows_started;
+  cc_->on_flow_start(qp);
+  host(f.src).activate(slot);
+}
+
+void Network::on_flow_complete(Qp& qp) {
+  FlowRecord r;
+  r.id = qp.flow_id;
+  r.src = qp.src;
+  r.dst = qp.dst;
+  r.sport = qp.sport;
+  r.dport = qp.dport;
+  r.priority = qp.prio;
+  r.size_bytes = qp.size;
+  r.start = qp.start;
+  r.finish = sim_.now();
+  r.ideal_fct = qp.ideal_fct;
+  r.class_id = qp.class_id;
+  finished_.push_back(r);
+  ++stats_.flows_finished;
+  if (obs_.on_flow_finished) obs_.on_flow_finished(r);
+  cc_->on_flow_end(qp);
+  host(qp.src).deactivate(qp.slot);
+  qp.in_use = false;
+  qps_.release(qp.slot);
+  if (stop_when_done_ && all_flows_done()) sim_.stop();
+}
+
+void Network::on_event(uint32_t kind, uint64_t arg) {
+  if (kind == kFlowArrival) {
+    // Start every flow due now, then schedule the next arrival.
+    while (have_next_ && next_flow_.start <= sim_.now()) {
+      start_flow(next_flow_);
+      pull_next_flow_inline();
+    }
+    return;
+  }
+  if ((kind & 0xff) == kQpTimer) {
+    const uint32_t slot = static_cast<uint32_t>(arg >> 32);
+    if (slot >= qps_.capacity()) return;
+    Qp& qp = qps_[slot];
+    if (!qp.in_use || qp.tag != static_cast<uint32_t>(arg)) return;
+    cc_->on_timer(qp, kind >> 8);
+  }
+}
+
+void Network::pull_next_flow_inline() {
+  FlowSpec f;
+  if (source_ && source_->next(f)) {
+    f.id = next_flow_id_++;
+    next_flow_ = f;
+    have_next_ = true;
+    if (f.start > sim_.now()) sim_.at(f.start, handler_, kFlowArrival, 0);
+  } else {
+    have_next_ = false;
+    source_done_ = true;
+  }
+}
+
+}  // namespace rocesim

@@ -1,0 +1,171 @@
+// The simulated fabric: nodes built from a TopoSpec, routing, QPs, the scheme, and run statistics.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/pool.h"
+#include "core/rng.h"
+#include "core/simulator.h"
+#include "net/cc_api.h"
+#include "net/node.h"
+#include "net/qp.h"
+#include "net/settings.h"
+#include "stats/flow_record.h"
+#include "topo/topology.h"
+#include "workload/flow.h"
+
+namespace rocesim {
+
+class Host;
+class Switch;
+
+struct NetStats {
+  uint64_t data_drops = 0;          // data packets dropped by a switch buffer (must be 0 with PFC)
+  uint64_t ctrl_drops = 0;          // control packets dropped
+  uint64_t wire_drops = 0;          // lost to a link's error rate
+  uint64_t unroutable = 0;          // no route to the destination
+  uint64_t stale_packets = 0;       // packets of already-finished flows (ignored)
+  uint64_t packet_hops = 0;         // packets that crossed one link
+  uint64_t data_packets_sent = 0;   // by hosts (including retransmissions)
+  uint64_t retransmitted_packets = 0;
+  uint64_t nacks_sent = 0;
+  uint64_t timeouts = 0;
+  uint64_t cnps_sent = 0;           // by receivers
+  uint64_t cnps_from_switches = 0;
+  uint64_t acks_sent = 0;
+  uint64_t flows_started = 0;
+  uint64_t flows_finished = 0;
+  Bytes bytes_delivered = 0;        // in-order payload accepted by receivers
+  Bytes max_ingress_bytes = 0;      // peak of any switch (ingress port, priority) counter incl. headroom
+  Bytes max_switch_buffer_bytes = 0;
+};
+
+// Optional observers, off unless set; the hot path pays one branch when unset.
+struct NetObservers {
+  std::function<void(const Node&, int port, int prio, bool pause, Time)> on_pfc_rx;   // frame received
+  std::function<void(const FlowRecord&)> on_flow_finished;
+};
+
+class Network : public EventHandler {
+ public:
+  enum EventKind : uint32_t { kFlowArrival = 0, kQpTimer = 1 };
+
+  Network(const TopoSpec& topo, const SwitchSettings& sw, const NicSettings& nic, uint64_t seed,
+          std::unique_ptr<CongestionControl> cc);
+  ~Network() override;
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  // Flows are pulled lazily from `src` (non-decreasing start times); ids are assigned in order.
+  void set_flow_source(FlowSource* src) { source_ = src; }
+  // Runs until `until`, or until every flow of the source has finished (when stop_when_done).
+  void run(Time until, bool stop_when_done = true,
+           const std::function<void(Time)>& progress = nullptr);
+
+  Simulator& sim() { return sim_; }
+  Time now() const { return sim_.now(); }
+  PacketPool& pool() { return pool_; }
+  const TopoSpec& topo() const { return topo_; }
+  const SwitchSettings& switch_settings() const { return sw_; }
+  const NicSettings& nic_settings() const { return nic_; }
+  CongestionControl& cc() { return *cc_; }
+  const CcNeeds& cc_needs() const { return needs_; }
+  uint64_t seed() const { return seed_; }
+  NetStats& stats() { return stats_; }
+  const NetStats& stats() const { return stats_; }
+  NetObservers& observers() { return obs_; }
+
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  Node& node(int id) { return *nodes_[id]; }
+  bool is_host(int id) const { return !topo_.is_switch[id]; }
+  Host& host(int id);
+  Switch& sw(int id);
+
+  Qp& qp(uint32_t slot) { return qps_[slot]; }
+  size_t qp_capacity() const { return qps_.capacity(); }
+  size_t live_qps() const { return qps_.live(); }
+  // The QP a packet belongs to, or nullptr when that flow has finished (stale packet).
+  Qp* qp_of(const Packet& p) {
+    if (p.qp >= qps_.capacity()) return nullptr;
+    Qp& q = qps_[p.qp];
+    return (q.in_use && q.tag == p.qp_tag) ? &q : nullptr;
+  }
+
+  // --- services for schemes ---
+  void set_rate(Qp& qp, Rate r);          // re-times pacing and wakes the sender
+  void set_window(Qp& qp, Bytes w);
+  void schedule_qp_timer(Qp& qp, Time at, uint32_t kind);
+  // Sends a CNP for `qp` to its source from node `from` (a receiver host or a switch).
+  Packet* make_cnp(const Qp& qp, int from_node);
+  // Hands a control packet created at `from` to that node's forwarding (switch) or NIC (host).
+  void inject(int from_node, Packet* p);
+
+  // --- routing ---
+  // Equal-cost egress ports of switch `sw` towards node `dst` (empty: unreachable).
+  std::pair<const uint16_t*, int> routes(int sw, int dst) const {
+    const auto& r = route_index_[static_cast<size_t>(sw) * nodes_.size() + dst];
+    return {route_ports_.data() + r.first, r.second};
+  }
+  uint64_t flow_hash(const Packet& p, int sw) const;
+  // Draws whether a packet is lost on a lossy wire (ns-3 topology files carry an error rate).
+  bool link_loss(double error_rate) { return loss_rng_.uniform() < error_rate; }
+  // The hop-by-hop path a flow's packets take (ECMP-resolved), as (node, egress port) pairs.
+  std::vector<std::pair<int, int>> path_of(int src, int dst, uint16_t sport, uint16_t dport) const;
+  Time base_rtt(int src, int dst, uint16_t sport, uint16_t dport) const;
+  Time max_base_rtt() const { return max_base_rtt_; }
+  Time ideal_fct(Bytes size, int src, int dst, uint16_t sport, uint16_t dport) const;
+
+  // --- results ---
+  const std::vector<FlowRecord>& finished() const { return finished_; }
+  const std::vector<std::string>& class_labels() const { return class_labels_; }
+  void set_class_labels(std::vector<std::string> l) { class_labels_ = std::move(l); }
+  bool all_flows_done() const { return source_done_ && qps_.live() == 0; }
+  uint64_t flows_pending_or_active() const { return qps_.live() + (source_done_ ? 0 : 1); }
+
+  // Called by hosts.
+  void on_flow_complete(Qp& qp);
+  void on_event(uint32_t kind, uint64_t arg) override;
+
+ private:
+  void build_nodes();
+  void build_routes();
+  void compute_max_base_rtt();
+  void pull_next_flow();
+  void pull_next_flow_inline();
+  void start_flow(const FlowSpec& f);
+
+  TopoSpec topo_;
+  SwitchSettings sw_;
+  NicSettings nic_;
+  uint64_t seed_;
+  std::unique_ptr<CongestionControl> cc_;
+  CcNeeds needs_;
+  Simulator sim_;
+  uint32_t handler_ = 0;
+  PacketPool pool_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  StablePool<Qp, 1024> qps_;
+  NetStats stats_;
+  NetObservers obs_;
+
+  std::vector<std::pair<uint32_t, uint32_t>> route_index_;  // (offset, count) per (switch, dst)
+  std::vector<uint16_t> route_ports_;
+  std::vector<uint64_t> ecmp_salt_;
+  Rng loss_rng_;
+  Time max_base_rtt_;
+
+  FlowSource* source_ = nullptr;
+  bool source_done_ = true;
+  bool stop_when_done_ = true;
+  bool have_next_ = false;
+  FlowSpec next_flow_;
+  uint64_t next_flow_id_ = 0;
+  std::vector<uint16_t> next_sport_;         // per host, as the ns-3 simulator numbers source ports
+  std::vector<FlowRecord> finished_;
+  std::vector<std::string> class_labels_{"default"};
+};
+
+}  // namespace rocesim

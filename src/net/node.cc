@@ -1,0 +1,111 @@
+#include "net/node.h"
+
+#include "net/network.h"
+
+namespace rocesim {
+
+void Node::schedule_wake(Port& port, Time t) {
+  if (t < port.next_wake) {
+    port.next_wake = t;
+    net_.sim().at(t, handler_, kTxAttempt, static_cast<uint64_t>(port.index));
+  }
+}
+
+void Node::kick(int port_index) {
+  Port& port = ports_[port_index];
+  const Time now = net_.now();
+  if (now < port.busy_until) {
+    schedule_wake(port, port.busy_until);
+    return;
+  }
+  Packet* p = dequeue(port);
+  if (!p) return;
+  start_tx(port, p);
+  if (has_backlog(port)) schedule_wake(port, port.busy_until);
+}
+
+void Node::start_tx(Port& port, Packet* p) {
+  const Time now = net_.now();
+  port.busy_until = now + tx_time(p->size, port.rate);
+  p->t_arrive = port.busy_until + port.delay;
+  p->next = nullptr;
+  port.tx_bytes += p->size;
+  ++port.stats.tx_packets;
+  if (port.fl_tail) {
+    port.fl_tail->next = p;
+    port.fl_tail = p;
+  } else {
+    port.fl_head = port.fl_tail = p;
+    net_.sim().at(p->t_arrive, handler_, kDeliver, static_cast<uint64_t>(port.index));
+  }
+}
+
+void Node::deliver_head(Port& port) {
+  Packet* p = port.fl_head;
+  port.fl_head = p->next;
+  if (!port.fl_head) port.fl_tail = nullptr;
+  else net_.sim().at(port.fl_head->t_arrive, handler_, kDeliver, static_cast<uint64_t>(port.index));
+  p->next = nullptr;
+  ++net_.stats().packet_hops;
+  if (port.error_rate > 0 && p->type != PktType::kPfc && net_.link_loss(port.error_rate)) {
+    ++net_.stats().wire_drops;
+    net_.pool().put(p);
+    return;
+  }
+  port.peer->receive(p, port.peer_port);
+}
+
+void Node::send_pfc(int port_index, int prio, bool pause) {
+  Packet* f = net_.pool().get();
+  f->type = PktType::kPfc;
+  f->prio = 0;
+  f->size = static_cast<uint32_t>(net_.nic_settings().pfc_bytes);
+  f->src = id_;
+  f->dst = ports_[port_index].peer->id();
+  f->pfc_class = static_cast<uint8_t>(prio);
+  f->pfc_pause = pause;
+  Port& port = ports_[port_index];
+  if (pause) ++port.stats.pause_sent; else ++port.stats.resume_sent;
+  port.pfc_q.push(f);
+  kick(port_index);
+}
+
+void Node::handle_pfc(Packet* p, int in_port) {
+  Port& port = ports_[in_port];
+  const int prio = p->pfc_class;
+  const bool pause = p->pfc_pause;
+  net_.pool().put(p);
+  const Time now = net_.now();
+  if (net_.observers().on_pfc_rx) net_.observers().on_pfc_rx(*this, in_port, prio, pause, now);
+  if (pause) {
+    ++port.stats.pause_received;
+    if (!port.paused[prio]) {
+      port.paused[prio] = true;
+      port.paused_since[prio] = now;
+      on_pfc_change(in_port, prio, true);
+    }
+  } else if (port.paused[prio]) {
+    port.paused[prio] = false;
+    port.stats.paused_time += now - port.paused_since[prio];
+    on_pfc_change(in_port, prio, false);
+    kick(in_port);
+  }
+}
+
+void Node::on_event(uint32_t kind, uint64_t arg) {
+  switch (kind) {
+    case kTxAttempt: {
+      Port& port = ports_[arg];
+      if (net_.now() >= port.next_wake) port.next_wake = Time::max();
+      kick(static_cast<int>(arg));
+      break;
+    }
+    case kDeliver:
+      deliver_head(ports_[arg]);
+      break;
+    default:
+      on_node_event(kind, arg);
+  }
+}
+
+}  // namespace rocesim

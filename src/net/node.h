@@ -1,0 +1,102 @@
+// A node (host or switch) and its ports. A port owns its egress queues, its PFC paused state
+// (set by frames from the peer) and the one-way link towards the peer: packets on the link sit in an
+// in-order list, so a link only ever has one delivery event pending (for its head).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/simulator.h"
+#include "net/packet.h"
+
+namespace rocesim {
+
+class Network;
+class Node;
+
+constexpr int kNumPriorities = 8;
+
+struct PortStats {
+  uint64_t pause_sent = 0;       // PFC PAUSE frames this node sent out of this port (to the peer)
+  uint64_t resume_sent = 0;
+  uint64_t pause_received = 0;   // PFC PAUSE frames received on this port (pausing our egress)
+  Time paused_time;              // total time any priority of this egress was paused (summed per priority)
+  uint64_t tx_packets = 0;
+  uint64_t ecn_marked = 0;
+  Bytes max_queue_bytes = 0;     // peak egress data-queue occupancy
+};
+
+struct Port {
+  Node* node = nullptr;
+  int index = 0;
+  Node* peer = nullptr;
+  int peer_port = -1;
+  Rate rate;
+  Time delay;
+  double error_rate = 0;
+
+  PacketQueue pfc_q;                 // PFC frames go before anything else
+  PacketQueue q[kNumPriorities];     // 0 = control, strict priority; 1..7 data, round robin
+  Bytes data_bytes = 0;              // bytes queued in data queues 1..7
+  bool paused[kNumPriorities] = {};  // egress paused by the peer's PFC
+  Time paused_since[kNumPriorities];
+  int rr_next = 1;
+
+  Time busy_until;                   // the wire is busy until then
+  Time next_wake = Time::max();      // earliest pending transmit-attempt event
+  Bytes tx_bytes = 0;                // cumulative bytes sent (INT txBytes)
+
+  Packet* fl_head = nullptr;         // packets on the link, in order of arrival
+  Packet* fl_tail = nullptr;
+
+  PortStats stats;
+};
+
+class Node : public EventHandler {
+ public:
+  enum EventKind : uint32_t { kTxAttempt = 0, kDeliver = 1, kNodeKinds = 2 };
+
+  Node(Network& net, int id) : net_(net), id_(id) {}
+  ~Node() override = default;
+
+  int id() const { return id_; }
+  uint32_t handler() const { return handler_; }
+  void set_handler(uint32_t h) { handler_ = h; }
+  virtual bool is_switch() const = 0;
+  std::vector<Port>& ports() { return ports_; }
+  Port& port(int i) { return ports_[i]; }
+
+  // A packet arrives on `in_port` (the whole packet has been received).
+  virtual void receive(Packet* p, int in_port) = 0;
+
+  // Starts a transmission on the port if it is idle and has something to send.
+  void kick(int port_index);
+  // Sends a PFC PAUSE (pause=true) or RESUME for `prio` out of `port_index` towards the peer.
+  void send_pfc(int port_index, int prio, bool pause);
+
+  void on_event(uint32_t kind, uint64_t arg) override;
+
+ protected:
+  friend class Network;
+  // Picks the next packet to transmit on the port, or nullptr. May call schedule_wake() when the
+  // port will have something later (pacing).
+  virtual Packet* dequeue(Port& port) = 0;
+  // True when, once the wire frees up, the port should try again.
+  virtual bool has_backlog(const Port& port) const = 0;
+  // Handles node-specific events (kinds >= kNodeKinds).
+  virtual void on_node_event(uint32_t kind, uint64_t arg) { (void)kind; (void)arg; }
+  // A PFC frame arrived on `in_port`: the peer pauses or resumes our egress.
+  void handle_pfc(Packet* p, int in_port);
+  virtual void on_pfc_change(int port_index, int prio, bool paused) { (void)port_index; (void)prio; (void)paused; }
+
+  void schedule_wake(Port& port, Time t);
+  void start_tx(Port& port, Packet* p);
+  void deliver_head(Port& port);
+
+  Network& net_;
+  int id_;
+  uint32_t handler_ = 0;
+  std::vector<Port> ports_;
+};
+
+}  // namespace rocesim

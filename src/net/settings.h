@@ -1,0 +1,49 @@
+// Defaults of the lossless substrate, one struct per component, with their sources.
+// [sim] = the ns-3 HPCC simulator as configured by its run.py; [paper] = the mechanism's paper;
+// see shared/docs/algorithms.md section 1 for the rules these values feed.
+#pragma once
+#include "core/time.h"
+
+namespace rocesim {
+
+enum class PfcThresholdMode { kDynamic, kStatic };
+
+struct SwitchSettings {
+  Bytes buffer_bytes = 32'000'000;          // shared buffer per switch [sim: 32 MB at 100G hosts]
+  bool pfc_enabled = true;
+  PfcThresholdMode pfc_mode = PfcThresholdMode::kDynamic;
+  Bytes reserve_bytes = 4 * 1024;           // per (ingress port, priority) [sim: 4 KB]
+  Bytes resume_offset_bytes = 3 * 1024;     // dynamic mode: resume this far under the threshold [sim: 3 KB]
+  int dt_shift_at_host_rate = 3;            // dynamic threshold alpha = 2^-shift at host speed [sim: 1/8]
+  Rate host_rate = Rate::from_gbps(100);    // speed whose ports use the shift above (one less per doubling)
+  Bytes xoff_bytes = 320'000;               // static mode thresholds per (ingress port, priority)
+  Bytes xon_bytes = 318'000;                //   [seed 000 small topology: 320/318 KB]
+  Bytes headroom_bytes = 0;                 // per port; 0 = auto: headroom_factor x rate x link delay + 2 MTU
+  double headroom_factor = 3.0;             // [sim: 3 x rate x delay]
+  bool ecn_enabled = true;
+  Bytes kmin_bytes = 400'000;               // RED thresholds at ecn_ref_rate [sim: 400/1600 KB at 100G]
+  Bytes kmax_bytes = 1'600'000;
+  double pmax = 0.2;                        // [sim]
+  bool ecn_scale_with_rate = true;          // thresholds scale with port speed [sim]
+  Rate ecn_ref_rate = Rate::from_gbps(100);
+  bool int_enabled = false;                 // stamp INT hop records (turned on by schemes that need it)
+};
+
+struct NicSettings {
+  Bytes mtu_bytes = 1000;                   // payload per data packet [sim]
+  Bytes header_bytes = 48;                  // wire headers per data packet [sim]
+  Bytes ack_bytes = 60;                     // ACK/NACK size on the wire (INT echo adds to it)
+  Bytes cnp_bytes = 64;
+  Bytes pfc_bytes = 64;                     // PFC frame [802.1Qbb]
+  Bytes int_hop_bytes = 8;                  // per INT hop record [HPCC]
+  Bytes int_base_bytes = 2;                 // INT header without hops
+  int ack_interval = 1;                     // ACK every N data packets [sim: 1]
+  Time nack_interval = Time::from_us(500);  // at most one NACK per interval for the same hole [sim]
+  Time rto = Time::zero();                  // retransmission timeout; 0 = auto (1 ms when PFC is off, none with PFC)
+  int data_priority = 3;                    // default data class for generated flows [sim: pg 3]
+  Rate rx_rate;                             // receive-processing rate; 0 = as fast as the link (never pauses)
+  Bytes rx_xoff_bytes = 200'000;            // NIC receive buffer PFC thresholds (used when rx_rate > 0)
+  Bytes rx_xon_bytes = 150'000;
+};
+
+}  // namespace rocesim

@@ -1,0 +1,238 @@
+#include "net/switch.h"
+
+#include <algorithm>
+
+#include "net/network.h"
+
+namespace rocesim {
+
+Switch::Switch(Network& net, int id) : Node(net, id) {}
+
+void Switch::configure(const SwitchSettings& s, Rate host_rate) {
+  s_ = s;
+  reserve_ = s.reserve_bytes;
+  const size_t n = ports_.size();
+  ingress_.assign(n * kNumPriorities, {});
+  headroom_.assign(n, 0);
+  dt_shift_.assign(n, s.dt_shift_at_host_rate);
+  ecn_.assign(n, {});
+  hdrm_total_ = 0;
+  reserve_total_ = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Port& p = ports_[i];
+    // Headroom absorbs what is in flight after a PAUSE: about one round trip of the link plus a
+    // packet being sent at each end [sim: 3 x rate x delay; algorithms.md 1.2].
+    headroom_[i] = s.headroom_bytes > 0
+                       ? s.headroom_bytes
+                       : static_cast<Bytes>(s.headroom_factor * p.rate.bps * p.delay.sec() / 8.0) +
+                             2 * (net_.nic_settings().mtu_bytes + net_.nic_settings().header_bytes);
+    // Dynamic threshold: shift at host speed, one less per doubling of port speed [sim].
+    int shift = s.dt_shift_at_host_rate;
+    for (double r = host_rate.bps * 2; r <= p.rate.bps * 1.0001 && shift > 0; r *= 2) --shift;
+    dt_shift_[i] = shift;
+    const double scale = s.ecn_scale_with_rate ? p.rate / s.ecn_ref_rate : 1.0;
+    ecn_[i] = EgressEcn{static_cast<Bytes>(static_cast<double>(s.kmin_bytes) * scale),
+                        static_cast<Bytes>(static_cast<double>(s.kmax_bytes) * scale), s.pmax};
+    hdrm_total_ += headroom_[i];
+    reserve_total_ += reserve_ * (kNumPriorities - 1);
+  }
+  mark_rng_ = Rng::stream(net_.seed(), "ecn", static_cast<uint64_t>(id_));
+}
+
+Bytes Switch::pfc_threshold(int port) const {
+  if (s_.pfc_mode == PfcThresholdMode::kStatic) return s_.xoff_bytes;
+  const Bytes free_shared = s_.buffer_bytes - hdrm_total_ - reserve_total_ - shared_used_;
+  return free_shared > 0 ? (free_shared >> dt_shift_[port]) : 0;
+}
+
+int Switch::route(const Packet& p) const {
+  auto [ports, n] = net_.routes(id_, p.dst);
+  if (n == 0) return -1;
+  if (n == 1) return ports[0];
+  return ports[net_.flow_hash(p, id_) % static_cast<uint64_t>(n)];
+}
+
+void Switch::receive(Packet* p, int in_port) {
+  if (p->type == PktType::kPfc) {
+    handle_pfc(p, in_port);
+    return;
+  }
+  p->in_port = static_cast<int16_t>(in_port);
+  forward(p);
+}
+
+void Switch::forward(Packet* p) {
+  const int out = route(*p);
+  if (out < 0) {
+    ++net_.stats().unroutable;
+    net_.pool().put(p);
+    return;
+  }
+  if (p->prio == 0) {
+    // Control traffic: strict priority, never paused, outside PFC accounting [sim].
+    if (agent_) agent_->on_control(*p, out);
+    ports_[out].q[0].push(p);
+    kick(out);
+    return;
+  }
+  if (!admit(p, p->in_port)) {
+    ++net_.stats().data_drops;
+    net_.pool().put(p);
+    return;
+  }
+  Port& port = ports_[out];
+  port.q[p->prio].push(p);
+  port.data_bytes += p->size;
+  if (port.data_bytes > port.stats.max_queue_bytes) port.stats.max_queue_bytes = port.data_bytes;
+  if (agent_) agent_->on_enqueue(*p, out);
+  kick(out);
+}
+
+// Ingress admission and accounting (algorithms.md 1.1). Switch-generated data (in_port < 0) is
+// only bounded by the total buffer.
+bool Switch::admit(Packet* p, int in_port) {
+  const Bytes size = p->size;
+  if (total_bytes_ + size > s_.buffer_bytes) return false;
+  p->acct_prio = p->prio;
+  if (in_port < 0) {
+    total_bytes_ += size;
+    return true;
+  }
+  IngressCounters& c = ingress_[in_port * kNumPriorities + p->prio];
+  if (s_.pfc_mode == PfcThresholdMode::kStatic) {
+    if (s_.pfc_enabled && c.bytes + size > s_.xoff_bytes + headroom_[in_port]) return false;
+    c.bytes += size;
+  } else {
+    const Bytes thresh = pfc_threshold(in_port);
+    if (size + c.hdrm_bytes > headroom_[in_port] && size + shared_of(c) > thresh) return false;
+    const Bytes nb = c.bytes + size;
+    if (nb <= reserve_) {
+      c.bytes = nb;
+    } else if (nb - reserve_ > thresh && s_.pfc_enabled) {
+      c.hdrm_bytes += size;  // beyond the threshold: lands in headroom
+    } else {
+      shared_used_ += std::min(size, nb - reserve_);
+      c.bytes = nb;
+    }
+  }
+  total_bytes_ += size;
+  if (total_bytes_ > net_.stats().max_switch_buffer_bytes) net_.stats().max_switch_buffer_bytes = total_bytes_;
+  const Bytes held = c.bytes + c.hdrm_bytes;
+  if (held > net_.stats().max_ingress_bytes) net_.stats().max_ingress_bytes = held;
+  if (s_.pfc_enabled) maybe_pause(in_port, p->prio);
+  return true;
+}
+
+void Switch::maybe_pause(int in_port, int prio) {
+  IngressCounters& c = ingress_[in_port * kNumPriorities + prio];
+  if (c.pause_sent) return;
+  bool over;
+  if (s_.pfc_mode == PfcThresholdMode::kStatic) over = c.bytes >= s_.xoff_bytes;
+  else over = c.hdrm_bytes > 0 || shared_of(c) >= pfc_threshold(in_port);
+  if (over) {
+    c.pause_sent = true;
+    send_pfc(in_port, prio, true);
+  }
+}
+
+void Switch::maybe_resume(int in_port, int prio) {
+  IngressCounters& c = ingress_[in_port * kNumPriorities + prio];
+  if (!c.pause_sent) return;
+  bool under;
+  if (s_.pfc_mode == PfcThresholdMode::kStatic) {
+    under = c.bytes <= s_.xon_bytes;
+  } else {
+    const Bytes sh = shared_of(c);
+    under = c.hdrm_bytes == 0 && (sh == 0 || sh + s_.resume_offset_bytes <= pfc_threshold(in_port));
+  }
+  if (under) {
+    c.pause_sent = false;
+    send_pfc(in_port, prio, false);
+  }
+}
+
+// Undo the ingress accounting: headroom first, then shared, then reserve [sim].
+void Switch::release(const Packet& p) {
+  const Bytes size = p.size;
+  total_bytes_ -= size;
+  if (p.in_port < 0) return;
+  IngressCounters& c = ingress_[p.in_port * kNumPriorities + p.acct_prio];
+  if (s_.pfc_mode == PfcThresholdMode::kStatic) {
+    c.bytes -= size;
+  } else {
+    Bytes left = size;
+    const Bytes from_hdrm = std::min(left, c.hdrm_bytes);
+    c.hdrm_bytes -= from_hdrm;
+    left -= from_hdrm;
+    if (left > 0) {
+      const Bytes from_shared = std::min(left, shared_of(c));
+      shared_used_ -= from_shared;
+      c.bytes -= left;
+    }
+  }
+  if (s_.pfc_enabled) maybe_resume(p.in_port, p.acct_prio);
+}
+
+// RED marking on the egress queue seen at dequeue (algorithms.md 1.3).
+void Switch::red_mark(Packet& p, const Port& port) {
+  if (p.ecn == kNotEct || p.ecn == kCe) return;
+  const EgressEcn& e = ecn_[port.index];
+  const Bytes q = port.q[p.prio].bytes;
+  bool mark = false;
+  if (q > e.kmax) {
+    mark = true;
+  } else if (q > e.kmin) {
+    const double prob = e.kmax > e.kmin ? e.pmax * static_cast<double>(q - e.kmin) / static_cast<double>(e.kmax - e.kmin)
+                                        : 1.0;
+    mark = mark_rng_.uniform() < prob;
+  }
+  if (mark) {
+    p.ecn = kCe;
+    ++ports_[port.index].stats.ecn_marked;
+  }
+}
+
+void Switch::stamp_int(Packet& p, const Port& port) {
+  if (p.n_hops >= kMaxIntHops) return;
+  IntHop& h = p.hops[p.n_hops++];
+  h.ts = net_.now();
+  h.tx_bytes = port.tx_bytes + p.size;
+  h.qlen_bytes = port.data_bytes;
+  h.rate = port.rate;
+  h.extra = 0;
+}
+
+Packet* Switch::dequeue(Port& port) {
+  if (!port.pfc_q.empty()) return port.pfc_q.pop();
+  if (!port.q[0].empty()) return port.q[0].pop();
+  if (port.data_bytes == 0) return nullptr;
+  for (int k = 0; k < kNumPriorities - 1; ++k) {
+    const int prio = 1 + (port.rr_next - 1 + k) % (kNumPriorities - 1);
+    if (port.paused[prio] || port.q[prio].empty()) continue;
+    port.rr_next = prio % (kNumPriorities - 1) + 1;
+    Packet* p = port.q[prio].pop();
+    port.data_bytes -= p->size;
+    release(*p);
+    if (p->type == PktType::kData) {
+      if (!(agent_ && agent_->mark(*p, port.index)) && s_.ecn_enabled) red_mark(*p, port);
+      if (s_.int_enabled) stamp_int(*p, port);
+    }
+    if (agent_) agent_->on_dequeue(*p, port.index);
+    return p;
+  }
+  return nullptr;
+}
+
+bool Switch::has_backlog(const Port& port) const {
+  if (!port.pfc_q.empty() || !port.q[0].empty()) return true;
+  if (port.data_bytes == 0) return false;
+  for (int prio = 1; prio < kNumPriorities; ++prio)
+    if (!port.paused[prio] && !port.q[prio].empty()) return true;
+  return false;
+}
+
+void Switch::on_pfc_change(int port_index, int prio, bool paused) {
+  if (agent_) agent_->on_pfc(port_index, prio, paused);
+}
+
+}  // namespace rocesim

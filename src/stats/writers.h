@@ -1,0 +1,43 @@
+// Per-flow output files: rocesim's flows.csv and the ns-3 HPCC simulator's fct.txt.
+// Both are byte-identical across runs and platforms for the same records: times are printed from the
+// integer picosecond count (no floating point, no locale).
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "stats/flow_record.h"
+
+namespace rocesim {
+
+// A time in microseconds with exactly 6 decimals (i.e. exact to the picosecond), e.g. 1234567 ps ->
+// "1.234567", -5 ps -> "-0.000005".
+std::string format_time_us(Time t);
+
+// flows.csv: header
+//   id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,class
+// then one row per record sorted by id (stable for equal ids). Times in us with exactly 6 decimals;
+// slowdown (FlowRecord::slowdown(), clipped at 1) with 6 decimals, empty when the ideal FCT is not
+// positive; class = class_labels[class_id], or the id in decimal when there is no such label (quoted as
+// in RFC 4180 if it contains a comma, quote or line break). Lines end with "\n".
+void write_flows_csv(std::ostream& out, const std::vector<FlowRecord>& records,
+                     const std::vector<std::string>& class_labels);
+
+// The simulator's IP of host node n, 11.(n/256).(n%256).1, as 8 lowercase hex digits
+// (node 1 -> "0b000101"). Throws std::invalid_argument unless 0 <= n <= 65535.
+std::string ip_hex_of_node(int node);
+
+// Time in whole ns as that simulator prints it: floor(ps / 1000).
+int64_t floor_ns(Time t);
+
+// fct.txt, one line per record in the given (completion) order:
+//   sip_hex dip_hex sport dport size_bytes start_ns fct_ns standalone_fct_ns
+// with start_ns = floor_ns(start), fct_ns = floor_ns(finish - start), standalone_fct_ns =
+// floor_ns(ideal_fct). To match the simulator's standalone column to the ns, the caller stores
+// ideal_fct = Time::from_ps(1000 * ideal_fct_ns_hpcc(...)) in the records (stats/ideal_fct.h).
+void write_hpcc_fct(std::ostream& out, const std::vector<FlowRecord>& in_completion_order);
+// One fct.txt line (with its "\n") for incremental writing as flows finish.
+std::string hpcc_fct_line(const FlowRecord& r);
+
+}  // namespace rocesim

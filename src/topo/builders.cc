@@ -1,0 +1,264 @@
+// Topology builders; see builders.h for shapes, defaults and their sources.
+#include "topo/builders.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace rocesim {
+namespace {
+
+constexpr int64_t kMaxElements = 10'000'000;  // nodes or links; guards int overflow and runaway memory
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument(what);
+}
+
+void require_rate(Rate r, const char* builder, const char* field) {
+  require(std::isfinite(r.bps) && r.bps > 0,
+          std::string(builder) + ": " + field + " must be a positive rate");
+}
+
+void require_delay(Time t, const char* builder, const char* field) {
+  require(t.ps >= 0, std::string(builder) + ": " + field + " must not be negative");
+}
+
+void require_count(int64_t n, int64_t min, const char* builder, const char* field) {
+  require(n >= min, std::string(builder) + ": " + field + " must be at least " + std::to_string(min));
+}
+
+void require_size(int64_t nodes, int64_t links, const char* builder) {
+  require(nodes <= kMaxElements && links <= kMaxElements,
+          std::string(builder) + ": more than 10 million nodes or links requested");
+}
+
+// Collects nodes (hosts first by construction of each builder) and links, then names unnamed nodes
+// "h<i>" / "s<j>" by their rank among hosts / switches.
+class Assembler {
+ public:
+  Assembler(std::string name, int64_t nodes, int64_t links) {
+    spec_.name = std::move(name);
+    spec_.is_switch.reserve(static_cast<size_t>(nodes));
+    spec_.node_names.reserve(static_cast<size_t>(nodes));
+    spec_.host_group.reserve(static_cast<size_t>(nodes));
+    spec_.links.reserve(static_cast<size_t>(links));
+  }
+
+  int add_host(int group, std::string name = {}) { return add(false, group, std::move(name)); }
+  int add_switch(std::string name = {}) { return add(true, -1, std::move(name)); }
+
+  void link(int a, int b, Rate rate, Time delay) {
+    LinkSpec l;
+    l.a = a;
+    l.b = b;
+    l.rate = rate;
+    l.delay = delay;
+    spec_.links.push_back(l);
+  }
+
+  TopoSpec finish() && {
+    int hosts = 0, switches = 0;
+    for (int i = 0; i < spec_.num_nodes; ++i) {
+      const bool sw = spec_.is_switch[i];
+      const int rank = sw ? switches++ : hosts++;
+      if (spec_.node_names[i].empty()) spec_.node_names[i] = (sw ? "s" : "h") + std::to_string(rank);
+    }
+    return std::move(spec_);
+  }
+
+ private:
+  int add(bool is_switch, int group, std::string name) {
+    spec_.is_switch.push_back(is_switch);
+    spec_.host_group.push_back(group);
+    spec_.node_names.push_back(std::move(name));
+    return spec_.num_nodes++;
+  }
+
+  TopoSpec spec_;
+};
+
+}  // namespace
+
+TopoSpec dumbbell(const DumbbellParams& p) {
+  const char* kName = "dumbbell";
+  require_count(p.senders, 1, kName, "senders");
+  require_count(p.receivers, 1, kName, "receivers");
+  require_rate(p.host_rate, kName, "host_rate");
+  require_rate(p.bottleneck_rate, kName, "bottleneck_rate");
+  require_delay(p.host_delay, kName, "host_delay");
+  require_delay(p.bottleneck_delay, kName, "bottleneck_delay");
+  const int64_t hosts = int64_t{p.senders} + p.receivers;
+  require_size(hosts + 2, hosts + 1, kName);
+
+  Assembler as(kName, hosts + 2, hosts + 1);
+  for (int i = 0; i < p.senders; ++i) as.add_host(0);
+  for (int i = 0; i < p.receivers; ++i) as.add_host(1);
+  const int sw_a = as.add_switch();
+  const int sw_b = as.add_switch();
+  for (int i = 0; i < p.senders; ++i) as.link(i, sw_a, p.host_rate, p.host_delay);
+  for (int i = 0; i < p.receivers; ++i) as.link(p.senders + i, sw_b, p.host_rate, p.host_delay);
+  as.link(sw_a, sw_b, p.bottleneck_rate, p.bottleneck_delay);
+  return std::move(as).finish();
+}
+
+TopoSpec star(const StarParams& p) {
+  const char* kName = "star";
+  require_count(p.hosts, 1, kName, "hosts");
+  require_rate(p.rate, kName, "rate");
+  require_delay(p.delay, kName, "delay");
+  require_size(int64_t{p.hosts} + 1, p.hosts, kName);
+
+  Assembler as(kName, int64_t{p.hosts} + 1, p.hosts);
+  for (int i = 0; i < p.hosts; ++i) as.add_host(0);
+  const int sw = as.add_switch();
+  for (int i = 0; i < p.hosts; ++i) as.link(i, sw, p.rate, p.delay);
+  return std::move(as).finish();
+}
+
+TopoSpec leaf_spine(const LeafSpineParams& p) {
+  const char* kName = "leaf_spine";
+  require_count(p.leaves, 1, kName, "leaves");
+  require_count(p.spines, 1, kName, "spines");
+  require_count(p.hosts_per_leaf, 1, kName, "hosts_per_leaf");
+  require_rate(p.host_rate, kName, "host_rate");
+  require_rate(p.fabric_rate, kName, "fabric_rate");
+  require_delay(p.delay, kName, "delay");
+  const int64_t hosts = int64_t{p.leaves} * p.hosts_per_leaf;
+  const int64_t nodes = hosts + p.leaves + p.spines;
+  const int64_t links = hosts + int64_t{p.leaves} * p.spines;
+  require_size(nodes, links, kName);
+
+  Assembler as(kName, nodes, links);
+  for (int l = 0; l < p.leaves; ++l)
+    for (int h = 0; h < p.hosts_per_leaf; ++h) as.add_host(l);
+  const int first_leaf = static_cast<int>(hosts);
+  const int first_spine = first_leaf + p.leaves;
+  for (int i = 0; i < p.leaves + p.spines; ++i) as.add_switch();
+  for (int h = 0; h < hosts; ++h) as.link(h, first_leaf + h / p.hosts_per_leaf, p.host_rate, p.delay);
+  for (int l = 0; l < p.leaves; ++l)
+    for (int s = 0; s < p.spines; ++s) as.link(first_leaf + l, first_spine + s, p.fabric_rate, p.delay);
+  return std::move(as).finish();
+}
+
+TopoSpec fat_tree(const FatTreeParams& p) {
+  const char* kName = "fat_tree";
+  require(p.k >= 2 && p.k % 2 == 0, "fat_tree: k must be even and at least 2");
+  require(p.k <= 1000, "fat_tree: k must be at most 1000");  // keeps k^3 in range before require_size
+  require_rate(p.host_rate, kName, "host_rate");
+  require_rate(p.fabric_rate, kName, "fabric_rate");
+  require_delay(p.delay, kName, "delay");
+  const int k = p.k, half = k / 2;
+  const int64_t hosts = int64_t{k} * k * k / 4;
+  const int64_t nodes = hosts + int64_t{5} * k * k / 4;
+  require_size(nodes, 3 * hosts, kName);
+
+  Assembler as(kName, nodes, 3 * hosts);
+  const int edges = k * half;  // also the number of aggregation switches
+  for (int e = 0; e < edges; ++e)
+    for (int h = 0; h < half; ++h) as.add_host(e);
+  const int first_edge = static_cast<int>(hosts);
+  const int first_agg = first_edge + edges;
+  const int first_core = first_agg + edges;
+  for (int i = 0; i < 2 * edges + half * half; ++i) as.add_switch();
+
+  for (int h = 0; h < hosts; ++h) as.link(h, first_edge + h / half, p.host_rate, p.delay);
+  for (int e = 0; e < edges; ++e) {
+    const int pod = e / half;
+    for (int j = 0; j < half; ++j)
+      as.link(first_edge + e, first_agg + pod * half + j, p.fabric_rate, p.delay);
+  }
+  for (int a = 0; a < edges; ++a) {
+    const int j = a % half;  // position of the aggregation switch inside its pod
+    for (int c = 0; c < half; ++c) as.link(first_agg + a, first_core + j * half + c, p.fabric_rate, p.delay);
+  }
+  return std::move(as).finish();
+}
+
+TopoSpec fat_tree_3tier(const FatTree3TierParams& p) {
+  const char* kName = "fat_tree_3tier";
+  require_count(p.pods, 1, kName, "pods");
+  require_count(p.tors_per_pod, 1, kName, "tors_per_pod");
+  require_count(p.aggs_per_pod, 1, kName, "aggs_per_pod");
+  require_count(p.hosts_per_tor, 1, kName, "hosts_per_tor");
+  require_count(p.cores, 1, kName, "cores");
+  require(p.cores % p.aggs_per_pod == 0, "fat_tree_3tier: cores must be a multiple of aggs_per_pod");
+  require_rate(p.host_rate, kName, "host_rate");
+  require_rate(p.fabric_rate, kName, "fabric_rate");
+  require_delay(p.delay, kName, "delay");
+  const int64_t tors = int64_t{p.pods} * p.tors_per_pod;
+  const int64_t aggs = int64_t{p.pods} * p.aggs_per_pod;
+  const int64_t hosts = tors * p.hosts_per_tor;
+  const int64_t per_agg = p.cores / p.aggs_per_pod;  // cores each aggregation switch reaches
+  const int64_t nodes = hosts + tors + aggs + p.cores;
+  const int64_t links = hosts + tors * p.aggs_per_pod + aggs * per_agg;
+  require(tors <= kMaxElements && aggs <= kMaxElements, "fat_tree_3tier: too many switches");
+  require_size(nodes, links, kName);
+
+  Assembler as(kName, nodes, links);
+  for (int t = 0; t < tors; ++t)
+    for (int h = 0; h < p.hosts_per_tor; ++h) as.add_host(t);
+  const int first_tor = static_cast<int>(hosts);
+  const int first_agg = first_tor + static_cast<int>(tors);
+  const int first_core = first_agg + static_cast<int>(aggs);
+  for (int64_t i = 0; i < tors + aggs + p.cores; ++i) as.add_switch();
+
+  // Same link order as fat.txt: host-ToR, then ToR-agg (ToR-major), then agg-core (agg-major).
+  for (int h = 0; h < hosts; ++h) as.link(h, first_tor + h / p.hosts_per_tor, p.host_rate, p.delay);
+  for (int t = 0; t < tors; ++t) {
+    const int pod = t / p.tors_per_pod;
+    for (int j = 0; j < p.aggs_per_pod; ++j)
+      as.link(first_tor + t, first_agg + pod * p.aggs_per_pod + j, p.fabric_rate, p.delay);
+  }
+  for (int a = 0; a < aggs; ++a) {
+    const int j = a % p.aggs_per_pod;
+    for (int c = 0; c < per_agg; ++c)
+      as.link(first_agg + a, first_core + j * static_cast<int>(per_agg) + c, p.fabric_rate, p.delay);
+  }
+  return std::move(as).finish();
+}
+
+TopoSpec mercury_victim(const MercuryVictimParams& p) {
+  const char* kName = "mercury_victim";
+  require_rate(p.host_rate_h12, kName, "host_rate_h12");
+  require_rate(p.rate, kName, "rate");
+  require_delay(p.switch_delay, kName, "switch_delay");
+  require_delay(p.host_delay, kName, "host_delay");
+  require_count(p.burst_senders, 0, kName, "burst_senders");
+  const int64_t nodes = int64_t{7} + (p.burst_senders > 0 ? p.burst_senders + 1 : 0);
+  require_size(nodes, nodes - 1, kName);
+
+  Assembler as(kName, nodes, nodes - 1);
+  const int h1 = as.add_host(0, "H1");
+  const int h2 = as.add_host(0, "H2");
+  const int r1 = as.add_host(2, "R1");
+  const int r2 = as.add_host(2, "R2");
+  const int first_burst = h1 + 4;
+  for (int i = 0; i < p.burst_senders; ++i) as.add_host(3, "B" + std::to_string(i + 1));
+  const int s1 = as.add_switch("S1");
+  const int s2 = as.add_switch("S2");
+  const int s3 = as.add_switch("S3");
+  as.link(h1, s1, p.host_rate_h12, p.host_delay);
+  as.link(h2, s1, p.host_rate_h12, p.host_delay);
+  as.link(s1, s2, p.rate, p.switch_delay);
+  as.link(s2, s3, p.rate, p.switch_delay);
+  as.link(r1, s3, p.rate, p.host_delay);
+  as.link(r2, s3, p.rate, p.host_delay);
+  if (p.burst_senders > 0) {
+    const int s4 = as.add_switch("S4");
+    for (int i = 0; i < p.burst_senders; ++i) as.link(first_burst + i, s4, p.rate, p.host_delay);
+    as.link(s4, s3, p.rate, p.switch_delay);
+  }
+  return std::move(as).finish();
+}
+
+int lookup_node(const TopoSpec& topo, std::string_view name) {
+  const int n = std::min(topo.num_nodes, static_cast<int>(topo.node_names.size()));
+  for (int i = 0; i < n; ++i)
+    if (topo.node_names[i] == name) return i;
+  return -1;
+}
+
+}  // namespace rocesim

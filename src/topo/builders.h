@@ -1,0 +1,120 @@
+// Topology builders for the shapes the seed papers' experiments use (docs/scenarios.md) and for the
+// ns-3 HPCC simulator's standard 320-host fat-tree (docs/hpcc-sim-compat.md).
+//
+// Conventions shared by every builder:
+//  - Hosts get the lowest node ids, switches follow (as in the ns-3 fat.txt).
+//  - Generic builders name the i-th host (in id order) "h<i>" and the j-th switch "s<j>"; with hosts
+//    first, "h<i>" is node i. read_hpcc_topology() names nodes the same way, so a builder's output
+//    survives write_hpcc_topology() -> read_hpcc_topology() with its names intact.
+//  - host_group is the index of the host's edge switch (ToR / leaf / switch A or B, numbered from 0),
+//    -1 for switches. mercury_victim() groups by attached switch (S1 = 0 ... S4 = 3).
+//  - Links are listed host links first, then the fabric from the bottom layer up.
+//  - Bad parameters (non-positive counts or rates, negative delays, odd k, more than 10 million nodes or
+//    links) throw std::invalid_argument: they are programming errors, not user-file errors.
+//
+// Params are aggregates, so C++20 designated initializers work: dumbbell({.senders = 4}).
+#pragma once
+#include <string_view>
+
+#include "core/time.h"
+#include "topo/topology.h"
+
+namespace rocesim {
+
+// Two switches A and B joined by one bottleneck link; senders on A, receivers on B.
+// Defaults: 100 Gb/s and 1 us links, the host-link parameters of the hpcc-sim fat.txt
+// (docs/hpcc-sim-compat.md). The ICC topology (scenarios.md "ICC") is
+// {.senders = 63, .receivers = 3, .host_delay = 5us, .bottleneck_delay = 5us} at 100 Gb/s.
+// Ids: senders 0..senders-1, receivers next, then A ("s0"), B ("s1"). host_group: 0 senders, 1 receivers.
+struct DumbbellParams {
+  int senders = 2;
+  int receivers = 2;
+  Rate host_rate = Rate::from_gbps(100);
+  Rate bottleneck_rate = Rate::from_gbps(100);
+  Time host_delay = Time::from_us(1);
+  Time bottleneck_delay = Time::from_us(1);
+};
+TopoSpec dumbbell(const DumbbellParams& p = {});
+
+// `hosts` hosts on one switch (an N:1 incast star when N-1 of them send to the last).
+// Defaults: one ToR of the hpcc-sim fat.txt: 16 hosts, 100 Gb/s, 1 us (docs/hpcc-sim-compat.md).
+// Ids: hosts 0..hosts-1, the switch "s0" last. host_group: 0.
+struct StarParams {
+  int hosts = 16;
+  Rate rate = Rate::from_gbps(100);
+  Time delay = Time::from_us(1);
+};
+TopoSpec star(const StarParams& p = {});
+
+// Two-layer Clos: every leaf links every spine once.
+// Defaults: the fan-out and rates of one hpcc-sim fat.txt pod (16 x 100 Gb/s hosts per leaf,
+// 4 x 400 Gb/s uplinks, 1 us links: no oversubscription; docs/hpcc-sim-compat.md).
+// Ids: hosts (leaf-major), then leaves "s0".."s<leaves-1>", then spines. host_group: leaf index.
+struct LeafSpineParams {
+  int leaves = 4;
+  int spines = 4;
+  int hosts_per_leaf = 16;
+  Rate host_rate = Rate::from_gbps(100);
+  Rate fabric_rate = Rate::from_gbps(400);
+  Time delay = Time::from_us(1);
+};
+TopoSpec leaf_spine(const LeafSpineParams& p = {});
+
+// k-ary three-layer fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge + k/2 aggregation
+// switches, (k/2)^2 cores, k/2 hosts per edge switch: k^3/4 hosts, 5k^2/4 switches, 3k^3/4 links.
+// Edge switch e of a pod links every aggregation switch of its pod; aggregation switch j of every pod
+// links cores j*k/2 .. j*k/2 + k/2 - 1.
+// Defaults: rcm/fattree of docs/scenarios.md: k = 12 (432 hosts), 100 Gb/s everywhere (the RCM paper's
+// links); 1 us per link as in the hpcc-sim fat.txt.
+// Ids: hosts (edge-major), then edges pod-major (switch index p*k/2 + e), aggregations likewise, then
+// cores. host_group: global edge (ToR) index; the pod of a host is host_group / (k/2).
+struct FatTreeParams {
+  int k = 12;
+  Rate host_rate = Rate::from_gbps(100);
+  Rate fabric_rate = Rate::from_gbps(100);
+  Time delay = Time::from_us(1);
+};
+TopoSpec fat_tree(const FatTreeParams& p = {});
+
+// The ns-3 HPCC simulator's standard benchmark topology (its simulation/mix/fat.txt; defaults below are
+// that file's; docs/hpcc-sim-compat.md): `pods` pods, each `tors_per_pod` ToRs x `aggs_per_pod`
+// aggregation switches fully meshed, `cores` cores; aggregation switch j of each pod links cores
+// j*c .. j*c + c - 1 with c = cores / aggs_per_pod (so cores must be a multiple of aggs_per_pod).
+// Node ids and link order are exactly fat.txt's: hosts 0..319, ToRs 320..339, aggregations 340..359
+// (pod-major), cores 360..375; write_hpcc_topology(fat_tree_3tier()) reproduces fat.txt line for line.
+// Names: hosts "h<i>", switches "s<j>" (ToRs s0..s19, aggs s20..s39, cores s40..s55 by default).
+// host_group: global ToR index.
+struct FatTree3TierParams {
+  int pods = 5;
+  int tors_per_pod = 4;
+  int aggs_per_pod = 4;
+  int hosts_per_tor = 16;
+  int cores = 16;
+  Rate host_rate = Rate::from_gbps(100);
+  Rate fabric_rate = Rate::from_gbps(400);
+  Time delay = Time::from_us(1);
+};
+TopoSpec fat_tree_3tier(const FatTree3TierParams& p = {});
+
+// The victim topology of mercury/victim (docs/scenarios.md; also tcd/victim and mercury/small-hadoop):
+// chain S1 - S2 - S3; H1, H2 on S1 at host_rate_h12; R1, R2 on S3; burst senders B1..Bn on a fourth
+// switch S4 whose single link to S3 makes the bursts enter S3 through their own port. Every link other
+// than H1/H2's runs at `rate`. Switch-to-switch links (S1-S2, S2-S3, S4-S3) have switch_delay, host
+// links host_delay. S4 and the B nodes are left out when burst_senders = 0.
+// Defaults: the Mercury paper's Fig. 2 setting (20 Gb/s H1/H2, 40 Gb/s elsewhere, 4 us / 1 us, 8 bursts).
+// For mercury/small-hadoop use {.host_rate_h12 = 40G}; for tcd/victim at 100 Gb/s set both rates to 100G.
+// Ids: H1 0, H2 1, R1 2, R2 3, B1..Bn 4..n+3, then S1, S2, S3, S4. host_group: index of the attached
+// switch (H* 0, R* 2, B* 3).
+struct MercuryVictimParams {
+  Rate host_rate_h12 = Rate::from_gbps(20);
+  Rate rate = Rate::from_gbps(40);
+  Time switch_delay = Time::from_us(4);
+  Time host_delay = Time::from_us(1);
+  int burst_senders = 8;
+};
+TopoSpec mercury_victim(const MercuryVictimParams& p = {});
+
+// The id of the node named `name` (exact, case-sensitive match on topo.node_names), or -1.
+int lookup_node(const TopoSpec& topo, std::string_view name);
+
+}  // namespace rocesim

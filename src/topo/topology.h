@@ -1,0 +1,43 @@
+// A topology as plain data: nodes (hosts or switches) and full-duplex links.
+// Builders and file readers produce it; net/ turns it into live nodes and ports.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+
+namespace rocesim {
+
+struct LinkSpec {
+  int a = 0;                 // node id of one end
+  int b = 0;                 // node id of the other end
+  Rate rate;                 // same rate both directions
+  Time delay;                // one-way propagation delay
+  double error_rate = 0.0;   // per-packet loss probability (ns-3 files carry it; 0 = lossless wire)
+};
+
+struct TopoSpec {
+  std::string name;                  // e.g. "fat_tree_3tier", or the file path it was read from
+  int num_nodes = 0;
+  std::vector<bool> is_switch;       // size num_nodes
+  std::vector<LinkSpec> links;
+  // Optional labels for scenarios and plots: a name per node ("H1", "S3", "tor0", ...); empty = default.
+  std::vector<std::string> node_names;
+  // Optional grouping of hosts (e.g. rack / ToR index, datacenter index); empty = no groups.
+  std::vector<int> host_group;       // size num_nodes when present, -1 for switches
+
+  std::vector<int> hosts() const {
+    std::vector<int> h;
+    for (int i = 0; i < num_nodes; ++i)
+      if (!is_switch[i]) h.push_back(i);
+    return h;
+  }
+  int num_hosts() const {
+    int n = 0;
+    for (int i = 0; i < num_nodes; ++i) n += is_switch[i] ? 0 : 1;
+    return n;
+  }
+};
+
+}  // namespace rocesim
