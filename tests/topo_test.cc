@@ -278,8 +278,17 @@ TEST(TopoBuilders, FatTree3TierIsHpccFatTxt) {
   EXPECT_EQ(lines[481], "359 375 400Gbps 1000ns 0.000000");
 }
 
-TEST(TopoBuilders, MercuryVictim) {
+TEST(TopoBuilders, MercuryVictimBurstsOnOwnS3Ports) {
   const TopoSpec t = mercury_victim();
+  ExpectWellFormed(t);
+  EXPECT_EQ(t.num_nodes, 15);
+  EXPECT_EQ(t.links.size(), 14u);
+  EXPECT_EQ(lookup_node(t, "S4"), -1);
+  EXPECT_EQ(degrees(t)[lookup_node(t, "S3")], 11);  // S2, R1, R2, B1..B8
+}
+
+TEST(TopoBuilders, MercuryVictim) {
+  const TopoSpec t = mercury_victim({.bursts_via_switch = true});
   ExpectWellFormed(t);
   ExpectHostsFirst(t);
   EXPECT_EQ(t.num_nodes, 16);
@@ -316,7 +325,8 @@ TEST(TopoBuilders, MercuryVictim) {
   EXPECT_EQ(bfs_distances(adjacency(t), lookup_node(t, "H1"))[lookup_node(t, "R1")], 4);
 
   const TopoSpec fast = mercury_victim(
-      {.host_rate_h12 = Rate::from_gbps(100), .rate = Rate::from_gbps(100), .burst_senders = 3});
+      {.host_rate_h12 = Rate::from_gbps(100), .rate = Rate::from_gbps(100), .burst_senders = 3,
+       .bursts_via_switch = true});
   ExpectWellFormed(fast);
   EXPECT_EQ(fast.num_hosts(), 7);
   EXPECT_EQ(count_links(fast, 100), static_cast<int>(fast.links.size()));

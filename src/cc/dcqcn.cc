@@ -7,23 +7,28 @@
 
 namespace rocesim {
 
-DcqcnSettings DcqcnSettings::mellanox(Rate nic_rate) {
+DcqcnSettings DcqcnSettings::for_variant(const std::string& variant, Rate nic_rate) {
   DcqcnSettings s;
-  s.variant = "mellanox";
-  s.g = 1.0 / 256;
-  s.alpha_period = Time::from_us(1);
-  s.dec_period = Time::from_us(4);
-  s.inc_period = Time::from_us(300);
-  s.byte_counter_bytes = 0;
-  s.fast_recovery_steps = 1;
+  s.variant = variant;
+  if (variant == "paper") {
+    s.alpha_period = Time::from_us(55);
+    s.dec_period = Time::from_us(50);
+    s.inc_period = Time::from_us(55);
+    s.byte_counter_bytes = 10'000'000;
+    s.fast_recovery_steps = 5;
+    s.rate_ai = Rate::from_mbps(40);
+    s.rate_hai = Rate::from_mbps(400);
+    s.min_rate = Rate::from_mbps(100);
+    s.clamp_target = true;
+    return s;
+  }
   const double scale = nic_rate.bps / 25e9;
   s.rate_ai = Rate::from_mbps(5 * scale);
   s.rate_hai = Rate::from_mbps(50 * scale);
-  s.min_rate = Rate::from_gbps(1);
-  s.cnp_interval = Time::zero();
-  s.cnp_on_ack = true;
-  s.rate_on_first_cnp = 1.0;
-  s.clamp_target = false;
+  if (variant == "hpcc_sim") {
+    s.cnp_interval = Time::zero();
+    s.cnp_on_ack = true;
+  }
   return s;
 }
 

@@ -1,10 +1,14 @@
 // DCQCN (Zhu et al., SIGCOMM'15): RED/ECN marking at switches (CP), CNPs from the receiver (NP),
 // rate decrease / alpha / fast recovery / additive and hyper increase at the sender (RP).
-// Rules and defaults: shared/docs/algorithms.md section 2.2. Two variants:
+// Rules and defaults: shared/docs/algorithms.md section 2.2. Three variants:
+//   mellanox (default) - the NIC timers of the ns-3 HPCC simulator's "Mellanox" model (K = 1 us,
+//              T_dec = 4 us, T_inc = 300 us, no byte counter, F = 1, R_AI/R_HAI = 5/50 Mb/s x C/25G,
+//              Rmin 1 Gb/s) with the standard notification point: one CNP per flow per 50 us;
+//   hpcc_sim - the same reaction point with that simulator's notification point: the receiver flags
+//              congestion on the ACK of every CE packet (no CNP spacing);
 //   paper    - the paper's timers (K = 55 us, T_dec = 50 us, T_inc = 55 us), 10 MB byte counter, F = 5,
-//              one CNP per flow per 50 us at the receiver;
-//   mellanox - the ns-3 HPCC simulator's "Mellanox" model (K = 1 us, T_dec = 4 us, T_inc = 300 us),
-//              no byte counter, F = 1, the receiver flags congestion on the ACK of every CE packet.
+//              R_AI 40 Mb/s, one CNP per flow per 50 us. Tuned for 40 Gb/s: at 100 Gb/s it recovers
+//              slowly after a cut (additive increase of 0.7 Gb/s per ms).
 #pragma once
 #include <string>
 #include <vector>
@@ -14,23 +18,26 @@
 namespace rocesim {
 
 struct DcqcnSettings {
-  std::string variant = "paper";           // "paper" or "mellanox"
+  // Defaults: the "mellanox" variant at 100 Gb/s NICs.
+  std::string variant = "mellanox";        // "mellanox", "hpcc_sim" or "paper"
   double g = 1.0 / 256;                    // alpha gain [paper, sim]
-  Time alpha_period = Time::from_us(55);   // K [paper]; 1 us [sim]
-  Time dec_period = Time::from_us(50);     // rate-decrease check [paper: = CNP spacing]; 4 us [sim]
-  Time inc_period = Time::from_us(55);     // rate-increase timer T [paper]; 300 us [sim]
-  Bytes byte_counter_bytes = 10'000'000;   // B [paper]; 0 = off [sim]
-  int fast_recovery_steps = 5;             // F [paper]; 1 [sim run.py]
-  Rate rate_ai = Rate::from_mbps(40);      // R_AI [paper]; 5 Mb/s x C/25G [sim]
-  Rate rate_hai = Rate::from_mbps(400);    // R_HAI [10 x R_AI, unverified]; 50 Mb/s x C/25G [sim]
-  Rate min_rate = Rate::from_mbps(100);    // floor of the current rate [sim code default]; 1 Gb/s in run.py
+  Time alpha_period = Time::from_us(1);    // K: 1 us [sim]; 55 us [paper]
+  Time dec_period = Time::from_us(4);      // rate-decrease check: 4 us [sim]; 50 us [paper]
+  Time inc_period = Time::from_us(300);    // rate-increase timer: 300 us [sim]; 55 us [paper]
+  Bytes byte_counter_bytes = 0;            // B: off [sim]; 10 MB [paper]
+  int fast_recovery_steps = 1;             // F: 1 [sim run.py]; 5 [paper]
+  Rate rate_ai = Rate::from_mbps(20);      // R_AI: 5 Mb/s x C/25G [sim]; 40 Mb/s [paper]
+  Rate rate_hai = Rate::from_mbps(200);    // R_HAI: 50 Mb/s x C/25G [sim]; 10 x R_AI [paper, unverified]
+  Rate min_rate = Rate::from_gbps(1);      // floor of the current rate [sim run.py]
   Time cnp_interval = Time::from_us(50);   // NP: at most one CNP per flow per interval [paper]
   bool cnp_on_ack = false;                 // NP flags the ACK of every CE packet instead [sim]
   double rate_on_first_cnp = 1.0;          // Rc multiplier at the first CNP [sim]
-  bool clamp_target = true;                // Rt = Rc at every cut [paper]; only after an increase [sim]
+  bool clamp_target = false;               // Rt = Rc at every cut [paper]; only after an increase [sim]
 
-  // The "mellanox" variant's values for a given NIC speed (scales R_AI and R_HAI with C/25G).
-  static DcqcnSettings mellanox(Rate nic_rate);
+  // A variant's values for a given NIC speed (the simulator's R_AI and R_HAI scale with C/25G).
+  static DcqcnSettings for_variant(const std::string& variant, Rate nic_rate);
+  static DcqcnSettings mellanox(Rate nic_rate) { return for_variant("mellanox", nic_rate); }
+  static std::vector<std::string> variants() { return {"mellanox", "hpcc_sim", "paper"}; }
 };
 
 class Dcqcn : public CongestionControl {

@@ -97,6 +97,7 @@ TopoSpec read_topology(Config& c) {
   p.switch_delay = us(c, t + "switch_delay_us", p.switch_delay.us());
   p.host_delay = us(c, t + "host_delay_us", p.host_delay.us());
   p.burst_senders = static_cast<int>(c.get_int(t + "burst_senders", p.burst_senders, 0, 256));
+  p.bursts_via_switch = c.get_bool(t + "bursts_via_switch", p.bursts_via_switch);
   return mercury_victim(p);
 }
 
@@ -142,9 +143,8 @@ void read_nic(Config& c, NicSettings& n) {
 
 void read_dcqcn(Config& c, DcqcnSettings& d, Rate nic_rate) {
   const std::string k = "cc.dcqcn.";
-  const std::string variant = c.get_string(k + "variant", d.variant, {"paper", "mellanox"});
-  if (variant == "mellanox") d = DcqcnSettings::mellanox(nic_rate);
-  d.variant = variant;
+  const std::string variant = c.get_string(k + "variant", d.variant, DcqcnSettings::variants());
+  d = DcqcnSettings::for_variant(variant, nic_rate);
   d.g = c.get_double(k + "g", d.g, 0, 1);
   d.alpha_period = us(c, k + "alpha_period_us", d.alpha_period.us(), 0.001);
   d.dec_period = us(c, k + "dec_period_us", d.dec_period.us(), 0.001);

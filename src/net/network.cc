@@ -215,10 +215,13 @@ void Network::inject(int from_node, Packet* p) {
 }
 
 void Network::run(Time until, bool stop_when_done, const std::function<void(Time)>& progress) {
-  source_done_ = source_ == nullptr;
-  if (source_) pull_next_flow();
-  if (stop_when_done && all_flows_done()) return;
+  if (!started_) {
+    started_ = true;
+    source_done_ = source_ == nullptr;
+    if (source_) pull_next_flow();
+  }
   stop_when_done_ = stop_when_done;
+  if (stop_when_done && all_flows_done()) return;
   if (progress) sim_.run(until, progress);
   else sim_.run(until);
 }
@@ -262,6 +265,12 @@ void Network::start_flow(const FlowSpec& f) {
   ++stats_.flows_started;
   cc_->on_flow_start(qp);
   host(f.src).activate(slot);
+}
+
+Qp* Network::find_flow(uint64_t flow_id) {
+  for (uint32_t i = 0; i < qps_.capacity(); ++i)
+    if (qps_[i].in_use && qps_[i].flow_id == flow_id) return &qps_[i];
+  return nullptr;
 }
 
 void Network::on_flow_complete(Qp& qp) {

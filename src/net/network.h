@@ -62,6 +62,7 @@ class Network : public EventHandler {
   // Flows are pulled lazily from `src` (non-decreasing start times); ids are assigned in order.
   void set_flow_source(FlowSource* src) { source_ = src; }
   // Runs until `until`, or until every flow of the source has finished (when stop_when_done).
+  // May be called again with a later `until` to continue.
   void run(Time until, bool stop_when_done = true,
            const std::function<void(Time)>& progress = nullptr);
 
@@ -85,6 +86,8 @@ class Network : public EventHandler {
   Switch& sw(int id);
 
   Qp& qp(uint32_t slot) { return qps_[slot]; }
+  // The live QP of a flow (linear scan: for tests and monitors), or nullptr when finished.
+  Qp* find_flow(uint64_t flow_id);
   size_t qp_capacity() const { return qps_.capacity(); }
   size_t live_qps() const { return qps_.live(); }
   // The QP a packet belongs to, or nullptr when that flow has finished (stale packet).
@@ -160,6 +163,7 @@ class Network : public EventHandler {
   FlowSource* source_ = nullptr;
   bool source_done_ = true;
   bool stop_when_done_ = true;
+  bool started_ = false;
   bool have_next_ = false;
   FlowSpec next_flow_;
   uint64_t next_flow_id_ = 0;

@@ -227,7 +227,8 @@ TopoSpec mercury_victim(const MercuryVictimParams& p) {
   require_delay(p.switch_delay, kName, "switch_delay");
   require_delay(p.host_delay, kName, "host_delay");
   require_count(p.burst_senders, 0, kName, "burst_senders");
-  const int64_t nodes = int64_t{7} + (p.burst_senders > 0 ? p.burst_senders + 1 : 0);
+  const bool via_s4 = p.bursts_via_switch && p.burst_senders > 0;
+  const int64_t nodes = int64_t{7} + p.burst_senders + (via_s4 ? 1 : 0);
   require_size(nodes, nodes - 1, kName);
 
   Assembler as(kName, nodes, nodes - 1);
@@ -246,10 +247,13 @@ TopoSpec mercury_victim(const MercuryVictimParams& p) {
   as.link(s2, s3, p.rate, p.switch_delay);
   as.link(r1, s3, p.rate, p.host_delay);
   as.link(r2, s3, p.rate, p.host_delay);
-  if (p.burst_senders > 0) {
+  if (via_s4) {
     const int s4 = as.add_switch("S4");
     for (int i = 0; i < p.burst_senders; ++i) as.link(first_burst + i, s4, p.rate, p.host_delay);
     as.link(s4, s3, p.rate, p.switch_delay);
+  } else {
+    // Each burst sender on its own S3 port (scenarios.md: "attached to S3 through a separate port").
+    for (int i = 0; i < p.burst_senders; ++i) as.link(first_burst + i, s3, p.rate, p.host_delay);
   }
   return std::move(as).finish();
 }

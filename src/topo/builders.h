@@ -97,20 +97,21 @@ struct FatTree3TierParams {
 TopoSpec fat_tree_3tier(const FatTree3TierParams& p = {});
 
 // The victim topology of mercury/victim (docs/scenarios.md; also tcd/victim and mercury/small-hadoop):
-// chain S1 - S2 - S3; H1, H2 on S1 at host_rate_h12; R1, R2 on S3; burst senders B1..Bn on a fourth
-// switch S4 whose single link to S3 makes the bursts enter S3 through their own port. Every link other
+// chain S1 - S2 - S3; H1, H2 on S1 at host_rate_h12; R1, R2 on S3; burst senders B1..Bn each on their
+// own S3 port (or, with bursts_via_switch, behind a fourth switch S4 with one link to S3). Every link other
 // than H1/H2's runs at `rate`. Switch-to-switch links (S1-S2, S2-S3, S4-S3) have switch_delay, host
 // links host_delay. S4 and the B nodes are left out when burst_senders = 0.
 // Defaults: the Mercury paper's Fig. 2 setting (20 Gb/s H1/H2, 40 Gb/s elsewhere, 4 us / 1 us, 8 bursts).
 // For mercury/small-hadoop use {.host_rate_h12 = 40G}; for tcd/victim at 100 Gb/s set both rates to 100G.
 // Ids: H1 0, H2 1, R1 2, R2 3, B1..Bn 4..n+3, then S1, S2, S3, S4. host_group: index of the attached
-// switch (H* 0, R* 2, B* 3).
+// switch (H* 0, R* 2, B* 3). S4 exists only with bursts_via_switch.
 struct MercuryVictimParams {
   Rate host_rate_h12 = Rate::from_gbps(20);
   Rate rate = Rate::from_gbps(40);
   Time switch_delay = Time::from_us(4);
   Time host_delay = Time::from_us(1);
   int burst_senders = 8;
+  bool bursts_via_switch = false;
 };
 TopoSpec mercury_victim(const MercuryVictimParams& p = {});
 

@@ -1,0 +1,350 @@
+// Substrate tests: lossless PFC, go-back-N, head-of-line blocking, DCQCN convergence, closed forms, ECMP.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "cc/dcqcn.h"
+#include "cc/none.h"
+#include "net/host.h"
+#include "net/network.h"
+#include "net/switch.h"
+#include "topo/builders.h"
+#include "workload/flow_file.h"
+
+using namespace rocesim;
+
+namespace {
+
+FlowSpec flow(int src, int dst, Bytes size, Time start = Time::zero()) {
+  FlowSpec f;
+  f.src = src;
+  f.dst = dst;
+  f.size_bytes = size;
+  f.start = start;
+  return f;
+}
+
+// Calls `fn` every `period` of simulated time.
+class Ticker : public EventHandler {
+ public:
+  Ticker(Network& net, Time period, std::function<void(Time)> fn) : net_(net), period_(period), fn_(std::move(fn)) {
+    id_ = net_.sim().add_handler(this);
+    net_.sim().at(period_, id_, 0);
+  }
+  void on_event(uint32_t, uint64_t) override {
+    fn_(net_.now());
+    net_.sim().after(period_, id_, 0);
+  }
+
+ private:
+  Network& net_;
+  Time period_;
+  std::function<void(Time)> fn_;
+  uint32_t id_;
+};
+
+struct Incast {
+  SwitchSettings sw;
+  NicSettings nic;
+  int senders = 16;
+  Bytes size = 1'000'000;
+};
+
+std::unique_ptr<Network> run_incast(const Incast& c, InlineFlows*& keep) {
+  const TopoSpec t = star({.hosts = c.senders + 1});
+  auto net = std::make_unique<Network>(t, c.sw, c.nic, 1, std::make_unique<NoCc>());
+  std::vector<FlowSpec> flows;
+  for (int i = 0; i < c.senders; ++i) flows.push_back(flow(i, c.senders, c.size));
+  keep = new InlineFlows(flows);
+  net->set_flow_source(keep);
+  net->run(Time::from_ms(100));
+  return net;
+}
+
+}  // namespace
+
+TEST(Lossless, IncastWithStaticPfcDropsNothingAndBoundsIngress) {
+  Incast c;
+  c.sw.buffer_bytes = 2'000'000;
+  c.sw.pfc_mode = PfcThresholdMode::kStatic;
+  c.sw.xoff_bytes = 60'000;
+  c.sw.xon_bytes = 50'000;
+  InlineFlows* src = nullptr;
+  auto net = run_incast(c, src);
+  const NetStats& st = net->stats();
+  EXPECT_EQ(st.data_drops, 0u);
+  EXPECT_EQ(st.flows_finished, 16u);
+  EXPECT_EQ(st.bytes_delivered, 16 * c.size);
+  EXPECT_EQ(st.retransmitted_packets, 0u);
+  const Switch& sw = net->sw(17);
+  uint64_t pauses = 0;
+  for (int p = 0; p < 17; ++p) pauses += net->sw(17).ports()[p].stats.pause_sent;
+  EXPECT_GT(pauses, 16u);  // PFC really engaged
+  EXPECT_LE(st.max_ingress_bytes, c.sw.xoff_bytes + sw.headroom(0));
+  EXPECT_GT(st.max_ingress_bytes, c.sw.xoff_bytes);  // in-flight bytes landed above Xoff, within headroom
+  delete src;
+}
+
+TEST(Lossless, IncastWithDynamicThresholdDropsNothing) {
+  Incast c;
+  c.sw.buffer_bytes = 1'000'000;  // small shared buffer: the dynamic threshold is tight
+  InlineFlows* src = nullptr;
+  auto net = run_incast(c, src);
+  const NetStats& st = net->stats();
+  EXPECT_EQ(st.data_drops, 0u);
+  EXPECT_EQ(st.flows_finished, 16u);
+  EXPECT_EQ(st.bytes_delivered, 16 * c.size);
+  EXPECT_LE(st.max_switch_buffer_bytes, c.sw.buffer_bytes);
+  uint64_t pauses = 0;
+  for (auto& p : net->sw(17).ports()) pauses += p.stats.pause_sent;
+  EXPECT_GT(pauses, 0u);
+  delete src;
+}
+
+TEST(Lossless, WithoutPfcPacketsDropAndGoBackNDeliversEverything) {
+  Incast c;
+  c.sw.pfc_enabled = false;
+  c.sw.buffer_bytes = 300'000;
+  InlineFlows* src = nullptr;
+  auto net = run_incast(c, src);
+  const NetStats& st = net->stats();
+  EXPECT_GT(st.data_drops, 0u);
+  EXPECT_GT(st.retransmitted_packets, 0u);
+  EXPECT_GT(st.nacks_sent, 0u);
+  EXPECT_EQ(st.flows_finished, 16u);
+  EXPECT_EQ(st.bytes_delivered, 16 * c.size);  // in-order bytes, each counted once
+  uint64_t pauses = 0;
+  for (auto& p : net->sw(17).ports()) pauses += p.stats.pause_sent;
+  EXPECT_EQ(pauses, 0u);
+  delete src;
+}
+
+TEST(Lossless, LossyWireRecoversByGoBackN) {
+  TopoSpec t = dumbbell({.senders = 1, .receivers = 1});
+  for (auto& l : t.links) l.error_rate = 0.001;
+  Network net(t, SwitchSettings{}, NicSettings{}, 3, std::make_unique<NoCc>());
+  InlineFlows src({flow(0, 1, 5'000'000)});
+  net.set_flow_source(&src);
+  net.run(Time::from_ms(200));
+  EXPECT_GT(net.stats().wire_drops, 0u);
+  EXPECT_EQ(net.stats().flows_finished, 1u);
+  EXPECT_EQ(net.stats().bytes_delivered, 5'000'000);
+}
+
+// mercury/victim with no congestion control: the bursts to R2 congest S3's port to R2, PFC spreads
+// the queue back to S2 and S1, and F1 (H1 -> R1, which never touches R2's port) is slowed.
+TEST(HeadOfLine, VictimSlowsDuringBurstAndPausesReachS1) {
+  const TopoSpec t = mercury_victim({});
+  SwitchSettings sw;
+  sw.pfc_mode = PfcThresholdMode::kStatic;
+  sw.xoff_bytes = 320'000;
+  sw.xon_bytes = 318'000;
+  Network net(t, sw, NicSettings{}, 1, std::make_unique<NoCc>());
+  const int h1 = lookup_node(t, "H1"), h2 = lookup_node(t, "H2"), r1 = lookup_node(t, "R1"),
+            r2 = lookup_node(t, "R2"), s1 = lookup_node(t, "S1"), s2 = lookup_node(t, "S2");
+  std::vector<FlowSpec> flows{flow(h1, r1, 100'000'000), flow(h2, r2, 100'000'000)};
+  // Eight burst senders each send 50 KB flows back to back to R2 for about 500 us from t = 3 ms.
+  for (int b = 1; b <= 8; ++b)
+    for (int k = 0; k < 40; ++k)
+      flows.push_back(flow(lookup_node(t, "B" + std::to_string(b)), r2, 50'000, Time::from_us(3000 + 12.5 * k)));
+  InlineFlows src(flows);
+  net.set_flow_source(&src);
+  auto delivered = [&] { return net.find_flow(0)->rcv_nxt; };
+  net.run(Time::from_us(2500));
+  const Bytes a = delivered();
+  net.run(Time::from_us(3000));
+  const Bytes b = delivered();
+  net.run(Time::from_us(3100));
+  const Bytes c = delivered();
+  net.run(Time::from_us(3500));
+  const Bytes d = delivered();
+  const double before_gbps = (b - a) * 8.0 / 500e-6 / 1e9;
+  const double during_gbps = (d - c) * 8.0 / 400e-6 / 1e9;
+  EXPECT_GT(before_gbps, 18.0);  // H1's 20 Gb/s link, minus headers
+  EXPECT_LT(during_gbps, 0.8 * before_gbps);
+  // S1's port towards S2 received PAUSE frames.
+  uint64_t pauses_at_s1 = 0;
+  for (auto& p : net.sw(s1).ports())
+    if (p.peer->id() == s2) pauses_at_s1 += p.stats.pause_received;
+  EXPECT_GT(pauses_at_s1, 0u);
+  EXPECT_EQ(net.stats().data_drops, 0u);
+}
+
+namespace {
+
+struct Convergence {
+  std::vector<std::vector<double>> gbps;  // per 1 ms window, per flow
+  std::vector<Bytes> queue_samples;
+  uint64_t pauses = 0;
+  Bytes kmin = 0, kmax = 0;
+};
+
+Convergence run_dcqcn(int n, const DcqcnSettings& d, SwitchSettings sw = {}) {
+  const TopoSpec t = dumbbell({.senders = n, .receivers = 1});
+  Network net(t, sw, NicSettings{}, 1, std::make_unique<Dcqcn>(d));
+  std::vector<FlowSpec> flows;
+  for (int i = 0; i < n; ++i) flows.push_back(flow(i, n, 10'000'000'000LL));
+  InlineFlows src(flows);
+  net.set_flow_source(&src);
+  const int a = n + 1;  // switch A: senders' side; its port to B is the bottleneck
+  int port_ab = -1;
+  for (auto& p : net.sw(a).ports())
+    if (p.peer->id() == n + 2) port_ab = p.index;
+  Convergence r;
+  r.kmin = net.sw(a).ecn(port_ab).kmin;
+  r.kmax = net.sw(a).ecn(port_ab).kmax;
+  Ticker sampler(net, Time::from_us(10), [&](Time now) {
+    if (now >= Time::from_ms(10)) r.queue_samples.push_back(net.sw(a).egress_data_bytes(port_ab));
+  });
+  std::vector<Bytes> last(n, 0);
+  auto pauses = [&] {
+    uint64_t k = 0;
+    for (auto& p : net.sw(a).ports()) k += p.stats.pause_sent;
+    return k;
+  };
+  uint64_t pauses_at_10ms = 0;
+  for (int ms = 1; ms <= 20; ++ms) {
+    net.run(Time::from_ms(ms));
+    if (ms == 10) pauses_at_10ms = pauses();
+    std::vector<double> w;
+    for (int i = 0; i < n; ++i) {
+      const Bytes got = net.find_flow(i)->rcv_nxt;
+      w.push_back((got - last[i]) * 8.0 / 1e-3 / 1e9);
+      last[i] = got;
+    }
+    r.gbps.push_back(w);
+  }
+  r.pauses = pauses() - pauses_at_10ms;  // the start (all flows at line rate) may pause; steady state must not
+  return r;
+}
+
+void expect_fair(const Convergence& r, int n) {
+  const double fair = 100.0 * 1000 / 1048 / n;  // goodput share of the 100 Gb/s bottleneck
+  for (int ms = 10; ms < 20; ++ms)
+    for (int i = 0; i < n; ++i)
+      EXPECT_NEAR(r.gbps[ms][i], fair, 0.1 * fair) << "flow " << i << " in ms " << ms + 1;
+  // The queue sits in the ECN band, far below any PFC threshold.
+  double sum = 0;
+  Bytes mx = 0;
+  for (Bytes q : r.queue_samples) {
+    sum += static_cast<double>(q);
+    mx = std::max(mx, q);
+  }
+  const double avg = sum / static_cast<double>(r.queue_samples.size());
+  EXPECT_GT(avg, 0.2 * static_cast<double>(r.kmin));
+  EXPECT_LT(avg, static_cast<double>(r.kmax));
+  EXPECT_EQ(r.pauses, 0u);
+}
+
+}  // namespace
+
+// The default (Mellanox timers, one CNP per flow per 50 us) at 100 Gb/s.
+TEST(Dcqcn, TwoFlowsConvergeToFairShare) { expect_fair(run_dcqcn(2, DcqcnSettings{}), 2); }
+TEST(Dcqcn, FourFlowsConvergeToFairShare) { expect_fair(run_dcqcn(4, DcqcnSettings{}), 4); }
+// The ns-3 HPCC simulator's notification point (congestion flag on every marked packet's ACK).
+TEST(Dcqcn, HpccSimVariantTwoFlowsConverge) {
+  expect_fair(run_dcqcn(2, DcqcnSettings::for_variant("hpcc_sim", Rate::from_gbps(100))), 2);
+}
+// Alpha tracks congestion: it decays towards 0 without CNPs and the rate climbs back after a cut.
+TEST(Dcqcn, RateRecoversAfterCongestionEnds) {
+  const TopoSpec t = dumbbell({.senders = 2, .receivers = 1});
+  Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<Dcqcn>(DcqcnSettings{}));
+  // Two flows compete for 3 ms, then flow 1 ends: flow 0 must return close to line rate.
+  InlineFlows src({flow(0, 2, 10'000'000'000LL), flow(1, 2, 35'000'000)});
+  net.set_flow_source(&src);
+  net.run(Time::from_ms(2));
+  Qp* q0 = net.find_flow(0);
+  ASSERT_NE(q0, nullptr);
+  EXPECT_LT(q0->rate.gbps(), 80.0);  // cut while sharing
+  auto gbps_in_ms = [&](int ms) {
+    net.run(Time::from_ms(ms - 1));
+    const Bytes a = net.find_flow(0)->rcv_nxt;
+    net.run(Time::from_ms(ms));
+    return (net.find_flow(0)->rcv_nxt - a) * 8.0 / 1e-3 / 1e9;
+  };
+  const double at10 = gbps_in_ms(10);
+  const double at40 = gbps_in_ms(40);
+  // Fast recovery, then additive and hyper increase (R_HAI 200 Mb/s per 300 us) raise the rate.
+  EXPECT_GT(at40, at10 + 10.0);
+  EXPECT_GT(at40, 70.0);
+  const auto& dc = static_cast<Dcqcn&>(net.cc());
+  EXPECT_LT(dc.state(*net.find_flow(0)).alpha, 0.05);
+}
+
+TEST(ClosedForm, Serialization) {
+  EXPECT_EQ(tx_time(1048, Rate::from_gbps(100)).ps, 83'840);
+  EXPECT_EQ(tx_time(64, Rate::from_gbps(400)).ps, 1'280);
+  EXPECT_EQ(tx_time(1000, Rate::from_gbps(40)).ps, 200'000);
+  EXPECT_EQ(tx_time(1, Rate::from_gbps(3)).ps, 2'667);  // rounded up
+}
+
+// One packet on an empty dumbbell: FCT = 3 x (data serialization + delay) + 3 x (ACK serialization + delay).
+TEST(ClosedForm, SinglePacketFctIsSerializationPlusPropagation) {
+  const TopoSpec t = dumbbell({.senders = 1, .receivers = 1, .host_delay = Time::from_us(1),
+                               .bottleneck_delay = Time::from_us(2)});
+  NicSettings nic;
+  Network net(t, SwitchSettings{}, nic, 1, std::make_unique<NoCc>());
+  InlineFlows src({flow(0, 1, 1000)});
+  net.set_flow_source(&src);
+  net.run(Time::from_ms(1));
+  ASSERT_EQ(net.finished().size(), 1u);
+  const Rate c = Rate::from_gbps(100);
+  const Time data = tx_time(1048, c), ack = tx_time(nic.ack_bytes, c);
+  const Time prop = Time::from_us(1 + 2 + 1);
+  EXPECT_EQ(net.finished()[0].fct(), data * 3 + ack * 3 + prop * 2);
+}
+
+TEST(ClosedForm, LongFlowRunsAtLineRateAndIdealFctMatchesFormula) {
+  const TopoSpec t = dumbbell({.senders = 1, .receivers = 1});
+  Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
+  const Bytes size = 10'000'000;
+  InlineFlows src({flow(0, 1, size)});
+  net.set_flow_source(&src);
+  net.run(Time::from_ms(10));
+  ASSERT_EQ(net.finished().size(), 1u);
+  const FlowRecord& r = net.finished()[0];
+  // Ideal (ns-3 HPCC simulator formula): 2 x 3 us + 3 x ser(1000 B) + (size + 48 x packets) x 8 / C.
+  const Time expected_ideal = Time::from_us(6) + tx_time(1000, Rate::from_gbps(100)) * 3 +
+                              tx_time(size + 48 * (size / 1000), Rate::from_gbps(100));
+  EXPECT_EQ(r.ideal_fct, expected_ideal);
+  // Measured: pipelined at line rate; within 0.1 % of ideal.
+  EXPECT_NEAR(r.fct().us(), r.ideal_fct.us(), 0.001 * r.ideal_fct.us());
+}
+
+TEST(Ecmp, ThousandFlowsSpreadEvenlyOverFourPaths) {
+  const TopoSpec t = leaf_spine({.leaves = 2, .spines = 4, .hosts_per_leaf = 10});
+  Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
+  std::map<int, int> per_spine;
+  int n = 0;
+  for (int s = 0; s < 10; ++s)
+    for (int d = 10; d < 20; ++d)
+      for (uint16_t sport = 10000; sport < 10010; ++sport) {
+        auto path = net.path_of(s, d, sport, 100);
+        ASSERT_EQ(path.size(), 4u);  // (node, egress port) for host, leaf, spine, leaf
+        const int spine = path[2].first;  // host -> leaf -> spine -> leaf
+        ++per_spine[spine];
+        ++n;
+      }
+  ASSERT_EQ(n, 1000);
+  ASSERT_EQ(per_spine.size(), 4u);
+  for (auto [spine, count] : per_spine) EXPECT_NEAR(count, 250, 25) << "spine " << spine;
+}
+
+TEST(Determinism, SameSeedSameCompletionTimes) {
+  auto once = [](uint64_t seed) {
+    const TopoSpec t = star({.hosts = 8});
+    Network net(t, SwitchSettings{}, NicSettings{}, seed, std::make_unique<Dcqcn>(DcqcnSettings{}));
+    std::vector<FlowSpec> flows;
+    for (int i = 0; i < 7; ++i) flows.push_back(flow(i, 7, 2'000'000 + 1000 * i, Time::from_us(3 * i)));
+    InlineFlows src(flows);
+    net.set_flow_source(&src);
+    net.run(Time::from_ms(20));
+    std::vector<int64_t> out;
+    for (auto& r : net.finished()) out.push_back(r.finish.ps);
+    return out;
+  };
+  EXPECT_EQ(once(1), once(1));
+  EXPECT_NE(once(1), once(2));  // RED marking draws from the seed
+}
