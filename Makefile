@@ -21,6 +21,7 @@ test: build
 
 bench: build
 	$(BUILD)/bench_fattree
+	$(BUILD)/bench_event_queue --benchmark_min_time=0.2
 
 format:
 	clang-format -i $$(find src tests bench -name '*.cc' -o -name '*.h')

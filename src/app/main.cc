@@ -95,10 +95,7 @@ int main(int argc, char** argv) {
       opt.fct_hpcc = fct_format == "hpcc";
       opt.progress = !quiet;
       opt.force = force;
-      if (!out_dir.empty() && fs::exists(fs::path(out_dir) / "summary.json") && !force) {
-        fmt::print(stderr, "error: {} already holds results; use --force to replace them\n", out_dir);
-        return 2;
-      }
+      if (!out_dir.empty()) check_output_dir(out_dir, force);  // before spending time on the run
       const RunResult r = run_scenario(s, opt);
       if (!quiet) print_table(s, r, out_dir);
       return 0;

@@ -66,6 +66,21 @@ void write_file(const fs::path& p, const std::string& text) {
 
 }  // namespace
 
+void check_output_dir(const std::filesystem::path& out, bool force) {
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return;
+  if (!fs::is_directory(out, ec))
+    throw std::runtime_error(fmt::format("{} exists and is not a directory; choose another -o", out.string()));
+  if (fs::is_empty(out, ec)) return;
+  const bool is_result = fs::exists(out / "summary.json", ec) || fs::exists(out / "flows.csv", ec);
+  if (!is_result)
+    throw std::runtime_error(
+        fmt::format("{} is a non-empty directory that does not hold rocesim results; refusing to replace it",
+                    out.string()));
+  if (!force)
+    throw std::runtime_error(fmt::format("{} already holds results; use --force to replace them", out.string()));
+}
+
 RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   RunResult res;
   auto source = s.make_flow_source();
@@ -127,8 +142,7 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
 
   if (!opt.out_dir.empty()) {
     const fs::path out(opt.out_dir);
-    if (fs::exists(out / "summary.json") && !opt.force)
-      throw std::runtime_error(fmt::format("{} already holds results; use --force to replace them", out.string()));
+    check_output_dir(out, opt.force);
     const fs::path tmp = out.string() + ".tmp-" + std::to_string(getpid());
     fs::remove_all(tmp);
     fs::create_directories(tmp);
@@ -146,7 +160,8 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
       std::ofstream f(tmp / "fct.txt", std::ios::binary);
       write_hpcc_fct(f, res.flows);
     }
-    // Replace atomically: the result directory is complete or absent.
+    // Replace atomically: the result directory is complete or absent. Only an empty directory or a
+    // previous result directory (checked above) is ever removed.
     if (fs::exists(out)) fs::remove_all(out);
     if (out.has_parent_path()) fs::create_directories(out.parent_path());
     fs::rename(tmp, out);

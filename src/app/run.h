@@ -1,5 +1,6 @@
 // Running one scenario and writing its result directory.
 #pragma once
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct RunResult {
 RunResult run_scenario(const Scenario& s, const RunOptions& opt);
 // Runs on an already-built network (tests inspect it afterwards).
 RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt);
+
+// Throws unless `out` is absent, an empty directory, or (with force) a previous result directory.
+void check_output_dir(const std::filesystem::path& out, bool force);
 
 // Peak resident memory of this process, in bytes.
 int64_t peak_rss_bytes();

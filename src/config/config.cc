@@ -11,6 +11,15 @@ namespace rocesim {
 
 namespace {
 
+// The index of an "[N]" component (at most 100000: scenarios are written by people).
+size_t index_of(const std::string& part, const std::string& key) {
+  const std::string digits = part.substr(1, part.size() - 2);
+  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(digits) > 100000)
+    throw InputError("--set " + key, 0, fmt::format("bad array index '{}' (expected [0] .. [100000])", part));
+  return std::stoul(digits);
+}
+
 // Splits "a.b[2].c" into components: "a", "b", "[2]", "c".
 std::vector<std::string> split_key(const std::string& key) {
   std::vector<std::string> parts;
@@ -43,7 +52,7 @@ toml::node* ensure_parent(toml::table& root, const std::vector<std::string>& par
     if (p[0] == '[') {
       auto* arr = at->as_array();
       if (!arr) return nullptr;
-      const size_t idx = std::stoul(p.substr(1, p.size() - 2));
+      const size_t idx = index_of(p, "");
       while (arr->size() <= idx) {
         if (next_is_index) arr->push_back(toml::array{});
         else arr->push_back(toml::table{});
@@ -70,7 +79,7 @@ void put(toml::table& root, const std::string& key, toml::node&& value) {
   if (last[0] == '[') {
     auto* arr = parent->as_array();
     if (!arr) return;
-    const size_t idx = std::stoul(last.substr(1, last.size() - 2));
+    const size_t idx = index_of(last, key);
     while (arr->size() <= idx) arr->push_back(toml::table{});
     std::move(value).visit([&](auto&& v) { arr->replace(arr->begin() + static_cast<std::ptrdiff_t>(idx), std::move(v)); });
   } else if (auto* tbl = parent->as_table()) {
@@ -126,6 +135,10 @@ void Config::apply_override(const std::string& kv) {
   }
   const auto parts = split_key(key);
   if (parts.empty()) throw InputError("--set " + kv, 0, "empty key");
+  for (const auto& part : parts)
+    if (part[0] == '[') (void)index_of(part, key);
+    else if (part.find_first_of(" \t\"'") != std::string::npos)
+      throw InputError("--set " + kv, 0, fmt::format("bad key component '{}'", part));
   toml::node* parent = ensure_parent(root_, parts);
   if (!parent || (parts.back()[0] == '[' ? !parent->is_array() : !parent->is_table()))
     throw InputError("--set " + kv, 0, fmt::format("'{}' does not name a value inside a table", key));
@@ -139,8 +152,10 @@ const toml::node* Config::find(const std::string& key) const {
     if (p[0] == '[') {
       const auto* arr = at->as_array();
       if (!arr) return nullptr;
-      const size_t idx = std::stoul(p.substr(1, p.size() - 2));
-      at = arr->get(idx);
+      const std::string digits = p.substr(1, p.size() - 2);
+      if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos)
+        return nullptr;
+      at = arr->get(std::stoul(digits));
     } else {
       const auto* tbl = at->as_table();
       if (!tbl) return nullptr;

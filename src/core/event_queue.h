@@ -9,11 +9,14 @@
 namespace rocesim {
 
 struct Event {
-  int64_t t_ps;      // when
-  uint64_t seq;      // insertion order, breaks ties
+  // (time, insertion sequence) as one unsigned 128-bit key: comparisons are branch-free.
+  // Simulated times are never negative, so the unsigned order is the time order.
+  unsigned __int128 key;
   uint32_t target;   // index of the handler in the simulator's table
   uint32_t kind;     // handler-defined event kind
   uint64_t arg;      // handler-defined argument (an index, a generation, ...)
+
+  int64_t t_ps() const { return static_cast<int64_t>(key >> 64); }
 };
 
 class EventQueue {
@@ -21,7 +24,8 @@ class EventQueue {
   explicit EventQueue(size_t reserve = 1 << 16) { heap_.reserve(reserve); }
 
   void push(Time t, uint32_t target, uint32_t kind, uint64_t arg) {
-    heap_.push_back(Event{t.ps, next_seq_++, target, kind, arg});
+    const unsigned __int128 key = (static_cast<unsigned __int128>(static_cast<uint64_t>(t.ps)) << 64) | next_seq_++;
+    heap_.push_back(Event{key, target, kind, arg});
     sift_up(heap_.size() - 1);
   }
   bool empty() const { return heap_.empty(); }
@@ -38,9 +42,7 @@ class EventQueue {
   uint64_t pushed() const { return next_seq_; }
 
  private:
-  static bool less(const Event& a, const Event& b) {
-    return a.t_ps < b.t_ps || (a.t_ps == b.t_ps && a.seq < b.seq);
-  }
+  static bool less(const Event& a, const Event& b) { return a.key < b.key; }
   void sift_up(size_t i) {
     Event e = heap_[i];
     while (i > 0) {
@@ -60,8 +62,12 @@ class EventQueue {
       if (c >= n) break;
       size_t best = c;
       const size_t end = c + 4 < n ? c + 4 : n;
-      for (size_t j = c + 1; j < end; ++j)
-        if (less(heap_[j], heap_[best])) best = j;
+      unsigned __int128 best_key = heap_[c].key;
+      for (size_t j = c + 1; j < end; ++j) {
+        const bool lt = heap_[j].key < best_key;
+        best = lt ? j : best;
+        best_key = lt ? heap_[j].key : best_key;
+      }
       if (!less(heap_[best], e)) break;
       heap_[i] = heap_[best];
       i = best;

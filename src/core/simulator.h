@@ -40,18 +40,15 @@ class Simulator {
     uint64_t countdown = progress_every;
     while (!stop_ && !queue_.empty()) {
       const Event& top = queue_.top();
-      if (top.t_ps >= until.ps) break;
+      if (top.t_ps() >= until.ps) break;
       const Event e = queue_.pop();
-      now_ = Time{e.t_ps};
+      now_ = Time{e.t_ps()};
       ++executed_;
       handlers_[e.target]->on_event(e.kind, e.arg);
       if (--countdown == 0) {
         countdown = progress_every;
         progress(now_);
       }
-    }
-    if (!stop_ && (queue_.empty() || queue_.top().t_ps >= until.ps) && now_ < until && queue_.empty()) {
-      // ran dry: time stays at the last event
     }
   }
   void run(Time until) {

@@ -53,7 +53,10 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
   p->seq = qp.snd_nxt;
   p->payload = static_cast<uint32_t>(payload);
   Bytes wire = payload + nic.header_bytes;
-  if (net_.cc_needs().int_stamping) wire += nic.int_base_bytes + kMaxIntHops * nic.int_hop_bytes;
+  if (net_.cc_needs().int_stamping) {
+    wire += nic.int_base_bytes + kMaxIntHops * nic.int_hop_bytes;
+    net_.pool().attach_int(p);
+  }
   p->size = static_cast<uint32_t>(wire);
   p->ts = net_.now();
   if (qp.snd_nxt + payload >= qp.size) p->flags |= Packet::kFlagLast;
@@ -209,8 +212,11 @@ void Host::send_ack(Qp& qp, const Packet& data, PktType type, uint8_t flags) {
   a->flags = flags;
   Bytes size = nic.ack_bytes;
   if (needs.int_stamping) {
-    a->n_hops = data.n_hops;
-    for (int i = 0; i < data.n_hops; ++i) a->hops[i] = data.hops[i];
+    if (data.hops) {
+      net_.pool().attach_int(a);
+      a->n_hops = data.n_hops;
+      for (int i = 0; i < data.n_hops; ++i) a->hops[i] = data.hops[i];
+    }
     size += nic.int_base_bytes + kMaxIntHops * nic.int_hop_bytes;
   }
   a->size = static_cast<uint32_t>(size);

@@ -193,7 +193,7 @@ void Switch::red_mark(Packet& p, const Port& port) {
 }
 
 void Switch::stamp_int(Packet& p, const Port& port) {
-  if (p.n_hops >= kMaxIntHops) return;
+  if (!p.hops || p.n_hops >= kMaxIntHops) return;
   IntHop& h = p.hops[p.n_hops++];
   h.ts = net_.now();
   h.tx_bytes = port.tx_bytes + p.size;

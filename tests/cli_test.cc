@@ -1,0 +1,498 @@
+// Tests of the `rocesim` command line, run as a subprocess: malformed inputs are rejected with
+// "file:LINE: what was expected" (and nothing is written), runs are deterministic, overrides and the
+// optional outputs work, and the result directory is protected.
+//
+// Inputs: tests/data/bad/ (one defect per file; the defect and its line are in each file's first
+// comment) and tests/data/cli/ (small valid scenarios).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBinary = ROCESIM_BINARY;
+const std::string kBadDir = std::string(ROCESIM_TEST_DIR) + "/data/bad";
+const std::string kCliDir = std::string(ROCESIM_TEST_DIR) + "/data/cli";
+
+// A single-quoted shell word.
+std::string sh_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+struct Proc {
+  bool exited = false;    // terminated normally (not by a signal)
+  int code = -1;          // exit status when exited
+  int signal = 0;         // the signal when not exited
+  std::string out;        // stdout and stderr, interleaved
+
+  // Exited on its own with a status a shell would not report for a signal (134 = abort, 139 = segv).
+  bool clean_exit() const { return exited && code < 128; }
+  std::string describe() const {
+    std::ostringstream os;
+    if (exited) os << "exit status " << code;
+    else os << "killed by signal " << signal;
+    os << "; output:\n" << out;
+    return os.str();
+  }
+};
+
+// Runs `rocesim <args>` (args already shell-quoted as needed), capturing stdout and stderr. `exec`
+// makes the simulator the shell's process, so a crash shows as a signal rather than as 128+N.
+Proc rocesim(const std::string& args) {
+  const std::string cmd = "exec " + sh_quote(kBinary) + " " + args + " 2>&1 </dev/null";
+  Proc p;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) {
+    p.out = "popen failed";
+    return p;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) p.out.append(buf, n);
+  const int st = pclose(f);
+  if (st != -1 && WIFEXITED(st)) {
+    p.exited = true;
+    p.code = WEXITSTATUS(st);
+  } else if (st != -1 && WIFSIGNALED(st)) {
+    p.signal = WTERMSIG(st);
+  }
+  return p;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string l;
+  while (std::getline(in, l))
+    if (!l.empty()) lines.push_back(l);
+  return lines;
+}
+
+std::vector<std::string> fields_of(const std::string& line, char sep = 0) {
+  std::vector<std::string> out;
+  if (sep) {
+    std::string cur;
+    std::istringstream in(line);
+    while (std::getline(in, cur, sep)) out.push_back(cur);
+  } else {
+    std::istringstream in(line);
+    std::string tok;
+    while (in >> tok) out.push_back(tok);
+  }
+  return out;
+}
+
+bool all_of_chars(const std::string& s, int (*pred)(int)) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) { return pred(static_cast<unsigned char>(c)) != 0; });
+}
+
+// A fresh, empty temporary directory per test (unique across processes: ctest may run tests in parallel).
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(info->test_suite_name()) + "_" + info->name();
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    tmp_ = fs::temp_directory_path() / ("rocesim_cli_test_" + std::to_string(getpid()) + "_" + name);
+    fs::remove_all(tmp_);
+    fs::create_directories(tmp_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(tmp_, ec);
+  }
+  // Entries of the temporary directory (a failed run must leave none: no result, no temporary).
+  std::vector<std::string> tmp_entries() const {
+    std::vector<std::string> v;
+    for (const auto& e : fs::directory_iterator(tmp_)) v.push_back(e.path().filename().string());
+    return v;
+  }
+  fs::path tmp_;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// 1. Malformed inputs
+
+enum class Mode {
+  kValidate,         // `rocesim validate` only
+  kValidateAndRun,   // `rocesim validate` and `rocesim run -o`
+  kRun,              // `rocesim run -o` only (flow files are read while running)
+};
+
+struct BadCase {
+  const char* name;      // test name
+  const char* scenario;  // file under tests/data/bad
+  const char* args;      // extra arguments (already shell-safe)
+  const char* where;     // what the message must name: a file under tests/data/bad, or "--set KEY"
+  int line;              // its line; 0: none known (the key is missing), only "where:" is required
+  const char* phrase;    // key phrase of what was expected
+  Mode mode;
+  const char* also;      // another required substring (nullptr: none)
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
+// clang-format off
+const BadCase kBadCases[] = {
+    // TOML and scenario schema
+    {"SyntaxError", "syntax_error.toml", "", "syntax_error.toml", 4, "TOML syntax error", Mode::kValidateAndRun, nullptr},
+    {"UnknownTopLevelKey", "unknown_top_key.toml", "", "unknown_top_key.toml", 3, "unknown key 'seeed'", Mode::kValidate, "valid here"},
+    {"UnknownSwitchKey", "unknown_switch_key.toml", "", "unknown_switch_key.toml", 8, "unknown key 'switch.bufer_bytes'", Mode::kValidateAndRun, "buffer_bytes"},
+    {"WrongTypeStringForInteger", "wrong_type.toml", "", "wrong_type.toml", 8, "switch.buffer_bytes: expected an integer", Mode::kValidate, nullptr},
+    {"WrongTypeStringForNumber", "wrong_type_duration.toml", "", "wrong_type_duration.toml", 3, "duration_ms: expected a number", Mode::kValidate, nullptr},
+    {"WrongTypeStringForBool", "bool_wrong_type.toml", "", "bool_wrong_type.toml", 8, "switch.pfc: expected true or false", Mode::kValidate, nullptr},
+    {"NegativeBuffer", "negative_buffer.toml", "", "negative_buffer.toml", 8, "switch.buffer_bytes: -1000000 is out of range", Mode::kValidate, nullptr},
+    {"PmaxAboveOne", "pmax_2.toml", "", "pmax_2.toml", 9, "switch.pmax: 2 is out of range", Mode::kValidate, nullptr},
+    {"XonAboveXoff", "xon_above_xoff.toml", "", "xon_above_xoff.toml", 10, "switch.xon_bytes: must not exceed xoff_bytes", Mode::kValidate, nullptr},
+    {"KmaxBelowKmin", "kmax_below_kmin.toml", "", "kmax_below_kmin.toml", 9, "switch.kmax_bytes: must be >= kmin_bytes", Mode::kValidate, nullptr},
+    {"UnknownScheme", "unknown_scheme.toml", "", "unknown_scheme.toml", 8, "'hpcc' is not one of", Mode::kValidate, "dcqcn"},
+    {"UnknownDcqcnVariant", "dcqcn_bad_variant.toml", "", "dcqcn_bad_variant.toml", 11, "'nvidia' is not one of", Mode::kValidate, "mellanox"},
+    {"UnknownTopologyKind", "unknown_topology_kind.toml", "", "unknown_topology_kind.toml", 5, "'torus' is not one of", Mode::kValidate, "leaf_spine"},
+    {"FatTreeOddK", "fat_tree_odd_k.toml", "", "fat_tree_odd_k.toml", 6, "k must be even", Mode::kValidate, nullptr},
+    {"FileTopologyWithoutFile", "topology_file_missing_key.toml", "", "topology_file_missing_key.toml", 5, "needs topology.file", Mode::kValidate, nullptr},
+    // [[flows]]
+    {"FlowSrcIsSwitch", "flow_src_switch.toml", "", "flow_src_switch.toml", 9, "flows[0].src: node 's0' is a switch", Mode::kValidate, nullptr},
+    {"FlowDstUnknownName", "flow_unknown_node.toml", "", "flow_unknown_node.toml", 14, "flows[1].dst: no node named 'h9'", Mode::kValidate, nullptr},
+    {"FlowDstIdOutOfRange", "flow_id_out_of_range.toml", "", "flow_id_out_of_range.toml", 10, "node id 99 out of range", Mode::kValidate, nullptr},
+    {"FlowSrcEqualsDst", "flow_src_eq_dst.toml", "", "flow_src_eq_dst.toml", 10, "a flow needs two different hosts", Mode::kValidate, nullptr},
+    {"FlowMissingDst", "flow_missing_dst.toml", "", "flow_missing_dst.toml", 0, "flows[0].dst: missing", Mode::kValidate, nullptr},
+    {"FlowUnknownKey", "flow_unknown_key.toml", "", "flow_unknown_key.toml", 11, "unknown key 'flows[0].sise_bytes'", Mode::kValidate, nullptr},
+    {"NoFlowsAtAll", "no_flows.toml", "", "no_flows.toml", 0, "declares no flows", Mode::kValidateAndRun, nullptr},
+    // [[traffic]]
+    {"UnknownWorkloadName", "unknown_workload.toml", "", "unknown_workload.toml", 9, "unknown workload", Mode::kValidate, "websearch"},
+    {"MissingCdfPath", "missing_cdf_path.toml", "", "missing_cdf_path.toml", 9, "not an existing file", Mode::kValidate, "no_such_dir/sizes.cdf"},
+    {"MalformedCdfFile", "bad_cdf_file.toml", "", "bad_cdf_file.toml", 9, "size decreases", Mode::kValidate, "bad/bad_cdf.cdf:4:"},
+    {"TrafficLoadAboveOne", "traffic_load_too_high.toml", "", "traffic_load_too_high.toml", 10, "traffic[0].load: 1.5 is out of range", Mode::kValidate, nullptr},
+    // ns-3 topology files (topology.kind = "file")
+    {"TopoFileBadRate", "topo_bad_rate.toml", "", "topo_bad_rate.txt", 4, "expected a rate like 100Gbps", Mode::kValidateAndRun, "'100Gbit'"},
+    {"TopoFileNodeOutOfRange", "topo_node_out_of_range.toml", "", "topo_node_out_of_range.txt", 5, "node id 7 out of range 0..4", Mode::kValidate, nullptr},
+    {"TopoFileTooFewLinks", "topo_too_few_links.toml", "", "topo_too_few_links.txt", 4, "file ends after 2 of 4 links", Mode::kValidate, nullptr},
+    {"TopoFileBadDelay", "topo_bad_delay.toml", "", "topo_bad_delay.txt", 5, "expected a delay like 1000ns", Mode::kValidate, "'1usec'"},
+    {"TopoFileSwitchIdCount", "topo_switch_count.toml", "", "topo_switch_count.txt", 2, "expected 2 switch ids", Mode::kValidate, nullptr},
+    {"TopoFileMissing", "topo_missing_file.toml", "", "no_such_topology.txt", 0, "cannot open topology file", Mode::kValidate, nullptr},
+    // ns-3 flow files ([flow_file]): read while running
+    {"FlowFileTooFewLines", "flows_too_few.toml", "", "flows_too_few.txt", 3, "file ends after 2 of 3 flows", Mode::kRun, nullptr},
+    {"FlowFileUnsortedStarts", "flows_unsorted.toml", "", "flows_unsorted.txt", 3, "start times not sorted", Mode::kRun, nullptr},
+    {"FlowFileSrcIsSwitch", "flows_src_switch.toml", "", "flows_src_switch.txt", 3, "src node 4 is not a host", Mode::kRun, nullptr},
+    // --set overrides (applied to a valid scenario): the message names the override, not the file
+    {"SetWithoutEquals", "valid_base.toml", "--set seed", "--set seed", 0, "expected key=value", Mode::kValidateAndRun, nullptr},
+    {"SetEmptyKey", "valid_base.toml", "--set =5", "--set =5", 0, "expected key=value", Mode::kValidate, nullptr},
+    {"SetWrongType", "valid_base.toml", "--set switch.buffer_bytes=abc", "--set switch.buffer_bytes", 0, "expected an integer", Mode::kValidateAndRun, nullptr},
+    {"SetOutOfRange", "valid_base.toml", "--set seed=-1", "--set seed", 0, "-1 is out of range", Mode::kValidate, nullptr},
+    {"SetUnknownKey", "valid_base.toml", "--set switch.nope=1", "--set switch.nope", 0, "unknown key 'switch.nope'", Mode::kValidate, nullptr},
+    {"SetUnknownScheme", "valid_base.toml", "--set cc.scheme=hpcc", "--set cc.scheme", 0, "'hpcc' is not one of", Mode::kValidate, nullptr},
+    {"SetInsideAValue", "valid_base.toml", "--set topology.kind.x=1", "--set topology.kind.x=1", 0, "does not name a value inside a table", Mode::kValidate, nullptr},
+    {"SetFlowToSwitch", "valid_base.toml", "--set 'flows[0].src=s0'", "--set flows[0].src", 0, "is a switch", Mode::kValidate, nullptr},
+};
+// clang-format on
+
+class BadInput : public CliTest, public ::testing::WithParamInterface<BadCase> {
+ protected:
+  // The failure checks shared by validate and run.
+  void expect_rejected(const Proc& p, const BadCase& c, const std::string& cmd) {
+    EXPECT_TRUE(p.clean_exit()) << cmd << ": crashed or killed: " << p.describe();
+    EXPECT_NE(p.code, 0) << cmd << ": accepted a malformed input: " << p.describe();
+    EXPECT_EQ(p.out.find("terminate called"), std::string::npos) << cmd << ": " << p.describe();
+
+    const std::string where = c.where;
+    const bool from_set = where.rfind("--set ", 0) == 0;
+    if (from_set) {
+      // No line for an override: "error: --set KEY: what".
+      EXPECT_NE(p.out.find("error: " + where + ": "), std::string::npos)
+          << cmd << ": message does not name '" << where << "': " << p.describe();
+    } else if (c.line > 0) {
+      const std::string loc = "bad/" + where + ":" + std::to_string(c.line) + ": ";
+      EXPECT_NE(p.out.find(loc), std::string::npos) << cmd << ": message lacks '" << loc << "': " << p.describe();
+    } else {
+      // The key is missing, so no line may be known: "file: " or "file:N: ".
+      const std::string loc = "bad/" + where + ":";
+      const size_t at = p.out.find(loc);
+      ASSERT_NE(at, std::string::npos) << cmd << ": message does not name " << where << ": " << p.describe();
+      const char next = at + loc.size() < p.out.size() ? p.out[at + loc.size()] : '\0';
+      EXPECT_TRUE(next == ' ' || std::isdigit(static_cast<unsigned char>(next)))
+          << cmd << ": malformed location: " << p.describe();
+    }
+    EXPECT_NE(p.out.find(c.phrase), std::string::npos)
+        << cmd << ": message lacks '" << c.phrase << "': " << p.describe();
+    if (c.also) {
+      EXPECT_NE(p.out.find(c.also), std::string::npos) << cmd << ": message lacks '" << c.also << "': " << p.describe();
+    }
+  }
+};
+
+TEST_P(BadInput, IsRejectedWithFileLineAndReason) {
+  const BadCase& c = GetParam();
+  const std::string scenario = sh_quote(kBadDir + "/" + c.scenario);
+  ASSERT_TRUE(fs::exists(kBadDir + "/" + c.scenario)) << "missing test input " << c.scenario;
+
+  if (c.mode != Mode::kRun) {
+    const std::string cmd = std::string("validate ") + c.scenario + " " + c.args;
+    const Proc p = rocesim("validate " + scenario + " " + c.args);
+    expect_rejected(p, c, cmd);
+    EXPECT_EQ(p.code, 2) << cmd << ": input errors exit with status 2: " << p.describe();
+  }
+  if (c.mode != Mode::kValidate) {
+    const std::string cmd = std::string("run ") + c.scenario + " " + c.args;
+    const fs::path out = tmp_ / "out";
+    const Proc p = rocesim("run " + scenario + " -o " + sh_quote(out.string()) + " -q " + c.args);
+    expect_rejected(p, c, cmd);
+    EXPECT_EQ(p.code, 2) << cmd << ": input errors exit with status 2: " << p.describe();
+    EXPECT_FALSE(fs::exists(out)) << cmd << ": a failed run created its result directory";
+    EXPECT_TRUE(tmp_entries().empty()) << cmd << ": a failed run left files behind, e.g. " << tmp_entries().front();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cli, BadInput, ::testing::ValuesIn(kBadCases),
+                         [](const ::testing::TestParamInfo<BadCase>& i) { return std::string(i.param.name); });
+
+// The flow-file scenarios differ from the bad ones only in the flow file: this one runs.
+TEST_F(CliTest, FlowFilePositiveControlRuns) {
+  const fs::path out = tmp_ / "out";
+  const Proc p = rocesim("run " + sh_quote(kCliDir + "/flow_file_ok.toml") + " -q -o " + sh_quote(out.string()));
+  ASSERT_TRUE(p.clean_exit() && p.code == 0) << p.describe();
+  const auto rows = lines_of(read_file(out / "flows.csv"));
+  ASSERT_EQ(rows.size(), 3u) << "header and the file's 2 flows";
+  EXPECT_EQ(fields_of(rows[1], ',').at(1), "0");
+  EXPECT_EQ(fields_of(rows[1], ',').at(2), "1");
+  EXPECT_EQ(fields_of(rows[2], ',').at(1), "2");
+  EXPECT_EQ(fields_of(rows[2], ',').at(2), "3");
+}
+
+// The --set cases start from valid_base.toml: it must itself be valid.
+TEST_F(CliTest, ValidBaseValidates) {
+  const Proc p = rocesim("validate " + sh_quote(kBadDir + "/valid_base.toml"));
+  ASSERT_TRUE(p.clean_exit() && p.code == 0) << p.describe();
+  EXPECT_NE(p.out.find("valid (4 hosts, 1 switches"), std::string::npos) << p.out;
+}
+
+TEST_F(CliTest, UnknownFlagIsACli11ErrorNotACrash) {
+  for (const std::string sub : {"validate", "run"}) {
+    const Proc p = rocesim(sub + " " + sh_quote(kBadDir + "/valid_base.toml") + " --bogus -o " +
+                           sh_quote((tmp_ / "out").string()));
+    EXPECT_TRUE(p.clean_exit()) << sub << ": " << p.describe();
+    EXPECT_NE(p.code, 0) << sub << ": " << p.describe();
+    EXPECT_NE(p.out.find("--bogus"), std::string::npos) << sub << ": " << p.describe();
+    EXPECT_NE(p.out.find("not expected"), std::string::npos) << sub << ": " << p.describe();
+  }
+  EXPECT_TRUE(tmp_entries().empty());
+
+  const Proc bad_format = rocesim("run " + sh_quote(kBadDir + "/valid_base.toml") + " --fct-format xml");
+  EXPECT_TRUE(bad_format.clean_exit()) << bad_format.describe();
+  EXPECT_NE(bad_format.code, 0) << bad_format.describe();
+  EXPECT_NE(bad_format.out.find("--fct-format"), std::string::npos) << bad_format.describe();
+
+  const Proc none = rocesim("");
+  EXPECT_TRUE(none.clean_exit()) << none.describe();
+  EXPECT_NE(none.code, 0) << "a subcommand is required: " << none.describe();
+}
+
+TEST_F(CliTest, MissingScenarioFileIsNamed) {
+  const std::string path = (tmp_ / "no_such_scenario.toml").string();
+  const Proc p = rocesim("validate " + sh_quote(path));
+  EXPECT_TRUE(p.clean_exit()) << p.describe();
+  EXPECT_EQ(p.code, 2) << p.describe();
+  EXPECT_NE(p.out.find(path + ": cannot open"), std::string::npos) << p.describe();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 2. Determinism
+
+TEST_F(CliTest, SameSeedGivesIdenticalFlowsCsvAndAnotherSeedDoesNot) {
+  const std::string scenario = sh_quote(kCliDir + "/small_websearch.toml");
+  const fs::path a = tmp_ / "a", b = tmp_ / "b", c = tmp_ / "c";
+  const Proc pa = rocesim("run " + scenario + " -q -o " + sh_quote(a.string()));
+  ASSERT_TRUE(pa.clean_exit() && pa.code == 0) << pa.describe();
+  const Proc pb = rocesim("run " + scenario + " -q -o " + sh_quote(b.string()));
+  ASSERT_TRUE(pb.clean_exit() && pb.code == 0) << pb.describe();
+  const Proc pc = rocesim("run " + scenario + " -q --set seed=2 -o " + sh_quote(c.string()));
+  ASSERT_TRUE(pc.clean_exit() && pc.code == 0) << pc.describe();
+
+  const std::string fa = read_file(a / "flows.csv"), fb = read_file(b / "flows.csv"), fc = read_file(c / "flows.csv");
+  const auto rows = lines_of(fa);
+  ASSERT_GT(rows.size(), 21u) << "expected more than 20 flows:\n" << fa;
+  EXPECT_EQ(rows[0].rfind("id,src,dst,size_bytes,start_us", 0), 0u) << rows[0];
+  EXPECT_TRUE(fa == fb) << "same scenario and seed, different flows.csv";
+  EXPECT_FALSE(fa == fc) << "--set seed=2 gave the same flows.csv as seed 1";
+  EXPECT_GT(lines_of(fc).size(), 1u);
+
+  // The summaries agree too, apart from wall-clock measurements.
+  auto ja = nlohmann::json::parse(read_file(a / "summary.json"));
+  auto jb = nlohmann::json::parse(read_file(b / "summary.json"));
+  ja.erase("performance");
+  jb.erase("performance");
+  EXPECT_EQ(ja, jb);
+  EXPECT_EQ(ja["flows"]["finished"].get<uint64_t>() + 1, rows.size());
+  EXPECT_EQ(nlohmann::json::parse(read_file(c / "summary.json"))["seed"], 2);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 3. Overrides and outputs
+
+TEST_F(CliTest, SetOverridesSchemeAndResolvedTomlRecordsValuesAndDefaults) {
+  const std::string scenario = sh_quote(kCliDir + "/small_websearch.toml");
+  const fs::path base = tmp_ / "base", over = tmp_ / "over";
+  const Proc p0 = rocesim("run " + scenario + " -q -o " + sh_quote(base.string()));
+  ASSERT_TRUE(p0.clean_exit() && p0.code == 0) << p0.describe();
+  const Proc p1 = rocesim("run " + scenario + " -q --set cc.scheme=none -o " + sh_quote(over.string()));
+  ASSERT_TRUE(p1.clean_exit() && p1.code == 0) << p1.describe();
+
+  EXPECT_EQ(nlohmann::json::parse(read_file(base / "summary.json"))["scheme"], "dcqcn");
+  const auto j = nlohmann::json::parse(read_file(over / "summary.json"));
+  EXPECT_EQ(j["scheme"], "none");
+  EXPECT_EQ(j["scenario"], "cli_small_websearch");
+
+  const std::string text = read_file(over / "scenario.resolved.toml");
+  toml::table t;
+  try {
+    t = toml::parse(text);
+  } catch (const toml::parse_error& e) {
+    FAIL() << "scenario.resolved.toml is not TOML: " << e.description() << "\n" << text;
+  }
+  EXPECT_EQ(t["cc"]["scheme"].value<std::string>(), "none") << text;
+  EXPECT_EQ(t["seed"].value<int64_t>(), 1) << text;  // from the file
+  // Defaults the file does not mention are recorded.
+  EXPECT_GT(t["switch"]["buffer_bytes"].value_or(int64_t{0}), 0) << text;
+  EXPECT_TRUE(t["switch"]["pfc"].is_boolean()) << text;
+  EXPECT_TRUE(t["nic"]["mtu_bytes"].is_integer()) << text;
+  EXPECT_EQ(t["topology"]["leaves"].value<int64_t>(), 4) << text;
+  EXPECT_EQ(t["traffic"][0]["workload"].value<std::string>(), "websearch") << text;
+
+  // An override of a value the file does not set shows up too.
+  const Proc p2 = rocesim("validate " + scenario + " --set switch.buffer_bytes=16000000 --set seed=9");
+  ASSERT_TRUE(p2.clean_exit() && p2.code == 0) << p2.describe();
+  EXPECT_NE(p2.out.find("buffer_bytes = 16000000"), std::string::npos) << p2.out;
+  EXPECT_NE(p2.out.find("seed = 9"), std::string::npos) << p2.out;
+}
+
+TEST_F(CliTest, HpccFctFormatWritesOneLinePerFinishedFlow) {
+  const fs::path out = tmp_ / "out";
+  const Proc p = rocesim("run " + sh_quote(kCliDir + "/small_websearch.toml") + " -q --fct-format hpcc -o " +
+                         sh_quote(out.string()));
+  ASSERT_TRUE(p.clean_exit() && p.code == 0) << p.describe();
+  ASSERT_TRUE(fs::exists(out / "fct.txt"));
+  const auto fct = lines_of(read_file(out / "fct.txt"));
+  const auto csv = lines_of(read_file(out / "flows.csv"));
+  const auto j = nlohmann::json::parse(read_file(out / "summary.json"));
+  const uint64_t finished = j["flows"]["finished"].get<uint64_t>();
+  ASSERT_GT(finished, 20u);
+  EXPECT_EQ(fct.size(), finished);
+  EXPECT_EQ(csv.size(), finished + 1);
+
+  std::multiset<std::string> sizes_fct, sizes_csv;
+  for (const auto& l : fct) {
+    const auto f = fields_of(l);
+    ASSERT_EQ(f.size(), 8u) << "sip dip sport dport size start_ns fct_ns standalone_fct_ns: " << l;
+    EXPECT_EQ(f[0].size(), 8u) << l;
+    EXPECT_TRUE(all_of_chars(f[0], ::isxdigit) && all_of_chars(f[1], ::isxdigit)) << l;
+    EXPECT_EQ(f[0].substr(0, 2), "0b") << "host IPs are 11.x.y.1: " << l;
+    EXPECT_NE(f[0], f[1]) << l;
+    for (size_t i = 2; i < 8; ++i) EXPECT_TRUE(all_of_chars(f[i], ::isdigit)) << l;
+    EXPECT_GT(std::stoll(f[6]), 0) << l;
+    sizes_fct.insert(f[4]);
+  }
+  for (size_t i = 1; i < csv.size(); ++i) sizes_csv.insert(fields_of(csv[i], ',').at(3));
+  EXPECT_EQ(sizes_fct, sizes_csv) << "fct.txt and flows.csv list different flows";
+
+  // Without the option there is no fct.txt.
+  const fs::path plain = tmp_ / "plain";
+  const Proc q = rocesim("run " + sh_quote(kCliDir + "/small_websearch.toml") + " -q -o " + sh_quote(plain.string()));
+  ASSERT_TRUE(q.clean_exit() && q.code == 0) << q.describe();
+  EXPECT_FALSE(fs::exists(plain / "fct.txt"));
+}
+
+TEST_F(CliTest, ExistingResultsNeedForce) {
+  const std::string scenario = sh_quote(kCliDir + "/small_websearch.toml");
+  const fs::path out = tmp_ / "out";
+  const Proc p0 = rocesim("run " + scenario + " -q --set cc.scheme=none -o " + sh_quote(out.string()));
+  ASSERT_TRUE(p0.clean_exit() && p0.code == 0) << p0.describe();
+  const std::string summary = read_file(out / "summary.json");
+  const std::string flows = read_file(out / "flows.csv");
+  ASSERT_FALSE(summary.empty());
+
+  // Again, with different settings, without --force: refused, old results untouched.
+  const Proc p1 = rocesim("run " + scenario + " -q --set seed=3 -o " + sh_quote(out.string()));
+  EXPECT_TRUE(p1.clean_exit()) << p1.describe();
+  EXPECT_NE(p1.code, 0) << p1.describe();
+  EXPECT_NE(p1.out.find("--force"), std::string::npos) << p1.describe();
+  EXPECT_EQ(read_file(out / "summary.json"), summary);
+  EXPECT_EQ(read_file(out / "flows.csv"), flows);
+  EXPECT_EQ(tmp_entries(), std::vector<std::string>{"out"}) << "no temporary directory left behind";
+
+  // With --force: replaced.
+  const Proc p2 = rocesim("run " + scenario + " -q --force --set seed=3 -o " + sh_quote(out.string()));
+  ASSERT_TRUE(p2.clean_exit() && p2.code == 0) << p2.describe();
+  const auto j = nlohmann::json::parse(read_file(out / "summary.json"));
+  EXPECT_EQ(j["seed"], 3);
+  EXPECT_EQ(j["scheme"], "dcqcn");
+  EXPECT_EQ(tmp_entries(), std::vector<std::string>{"out"});
+}
+
+// Disabled until src/app/run.cc stops deleting an existing directory that holds no results (see the
+// report: `rocesim run X -o DIR` runs `fs::remove_all(DIR)` whenever DIR/summary.json is absent).
+TEST_F(CliTest, RunDoesNotDeleteAForeignDirectory) {
+  const fs::path out = tmp_ / "precious";
+  fs::create_directories(out);
+  { std::ofstream(out / "thesis.tex") << "years of work\n"; }
+  const Proc p = rocesim("run " + sh_quote(kBadDir + "/valid_base.toml") + " -q -o " + sh_quote(out.string()));
+  EXPECT_TRUE(p.clean_exit()) << p.describe();
+  EXPECT_TRUE(fs::exists(out / "thesis.tex")) << "rocesim run deleted a file it did not write; " << p.describe();
+}
+
+TEST_F(CliTest, ListWorkloadsAndHelp) {
+  const Proc w = rocesim("list workloads");
+  ASSERT_TRUE(w.clean_exit()) << w.describe();
+  EXPECT_EQ(w.code, 0) << w.describe();
+  EXPECT_NE(w.out.find("websearch"), std::string::npos) << w.out;
+  EXPECT_EQ(w.out.find("schemes:"), std::string::npos) << "list workloads printed other lists:\n" << w.out;
+
+  const Proc s = rocesim("list schemes");
+  EXPECT_EQ(s.code, 0) << s.describe();
+  EXPECT_NE(s.out.find("dcqcn"), std::string::npos) << s.out;
+
+  const Proc bad = rocesim("list colours");
+  EXPECT_TRUE(bad.clean_exit()) << bad.describe();
+  EXPECT_NE(bad.code, 0) << bad.describe();
+
+  const Proc h = rocesim("--help");
+  EXPECT_TRUE(h.clean_exit()) << h.describe();
+  EXPECT_EQ(h.code, 0) << h.describe();
+  EXPECT_NE(h.out.find("run"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("validate"), std::string::npos) << h.out;
+
+  const Proc rh = rocesim("run --help");
+  EXPECT_TRUE(rh.clean_exit()) << rh.describe();
+  EXPECT_EQ(rh.code, 0) << rh.describe();
+  for (const char* opt : {"--set", "--fct-format", "--force", "--out"})
+    EXPECT_NE(rh.out.find(opt), std::string::npos) << "run --help does not mention " << opt << ":\n" << rh.out;
+}
+
+}  // namespace
