@@ -9,6 +9,7 @@
 
 #include "app/run.h"
 #include "config/scenario.h"
+#include "config/schemes.h"
 #include "core/error.h"
 #include "workload/cdf.h"
 
@@ -110,7 +111,7 @@ int main(int argc, char** argv) {
     if (list->parsed()) {
       if (what == "schemes" || what == "all") {
         fmt::print("schemes:\n");
-        for (const auto& n : scheme_names()) fmt::print("  {}\n", n);
+        for (const auto& e : scheme_registry()) fmt::print("  {:<12} {}\n", e.name, e.summary);
       }
       if (what == "topologies" || what == "all") {
         fmt::print("topologies (topology.kind):\n");

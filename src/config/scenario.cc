@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "cc/dcqcn.h"
-#include "cc/none.h"
+#include "config/schemes.h"
+#include "config/traffic.h"
 #include "topo/builders.h"
 #include "topo/topology_file.h"
 #include "workload/cdf.h"
@@ -18,14 +18,6 @@ namespace rocesim {
 
 namespace {
 
-constexpr double kBig = 1e18;
-
-std::string resolve_path(const Config& c, const std::string& p) {
-  if (p.empty()) return p;
-  std::filesystem::path fp(p);
-  if (fp.is_absolute()) return p;
-  return (std::filesystem::path(c.dir()) / fp).lexically_normal().string();
-}
 
 Rate gbps(Config& c, const std::string& key, double def) {
   return Rate::from_gbps(c.get_double(key, def, 1e-6, 1e5));
@@ -141,23 +133,15 @@ void read_nic(Config& c, NicSettings& n) {
   if (n.rx_xon_bytes > n.rx_xoff_bytes) c.fail(k + "rx_xon_bytes", "must not exceed rx_xoff_bytes");
 }
 
-void read_dcqcn(Config& c, DcqcnSettings& d, Rate nic_rate) {
-  const std::string k = "cc.dcqcn.";
-  const std::string variant = c.get_string(k + "variant", d.variant, DcqcnSettings::variants());
-  d = DcqcnSettings::for_variant(variant, nic_rate);
-  d.g = c.get_double(k + "g", d.g, 0, 1);
-  d.alpha_period = us(c, k + "alpha_period_us", d.alpha_period.us(), 0.001);
-  d.dec_period = us(c, k + "dec_period_us", d.dec_period.us(), 0.001);
-  d.inc_period = us(c, k + "inc_period_us", d.inc_period.us(), 0.001);
-  d.byte_counter_bytes = c.get_int(k + "byte_counter_bytes", d.byte_counter_bytes, 0, int64_t{1} << 40);
-  d.fast_recovery_steps = static_cast<int>(c.get_int(k + "fast_recovery_steps", d.fast_recovery_steps, 0, 1000));
-  d.rate_ai = Rate::from_mbps(c.get_double(k + "rate_ai_mbps", d.rate_ai.mbps(), 0, 1e6));
-  d.rate_hai = Rate::from_mbps(c.get_double(k + "rate_hai_mbps", d.rate_hai.mbps(), 0, 1e6));
-  d.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", d.min_rate.mbps(), 0.001, 1e6));
-  d.cnp_interval = us(c, k + "cnp_interval_us", d.cnp_interval.us());
-  d.cnp_on_ack = c.get_bool(k + "cnp_on_ack", d.cnp_on_ack);
-  d.rate_on_first_cnp = c.get_double(k + "rate_on_first_cnp", d.rate_on_first_cnp, 0.001, 1);
-  d.clamp_target = c.get_bool(k + "clamp_target", d.clamp_target);
+
+
+}  // namespace
+
+std::string resolve_path(const Config& c, const std::string& p) {
+  if (p.empty()) return p;
+  std::filesystem::path fp(p);
+  if (fp.is_absolute()) return p;
+  return (std::filesystem::path(c.dir()) / fp).lexically_normal().string();
 }
 
 int node_ref(Config& c, const TopoSpec& topo, const std::string& key) {
@@ -182,9 +166,11 @@ uint16_t class_index(std::vector<std::string>& labels, const std::string& name) 
   return static_cast<uint16_t>(labels.size() - 1);
 }
 
-}  // namespace
-
-std::vector<std::string> scheme_names() { return {"none", "dcqcn"}; }
+std::vector<std::string> scheme_names() {
+  std::vector<std::string> n;
+  for (const auto& e : scheme_registry()) n.push_back(e.name);
+  return n;
+}
 std::vector<std::string> topology_kinds() {
   return {"dumbbell", "star", "leaf_spine", "fat_tree", "fat_tree_3tier", "mercury_victim", "file"};
 }
@@ -207,7 +193,7 @@ static Scenario build(Config& c) {
   for (const auto& l : s.topo.links)
     if (!s.topo.is_switch[l.a] || !s.topo.is_switch[l.b]) nic_rate = std::max(nic_rate, l.rate);
   s.scheme = c.get_string("cc.scheme", s.scheme, scheme_names());
-  if (s.scheme == "dcqcn" || c.has("cc.dcqcn")) read_dcqcn(c, s.dcqcn, nic_rate);
+  s.scheme_factory = find_scheme(s.scheme)->read(c, SchemeContext{nic_rate, Time::zero()});
 
   // Inline flows
   const size_t nflows = c.table_array_size("flows");
@@ -232,30 +218,7 @@ static Scenario build(Config& c) {
     s.flow_file = resolve_path(c, p);
   }
 
-  const size_t ntraffic = c.table_array_size("traffic");
-  const auto hosts = s.topo.hosts();
-  for (size_t i = 0; i < ntraffic; ++i) {
-    const std::string k = fmt::format("traffic[{}].", i);
-    TrafficSpec t;
-    t.pattern = c.get_string(k + "pattern", t.pattern, {"all_to_all"});
-    t.workload = c.get_string(k + "workload", t.workload);
-    try {
-      const std::string w = resolve_path(c, t.workload);
-      t.workload_path = resolve_workload(std::filesystem::exists(w) ? w : t.workload, ROCESIM_DATA_DIR);
-      (void)SizeCdf::load(t.workload_path);
-    } catch (const InputError& e) {
-      c.fail(k + "workload", e.what());
-    }
-    t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
-    t.start = us(c, k + "start_us", 0);
-    t.stop = c.has(k + "stop_us") ? us(c, k + "stop_us", 0) : Time::max();
-    if (!c.has(k + "stop_us")) c.set_resolved(k + "stop_us", toml::value<std::string>("end of run"));
-    t.max_flows = static_cast<uint64_t>(c.get_int(k + "max_flows", 0, 0, int64_t{1} << 40));
-    t.priority = static_cast<int>(c.get_int(k + "priority", s.nic.data_priority, 1, 7));
-    t.class_id = class_index(s.class_labels, c.get_string(k + "class", "default"));
-    t.hosts = hosts;
-    s.traffic.push_back(t);
-  }
+  read_traffic(c, s);
   if (s.inline_flows.empty() && s.flow_file.empty() && s.traffic.empty())
     c.fail("flows", "the scenario declares no flows: add [[flows]], [flow_file] or [[traffic]]");
 
@@ -284,10 +247,7 @@ Scenario load_scenario_text(std::string_view text, const std::string& name, cons
   return build(c);
 }
 
-std::unique_ptr<CongestionControl> Scenario::make_scheme() const {
-  if (scheme == "none") return std::make_unique<NoCc>();
-  return std::make_unique<Dcqcn>(dcqcn);
-}
+std::unique_ptr<CongestionControl> Scenario::make_scheme() const { return scheme_factory(); }
 
 namespace {
 // Keeps the CDFs alive as long as the generators that sample them.
@@ -310,26 +270,7 @@ std::unique_ptr<FlowSource> Scenario::make_flow_source() const {
       return h;
     }() : std::vector<bool>{}));
   }
-  uint64_t i = 0;
-  for (const TrafficSpec& t : traffic) {
-    src->cdfs.push_back(std::make_unique<SizeCdf>(SizeCdf::load(t.workload_path)));
-    PoissonAllToAllParams p;
-    p.hosts = t.hosts;
-    p.sizes = src->cdfs.back().get();
-    Rate host_rate{0};
-    for (const auto& l : topo.links)
-      if (!topo.is_switch[l.a] || !topo.is_switch[l.b]) host_rate = std::max(host_rate, l.rate);
-    p.host_rate = host_rate;
-    p.load = t.load;
-    p.start = t.start;
-    p.stop = std::min(t.stop, duration);
-    p.max_flows = t.max_flows;
-    p.priority = t.priority;
-    p.class_id = t.class_id;
-    p.seed = seed;
-    p.stream = fmt::format("traffic{}", i++);
-    src->merged.add(std::make_unique<PoissonAllToAll>(p));
-  }
+  add_traffic_sources(*this, src->merged, src->cdfs);
   return src;
 }
 

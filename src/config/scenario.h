@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cc/dcqcn.h"
+#include "config/schemes.h"
 #include "config/config.h"
 #include "net/settings.h"
 #include "topo/topology.h"
@@ -42,7 +42,7 @@ struct Scenario {
   NicSettings nic;
 
   std::string scheme = "dcqcn";
-  DcqcnSettings dcqcn;
+  SchemeFactory scheme_factory;           // builds the configured scheme (config/schemes.h)
 
   std::vector<FlowSpec> inline_flows;
   std::string flow_file;                  // ns-3 HPCC flow file, if any
@@ -65,6 +65,11 @@ struct Scenario {
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 Scenario load_scenario_text(std::string_view text, const std::string& name,
                             const std::vector<std::string>& overrides = {});
+
+// Helpers shared by the config readers.
+std::string resolve_path(const Config& c, const std::string& p);          // relative to the scenario file
+int node_ref(Config& c, const TopoSpec& topo, const std::string& key);    // a host by name or id
+uint16_t class_index(std::vector<std::string>& labels, const std::string& name);
 
 // Names for `rocesim list`.
 std::vector<std::string> scheme_names();

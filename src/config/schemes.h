@@ -1,0 +1,36 @@
+// The scheme registry: each congestion-control scheme reads its own [cc.<name>] table into its settings
+// struct and returns a factory. One entry per scheme in schemes.cc; each reader in config/cc_<name>.cc.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "core/time.h"
+#include "net/cc_api.h"
+
+namespace rocesim {
+
+struct SchemeContext {
+  Rate nic_rate;       // fastest host link of the topology
+  Time max_base_rtt;   // longest host-to-host base RTT (filled by the network; zero at parse time)
+};
+
+using SchemeFactory = std::function<std::unique_ptr<CongestionControl>()>;
+
+struct SchemeEntry {
+  std::string name;
+  std::string summary;   // one line for `rocesim list schemes`
+  // Reads [cc.<name>] (every key via the Config getters, so resolved output and unknown-key checks work).
+  std::function<SchemeFactory(Config&, const SchemeContext&)> read;
+};
+
+const std::vector<SchemeEntry>& scheme_registry();
+const SchemeEntry* find_scheme(const std::string& name);
+
+// Readers, one per scheme (config/cc_<name>.cc).
+SchemeFactory read_scheme_none(Config& c, const SchemeContext& ctx);
+SchemeFactory read_scheme_dcqcn(Config& c, const SchemeContext& ctx);
+
+}  // namespace rocesim
