@@ -348,3 +348,31 @@ TEST(Determinism, SameSeedSameCompletionTimes) {
   EXPECT_EQ(once(1), once(1));
   EXPECT_NE(once(1), once(2));  // RED marking draws from the seed
 }
+
+// A NIC that processes slower than its link pauses its ToR when its receive buffer passes Xoff:
+// nothing is dropped, every byte arrives, and the switch port towards the host was paused.
+TEST(NicPfc, SlowReceiverPausesItsTor) {
+  const TopoSpec t = star({.hosts = 3});
+  NicSettings nic;
+  nic.rx_rate = Rate::from_gbps(40);
+  nic.rx_xoff_bytes = 100'000;
+  nic.rx_xon_bytes = 80'000;
+  Network net(t, SwitchSettings{}, nic, 1, std::make_unique<NoCc>());
+  InlineFlows src({flow(0, 2, 5'000'000), flow(1, 2, 5'000'000)});
+  net.set_flow_source(&src);
+  net.run(Time::from_ms(50));
+  EXPECT_EQ(net.stats().flows_finished, 2u);
+  EXPECT_EQ(net.stats().bytes_delivered, 10'000'000);
+  EXPECT_EQ(net.stats().data_drops, 0u);
+  uint64_t host_pauses = 0;
+  for (auto& p : net.node(2).ports()) host_pauses += p.stats.pause_sent;
+  EXPECT_GT(host_pauses, 0u);
+  uint64_t tor_received = 0;
+  for (auto& p : net.sw(3).ports())
+    if (p.peer->id() == 2) tor_received += p.stats.pause_received;
+  EXPECT_EQ(tor_received, host_pauses);
+  // The receiver drains at 40 Gb/s: 10 MB (plus headers) takes at least 2.1 ms.
+  Time last;
+  for (auto& r : net.finished()) last = std::max(last, r.finish);
+  EXPECT_GT(last.us(), 10'480'000 * 8 / 40e3);
+}
