@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
 
@@ -162,6 +163,7 @@ TEST(HeadOfLine, VictimSlowsDuringBurstAndPausesReachS1) {
   const Bytes d = delivered();
   const double before_gbps = (b - a) * 8.0 / 500e-6 / 1e9;
   const double during_gbps = (d - c) * 8.0 / 400e-6 / 1e9;
+  std::printf("victim F1: %.2f Gb/s before the burst, %.2f Gb/s during it\n", before_gbps, during_gbps);
   EXPECT_GT(before_gbps, 18.0);  // H1's 20 Gb/s link, minus headers
   EXPECT_LT(during_gbps, 0.8 * before_gbps);
   // S1's port towards S2 received PAUSE frames.
@@ -233,6 +235,11 @@ void expect_fair(const Convergence& r, int n) {
     mx = std::max(mx, q);
   }
   const double avg = sum / static_cast<double>(r.queue_samples.size());
+  double lo = 1e9, hi = 0;
+  for (int ms = 10; ms < 20; ++ms)
+    for (double g : r.gbps[ms]) lo = std::min(lo, g), hi = std::max(hi, g);
+  std::printf("%d flows: per-flow goodput %.2f..%.2f Gb/s (fair %.2f) in ms 11-20; queue avg %.0f B, max %ld B\n", n,
+              lo, hi, fair, avg, static_cast<long>(mx));
   EXPECT_GT(avg, 0.2 * static_cast<double>(r.kmin));
   EXPECT_LT(avg, static_cast<double>(r.kmax));
   EXPECT_EQ(r.pauses, 0u);
