@@ -174,7 +174,7 @@ const BadCase kBadCases[] = {
     {"PmaxAboveOne", "pmax_2.toml", "", "pmax_2.toml", 9, "switch.pmax: 2 is out of range", Mode::kValidate, nullptr},
     {"XonAboveXoff", "xon_above_xoff.toml", "", "xon_above_xoff.toml", 10, "switch.xon_bytes: must not exceed xoff_bytes", Mode::kValidate, nullptr},
     {"KmaxBelowKmin", "kmax_below_kmin.toml", "", "kmax_below_kmin.toml", 9, "switch.kmax_bytes: must be >= kmin_bytes", Mode::kValidate, nullptr},
-    {"UnknownScheme", "unknown_scheme.toml", "", "unknown_scheme.toml", 8, "'hpcc' is not one of", Mode::kValidate, "dcqcn"},
+    {"UnknownScheme", "unknown_scheme.toml", "", "unknown_scheme.toml", 8, "'nosuchscheme' is not one of", Mode::kValidate, "dcqcn"},
     {"UnknownDcqcnVariant", "dcqcn_bad_variant.toml", "", "dcqcn_bad_variant.toml", 11, "'nvidia' is not one of", Mode::kValidate, "mellanox"},
     {"UnknownTopologyKind", "unknown_topology_kind.toml", "", "unknown_topology_kind.toml", 5, "'torus' is not one of", Mode::kValidate, "leaf_spine"},
     {"FatTreeOddK", "fat_tree_odd_k.toml", "", "fat_tree_odd_k.toml", 6, "k must be even", Mode::kValidate, nullptr},
@@ -209,7 +209,7 @@ const BadCase kBadCases[] = {
     {"SetWrongType", "valid_base.toml", "--set switch.buffer_bytes=abc", "--set switch.buffer_bytes", 0, "expected an integer", Mode::kValidateAndRun, nullptr},
     {"SetOutOfRange", "valid_base.toml", "--set seed=-1", "--set seed", 0, "-1 is out of range", Mode::kValidate, nullptr},
     {"SetUnknownKey", "valid_base.toml", "--set switch.nope=1", "--set switch.nope", 0, "unknown key 'switch.nope'", Mode::kValidate, nullptr},
-    {"SetUnknownScheme", "valid_base.toml", "--set cc.scheme=hpcc", "--set cc.scheme", 0, "'hpcc' is not one of", Mode::kValidate, nullptr},
+    {"SetUnknownScheme", "valid_base.toml", "--set cc.scheme=nosuchscheme", "--set cc.scheme", 0, "'nosuchscheme' is not one of", Mode::kValidate, nullptr},
     {"SetInsideAValue", "valid_base.toml", "--set topology.kind.x=1", "--set topology.kind.x=1", 0, "does not name a value inside a table", Mode::kValidate, nullptr},
     {"SetFlowToSwitch", "valid_base.toml", "--set 'flows[0].src=s0'", "--set flows[0].src", 0, "is a switch", Mode::kValidate, nullptr},
 };

@@ -8,6 +8,9 @@
 #include <fmt/format.h>
 
 #include "app/run.h"
+#include "app/sweep.h"
+#include "config/hpcc_config.h"
+#include "config/profiles.h"
 #include "config/scenario.h"
 #include "config/schemes.h"
 #include "core/error.h"
@@ -55,6 +58,45 @@ std::string find_scenario(const std::string& arg) {
   return arg;  // load reports "cannot open"
 }
 
+// What `run` and `validate` read: a scenario file, a topology file + flow file pair, or an ns-3 HPCC
+// simulator config.txt (config/hpcc_config.h), with the options that stand for --set overrides.
+struct Source {
+  std::string scenario, topology_file, flow_file, hpcc_config, scheme, profile;
+  double duration_ms = 0;
+};
+
+Scenario load_source(const Source& src, const std::vector<std::string>& user_sets, bool quiet,
+                     HpccConfig* cfg = nullptr) {
+  const bool files = !src.topology_file.empty() || !src.flow_file.empty();
+  const int n = !src.scenario.empty() + files + !src.hpcc_config.empty();
+  if (n != 1)
+    throw InputError("command line", 0,
+                     "give one of: a scenario file, --topology-file with --flow-file, or --hpcc-config");
+  if (files && (src.topology_file.empty() || src.flow_file.empty()))
+    throw InputError("command line", 0, "--topology-file and --flow-file go together");
+  if (!src.hpcc_config.empty() && (!src.scheme.empty() || !src.profile.empty()))
+    throw InputError("command line", 0,
+                     "--hpcc-config: the config's CC_MODE chooses the scheme and the profile is hpcc-sim; "
+                     "drop --scheme / --profile (use --set to change a value)");
+  if (!src.scheme.empty() && !src.scenario.empty())
+    throw InputError("command line", 0,
+                     "--scheme goes with --topology-file/--flow-file; with a scenario file use --set cc.scheme=NAME");
+  std::vector<std::string> sets;
+  if (!src.profile.empty()) sets.push_back("profile=" + src.profile);
+  if (!src.scheme.empty()) sets.push_back("cc.scheme=" + src.scheme);
+  if (src.duration_ms > 0) sets.push_back(fmt::format("duration_ms={}", src.duration_ms));
+  sets.insert(sets.end(), user_sets.begin(), user_sets.end());
+  if (!src.scenario.empty()) return load_scenario(find_scenario(src.scenario), sets);
+  if (files) return load_files_scenario(src.topology_file, src.flow_file, sets);
+  HpccConfig c = read_hpcc_config(src.hpcc_config);
+  for (const auto& w : c.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (!quiet)
+    for (const auto& note : c.notes) fmt::print(stderr, "note: {}\n", note);
+  Scenario s = load_hpcc_config_scenario(c, sets);
+  if (cfg) *cfg = std::move(c);
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,8 +109,23 @@ int main(int argc, char** argv) {
   bool quiet = false, force = false;
 
   auto* run = app.add_subcommand("run", "Run a scenario and write flows.csv, summary.json and scenario.resolved.toml");
-  run->add_option("scenario", scenario_path, "Scenario file (TOML), or a name under scenarios/ such as 'demo'")
-      ->required();
+  Source src;
+  run->add_option("scenario", src.scenario,
+                  "Scenario file (TOML), or a name under scenarios/ such as 'demo'");
+  run->add_option("--topology-file", src.topology_file,
+                  "Without a scenario: an ns-3 HPCC simulator topology file (needs --flow-file)");
+  run->add_option("--flow-file", src.flow_file, "Without a scenario: an ns-3 HPCC simulator flow file");
+  run->add_option("--scheme", src.scheme, "With --topology-file/--flow-file: the scheme (default dcqcn)")
+      ->check(CLI::IsMember(scheme_names()));
+  run->add_option("--profile", src.profile,
+                  "Parameter profile, e.g. hpcc-sim (the ns-3 HPCC simulator's defaults)")
+      ->check(CLI::IsMember(profile_names()));
+  run->add_option("--hpcc-config", src.hpcc_config,
+                  "Run an ns-3 HPCC simulator config.txt as it is; fct.txt/pfc.txt go where it says "
+                  "(docs/coming-from-hpcc-sim.md)");
+  run->add_option("--duration-ms", src.duration_ms,
+                  "Simulated time limit (ms); with --topology-file default 4000 (run.py's 4.00 s)")
+      ->check(CLI::PositiveNumber);
   run->add_option("-o,--out", out_dir, "Result directory (written to a temporary name, then renamed)");
   run->add_option("--set", sets, "Override a scenario value, e.g. --set cc.scheme=none --set seed=7")
       ->type_name("KEY=VALUE");
@@ -78,20 +135,48 @@ int main(int argc, char** argv) {
   run->add_flag("-q,--quiet", quiet, "No progress line and no table");
 
   auto* validate = app.add_subcommand("validate", "Check a scenario file and print the values it resolves to");
-  validate->add_option("scenario", scenario_path, "Scenario file (TOML)")->required();
+  Source vsrc;
+  validate->add_option("scenario", vsrc.scenario, "Scenario file (TOML)");
+  validate->add_option("--hpcc-config", vsrc.hpcc_config,
+                       "An ns-3 HPCC simulator config.txt: print the equivalent rocesim scenario and its "
+                       "values");
+  validate->add_option("--profile", vsrc.profile, "Parameter profile, e.g. hpcc-sim")
+      ->check(CLI::IsMember(profile_names()));
   validate->add_option("--set", sets, "Override a scenario value")->type_name("KEY=VALUE");
 
   std::string what = "all";
   auto* list = app.add_subcommand("list", "List schemes, topologies, workloads or scenarios");
-  list->add_option("what", what, "schemes | topologies | workloads | scenarios | all")
-      ->check(CLI::IsMember({"schemes", "topologies", "workloads", "scenarios", "all"}));
+  list->add_option("what", what, "schemes | topologies | workloads | scenarios | profiles | all")
+      ->check(CLI::IsMember({"schemes", "topologies", "workloads", "scenarios", "profiles", "all"}));
+
+  std::vector<std::string> grid;
+  int jobs = 1;
+  auto* sweep = app.add_subcommand("sweep", "Run the cartesian product of a grid of values, one run directory each, "
+                                            "in parallel processes; write results.csv");
+  sweep->add_option("scenario", scenario_path, "Scenario file (TOML), or a name under scenarios/")->required();
+  sweep->add_option("--grid", grid, "KEY=V1,V2,...: scheme, load (every [[traffic]]), seed, or any dotted key")
+      ->required()
+      ->expected(1, -1);
+  sweep->add_option("-o,--out", out_dir, "Sweep directory (default: runs/<scenario>-sweep)");
+  sweep->add_option("-j,--jobs", jobs, "Runs at once")->check(CLI::Range(1, 1024));
+  sweep->add_option("--set", sets, "Override a scenario value in every run")->type_name("KEY=VALUE");
+  sweep->add_flag("--force", force, "Re-run complete runs too (otherwise they are skipped)");
+  sweep->add_flag("-q,--quiet", quiet, "No per-run lines and no progress line");
+
+  std::string report_dir;
+  auto* report = app.add_subcommand("report", "Write DIR/report.html (figures and tables) for a run or a sweep");
+  report->add_option("dir", report_dir, "A run directory or a sweep directory")->required();
+  report->add_flag("-q,--quiet", quiet, "Print only the report's path");
 
   CLI11_PARSE(app, argc, argv);
 
   try {
     if (run->parsed()) {
-      const Scenario s = load_scenario(find_scenario(scenario_path), sets);
+      HpccConfig cfg;
+      const Scenario s = load_source(src, sets, quiet, &cfg);
       RunOptions opt;
+      opt.fct_txt_path = cfg.fct_output;  // --hpcc-config: where its config says
+      opt.pfc_txt_path = cfg.pfc_output;
       opt.out_dir = out_dir;
       opt.fct_hpcc = fct_format == "hpcc";
       opt.progress = !quiet;
@@ -99,15 +184,30 @@ int main(int argc, char** argv) {
       if (!out_dir.empty()) check_output_dir(out_dir, force);  // before spending time on the run
       const RunResult r = run_scenario(s, opt);
       if (!quiet) print_table(s, r, out_dir);
+      if (!quiet && !cfg.path.empty()) fmt::print("  {}: {}, {}\n", cfg.path, cfg.fct_output, cfg.pfc_output);
       return 0;
     }
     if (validate->parsed()) {
-      const Scenario s = load_scenario(find_scenario(scenario_path), sets);
+      HpccConfig cfg;
+      const Scenario s = load_source(vsrc, sets, false, &cfg);
+      if (!cfg.path.empty()) std::cout << cfg.scenario_toml << "\n# The values it resolves to:\n";
       std::cout << "# " << s.file << ": valid (" << s.topo.num_hosts() << " hosts, "
                 << s.topo.num_nodes - s.topo.num_hosts() << " switches, scheme " << s.scheme << ")\n"
                 << s.resolved << "\n";
       return 0;
     }
+    if (sweep->parsed()) {
+      SweepOptions opt;
+      opt.scenario = find_scenario(scenario_path);
+      opt.out_dir = out_dir.empty() ? "runs/" + fs::path(opt.scenario).stem().string() + "-sweep" : out_dir;
+      opt.grid = parse_grid(grid);
+      opt.sets = sets;
+      opt.jobs = jobs;
+      opt.force = force;
+      opt.quiet = quiet;
+      return run_sweep(opt);
+    }
+    if (report->parsed()) return make_report(report_dir, quiet);
     if (list->parsed()) {
       if (what == "schemes" || what == "all") {
         fmt::print("schemes:\n");
@@ -123,6 +223,10 @@ int main(int argc, char** argv) {
         for (const auto& w : list_workloads(ROCESIM_DATA_DIR))
           fmt::print("  {:<28} {:>14.0f} {:>9.1f}% {:>9.1f}%\n", w.name, w.mean_bytes, 100 * w.share_below_10kb,
                      100 * w.share_above_1mb);
+      }
+      if (what == "profiles" || what == "all") {
+        fmt::print("profiles (profile = NAME, or --profile NAME):\n");
+        for (const auto& p : profile_registry()) fmt::print("  {:<12} {}\n", p.name, p.summary);
       }
       if (what == "scenarios" || what == "all") {
         fmt::print("scenarios (rocesim run NAME):\n");

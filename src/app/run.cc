@@ -1,4 +1,5 @@
 #include "app/run.h"
+#include "app/progress.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "net/host.h"
 #include "net/switch.h"
 #include "stats/fct_stats.h"
+#include "stats/monitors.h"
 #include "stats/writers.h"
 
 namespace fs = std::filesystem;
@@ -58,6 +60,33 @@ nlohmann::json pfc_summary(Network& net) {
   return {{"pauses_sent", pauses}, {"resumes_sent", resumes}, {"paused_time_us", paused_us}, {"ports", ports}};
 }
 
+// pfc.txt of the ns-3 HPCC simulator, written as frames arrive; restores the previous observer when done
+// (declared before any Monitors of the run so that it outlives them: they restore ours).
+class PfcTxt {
+ public:
+  PfcTxt(Network& net, const std::string& path) : net_(net), path_(path), saved_(net.observers().on_pfc_rx) {
+    if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
+    out_.open(path, std::ios::binary);
+    if (!out_) throw std::runtime_error("cannot write " + path);
+    net.observers().on_pfc_rx = [this](const Node& n, int port, int prio, bool pause, Time t) {
+      if (saved_) saved_(n, port, prio, pause, t);
+      out_ << floor_ns(t) << ' ' << n.id() << ' ' << (n.is_switch() ? 1 : 0) << ' ' << port + 1 << ' '
+           << (pause ? 1 : 0) << '\n';
+    };
+  }
+  ~PfcTxt() { net_.observers().on_pfc_rx = saved_; }
+  void close() {
+    out_.close();
+    if (!out_) throw std::runtime_error("cannot write " + path_);
+  }
+
+ private:
+  Network& net_;
+  std::string path_;
+  std::function<void(const Node&, int, int, bool, Time)> saved_;
+  std::ofstream out_;
+};
+
 void write_file(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary);
   out << text;
@@ -87,21 +116,25 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   net.set_class_labels(s.class_labels);
   net.set_flow_source(source.get());
   const auto t0 = std::chrono::steady_clock::now();
-  const bool tty = opt.progress && isatty(STDERR_FILENO);
-  std::function<void(Time)> progress;
-  if (tty) {
-    progress = [&](Time now) {
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double frac = now.ps / static_cast<double>(s.duration.ps);
-      const double eta = frac > 0 ? wall / frac - wall : 0;
-      fmt::print(stderr, "\r  {:.3f} / {:.3f} ms simulated ({:4.1f} %), {:.1f} s wall, ETA {:.0f} s, {:.2f} M events/s   ",
-                 now.ms(), s.duration.ms(), 100 * frac, wall, eta, net.sim().events_executed() / wall / 1e6);
-    };
-  }
-  net.run(s.duration, s.stop_when_done, progress);
-  if (tty) fmt::print(stderr, "\r{:110}\r", "");
+  std::unique_ptr<PfcTxt> pfc_txt;
+  if (!opt.pfc_txt_path.empty()) pfc_txt = std::make_unique<PfcTxt>(net, opt.pfc_txt_path);
+  // [monitors]: off unless asked; they only observe (stats/monitors.h), their CSVs go with the results.
+  std::unique_ptr<Monitors> monitors;
+  if (s.monitors.any()) monitors = std::make_unique<Monitors>(net, s.monitors);
+  RunProgress progress(opt.progress, s.duration, net.sim());  // app/progress.h: stderr, terminals only
+  net.run(s.duration, s.stop_when_done, progress.callback());
+  progress.finish();
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.flows = net.finished();
+  if (pfc_txt) pfc_txt->close();
+  if (!opt.fct_txt_path.empty()) {
+    const fs::path p(opt.fct_txt_path);
+    if (p.has_parent_path()) fs::create_directories(p.parent_path());
+    std::ofstream f(p, std::ios::binary);
+    write_hpcc_fct(f, res.flows);
+    f.close();
+    if (!f) throw std::runtime_error("cannot write " + opt.fct_txt_path);
+  }
 
   const NetStats& st = net.stats();
   SizeBuckets buckets = SizeBuckets::from_edges(s.size_buckets);
@@ -138,6 +171,7 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
                       {"events_per_second", res.wall_seconds > 0 ? events / res.wall_seconds : 0.0},
                       {"packet_hops_per_second", res.wall_seconds > 0 ? st.packet_hops / res.wall_seconds : 0.0},
                       {"peak_memory_bytes", peak_rss_bytes()}};
+  if (monitors) j["monitors"] = monitors->summary();
   res.summary = j;
 
   if (!opt.out_dir.empty()) {
@@ -160,6 +194,7 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
       std::ofstream f(tmp / "fct.txt", std::ios::binary);
       write_hpcc_fct(f, res.flows);
     }
+    if (monitors) monitors->write(tmp);
     // Replace atomically: the result directory is complete or absent. Only an empty directory or a
     // previous result directory (checked above) is ever removed.
     if (fs::exists(out)) fs::remove_all(out);

@@ -16,6 +16,11 @@ struct RunOptions {
   bool fct_hpcc = false;         // also write fct.txt in the ns-3 layout
   bool progress = false;         // live progress line on stderr
   bool force = false;            // replace an existing result directory
+  // The ns-3 HPCC simulator's own outputs at paths of its config (FCT_OUTPUT_FILE, PFC_OUTPUT_FILE);
+  // empty = not written. fct.txt: stats/writers.h; pfc.txt: one line per PFC frame received,
+  // "time_ns node node_type ifindex 1/0" (node_type 1 = switch; ifindex = port + 1; 1 = pause).
+  std::string fct_txt_path;
+  std::string pfc_txt_path;
 };
 
 struct RunResult {

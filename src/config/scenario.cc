@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include <fmt/format.h>
 
+#include "config/profiles.h"
 #include "config/schemes.h"
 #include "config/traffic.h"
 #include "topo/builders.h"
@@ -108,6 +111,8 @@ void read_switch(Config& c, SwitchSettings& s) {
   if (s.xon_bytes > s.xoff_bytes) c.fail(k + "xon_bytes", fmt::format("must not exceed xoff_bytes ({})", s.xoff_bytes));
   s.headroom_bytes = c.get_int(k + "headroom_bytes", s.headroom_bytes, 0, int64_t{1} << 40);
   s.headroom_factor = c.get_double(k + "headroom_factor", s.headroom_factor, 0, 100);
+  s.headroom_extra_bytes =
+      c.get_int(k + "headroom_extra_bytes", s.headroom_extra_bytes, -1, int64_t{1} << 40);
   s.ecn_enabled = c.get_bool(k + "ecn", s.ecn_enabled);
   s.kmin_bytes = c.get_int(k + "kmin_bytes", s.kmin_bytes, 0, int64_t{1} << 40);
   s.kmax_bytes = c.get_int(k + "kmax_bytes", s.kmax_bytes, 0, int64_t{1} << 40);
@@ -131,6 +136,14 @@ void read_nic(Config& c, NicSettings& n) {
   n.rx_xoff_bytes = c.get_int(k + "rx_xoff_bytes", n.rx_xoff_bytes, 1, int64_t{1} << 40);
   n.rx_xon_bytes = c.get_int(k + "rx_xon_bytes", n.rx_xon_bytes, 0, int64_t{1} << 40);
   if (n.rx_xon_bytes > n.rx_xoff_bytes) c.fail(k + "rx_xon_bytes", "must not exceed rx_xoff_bytes");
+  n.int_hop_bytes = c.get_int(k + "int_hop_bytes", n.int_hop_bytes, 0, 1000);
+  n.int_base_bytes = c.get_int(k + "int_base_bytes", n.int_base_bytes, 0, 1000);
+  const std::string ackp = c.get_string(k + "ack_priority", "scheme", {"scheme", "high", "data"});
+  n.ack_priority = ackp == "high"   ? NicSettings::AckPriority::kHigh
+                   : ackp == "data" ? NicSettings::AckPriority::kData
+                                    : NicSettings::AckPriority::kScheme;
+  n.ideal_fct_hpcc_ns = c.get_string(k + "ideal_fct", n.ideal_fct_hpcc_ns ? "hpcc_ns" : "exact",
+                                     {"exact", "hpcc_ns"}) == "hpcc_ns";
 }
 
 
@@ -183,6 +196,8 @@ static Scenario build(Config& c) {
   s.seed = static_cast<uint64_t>(c.get_int("seed", 1, 0, int64_t{1} << 62));
   s.duration = Time::from_ms(c.get_double("duration_ms", 10, 1e-6, 1e7));
   s.stop_when_done = c.get_bool("stop_when_done", true);
+  // The profile was applied before reading (config/profiles.h); recorded when there is one.
+  if (c.has("profile")) (void)c.get_string("profile", "", profile_names());
 
   s.topo = read_topology(c);
   if (s.topo.num_hosts() < 2) c.fail("topology.kind", "the topology needs at least two hosts");
@@ -230,6 +245,7 @@ static Scenario build(Config& c) {
       c.fail("output.size_buckets_bytes", "bucket edges must increase strictly");
   s.short_flow_bytes = c.get_int("output.short_flow_bytes", s.short_flow_bytes, 1, int64_t{1} << 50);
   s.write_hpcc_fct = c.get_bool("output.fct_hpcc", false);
+  s.monitors = read_monitors(c, s.topo);
 
   c.reject_unknown_keys();
   c.set_resolved("seed", toml::value<int64_t>(static_cast<int64_t>(s.seed)));
@@ -238,13 +254,19 @@ static Scenario build(Config& c) {
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  Config c = Config::load(path, overrides);
-  return build(c);
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "cannot open scenario file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return load_scenario_text(text.str(), path, overrides);
 }
 
 Scenario load_scenario_text(std::string_view text, const std::string& name, const std::vector<std::string>& overrides) {
-  Config c = Config::parse(text, name, overrides);
-  return build(c);
+  const AppliedProfile profile = apply_profile(text, name, overrides);  // profile defaults, then --set
+  return with_profile_errors(profile, [&] {
+    Config c = Config::parse(text, name, profile.overrides);
+    return build(c);
+  });
 }
 
 std::unique_ptr<CongestionControl> Scenario::make_scheme() const { return scheme_factory(); }

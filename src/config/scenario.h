@@ -7,6 +7,7 @@
 
 #include "config/schemes.h"
 #include "config/config.h"
+#include "config/monitors.h"
 #include "net/settings.h"
 #include "topo/topology.h"
 #include "workload/flow.h"
@@ -27,6 +28,21 @@ struct TrafficSpec {  // one generator of flows
   int priority = 3;
   uint16_t class_id = 0;
   std::vector<int> hosts;                 // participating hosts (default: all)
+  // Pattern keys (config/traffic.cc lists which pattern reads which); node ids throughout.
+  Bytes size_bytes = 0;                   // fixed flow size instead of sampling `workload` (0 = sample)
+  std::vector<int> src, dst;              // senders / receivers (set_to_set, incast, burst)
+  std::vector<int> group_of;              // groups: group label of each of `hosts`
+  std::vector<int> hot;                   // hotspot: the hot hosts
+  double hot_fraction = 0.15;             // hotspot: share of flows to the hot set
+  uint16_t hot_class_id = 0;              // hotspot: class of the hot flows
+  Rate load_of;                           // set_to_set: load is of this rate (0 = of each sender's link)
+  bool long_lived = false;                // permutation: one size_bytes flow per pair instead of Poisson
+  int fan_in = 0;                         // incast: senders per round
+  Time period, jitter;                    // incast: between rounds (0 = one round); start spread
+  uint64_t rounds = 0;                    // incast: number of rounds (0 = until stop)
+  uint64_t count = 1;                     // burst: flows per sender (0 = until stop)
+  Time gap = Time::from_ps(-1);           // burst: between a sender's flows (< 0 = back to back)
+  std::vector<FlowSpec> flows;            // long_lived: the flows
 };
 
 struct Scenario {
@@ -52,6 +68,7 @@ struct Scenario {
   std::vector<Bytes> size_buckets;        // bucket edges; empty = defaults
   Bytes short_flow_bytes = 100'000;
   bool write_hpcc_fct = false;
+  MonitorSpec monitors;                   // [monitors]: nothing by default (config/monitors.h)
 
   toml::table resolved;                   // every value used
 

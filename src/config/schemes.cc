@@ -7,6 +7,12 @@ const std::vector<SchemeEntry>& scheme_registry() {
       {"none", "PFC only: line rate, no congestion control", read_scheme_none},
       {"dcqcn", "DCQCN (ECN marking, CNPs, rate decrease/increase); variants mellanox, hpcc_sim, paper",
        read_scheme_dcqcn},
+      {"dctcp", "DCTCP on RDMA QPs (ECN echo per ACK, alpha per window); modes rate (ns-3 HPCC sim), window",
+       read_scheme_dctcp},
+      {"timely", "TIMELY (RTT gradient from ACK timestamps, no ECN)", read_scheme_timely},
+      {"hpcc", "HPCC (INT per hop, window W = Wc / (U / eta) + W_AI paced at W / T)", read_scheme_hpcc},
+      {"pcn", "PCN (NP-ECN spares paused packets; receiver rate in CNPs every 50 us)", read_scheme_pcn},
+      {"pacc", "PACC (switch PI controller sends CNPs per flow every 80 us; DCQCN sender)", read_scheme_pacc},
   };
   return r;
 }

@@ -32,5 +32,14 @@ const SchemeEntry* find_scheme(const std::string& name);
 // Readers, one per scheme (config/cc_<name>.cc).
 SchemeFactory read_scheme_none(Config& c, const SchemeContext& ctx);
 SchemeFactory read_scheme_dcqcn(Config& c, const SchemeContext& ctx);
+SchemeFactory read_scheme_dctcp(Config& c, const SchemeContext& ctx);
+SchemeFactory read_scheme_timely(Config& c, const SchemeContext& ctx);
+SchemeFactory read_scheme_hpcc(Config& c, const SchemeContext& ctx);
+SchemeFactory read_scheme_pcn(Config& c, const SchemeContext& ctx);
+SchemeFactory read_scheme_pacc(Config& c, const SchemeContext& ctx);
+
+// The DCQCN keys of [cc.dcqcn] read at `prefix` (config/cc_dcqcn.cc), for schemes whose sender is DCQCN's.
+struct DcqcnSettings;
+DcqcnSettings read_dcqcn_settings(Config& c, const std::string& prefix, Rate nic_rate);
 
 }  // namespace rocesim

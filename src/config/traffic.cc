@@ -1,65 +1,539 @@
 #include "config/traffic.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
-#include <fmt/format.h>
+#include "topo/builders.h"
+#include "workload/flow_file.h"
+#include "workload/patterns.h"
 
 namespace rocesim {
 
 namespace {
+
+constexpr int64_t kMaxBytes = int64_t{1} << 50;
+constexpr uint16_t kIncastDport = 200;  // as in ns-3 HPCC flow files
+
+const std::vector<std::string>& pattern_names() {
+  static const std::vector<std::string> names{"all_to_all", "groups",     "permutation", "incast",
+                                              "hotspot",    "set_to_set", "long_lived",  "burst"};
+  return names;
+}
+
 Time us(Config& c, const std::string& key, double def, double lo = 0, double hi = 1e9) {
   return Time::from_us(c.get_double(key, def, lo, hi));
 }
-}  // namespace
 
-void read_traffic(Config& c, Scenario& s) {
-  const size_t ntraffic = c.table_array_size("traffic");
-  const auto hosts = s.topo.hosts();
-  for (size_t i = 0; i < ntraffic; ++i) {
-    const std::string k = fmt::format("traffic[{}].", i);
-    TrafficSpec t;
-    t.pattern = c.get_string(k + "pattern", t.pattern, {"all_to_all"});
-    t.workload = c.get_string(k + "workload", t.workload);
+void resolved_note(Config& c, const std::string& key, const std::string& note) {
+  c.set_resolved(key, toml::value<std::string>(note));
+}
+
+bool all_digits(const std::string& v) {
+  return !v.empty() && std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+// One node reference (a name, or an id as Config::get_id_or_name returns it) -> a host id.
+int host_ref(Config& c, const TopoSpec& topo, const std::string& key, const std::string& v) {
+  int id = -1;
+  if (all_digits(v)) {
+    id = v.size() < 9 ? std::stoi(v) : -1;
+    if (id < 0 || id >= topo.num_nodes)
+      c.fail(key, fmt::format("node id {} out of range 0..{}", v, topo.num_nodes - 1));
+  } else {
+    id = lookup_node(topo, v);
+    if (id < 0) c.fail(key, fmt::format("no node named '{}' in this topology", v));
+  }
+  if (topo.is_switch[id]) c.fail(key, fmt::format("node '{}' is a switch; traffic runs between hosts", v));
+  return id;
+}
+
+// "h12" -> ("h", 12); "7" -> ("", 7). False without trailing digits.
+bool split_suffix(const std::string& v, std::string& prefix, int64_t& num) {
+  size_t i = v.size();
+  while (i > 0 && v[i - 1] >= '0' && v[i - 1] <= '9') --i;
+  if (i == v.size() || v.size() - i > 9) return false;
+  prefix = v.substr(0, i);
+  num = std::stoll(v.substr(i));
+  return true;
+}
+
+// Appends the host(s) `v` names: one node, or a range "first..last" ("h0..h15", "B1..B8", "0..15").
+void expand(Config& c, const TopoSpec& topo, const std::string& key, const std::string& v,
+            std::vector<int>& out) {
+  const size_t dots = v.find("..");
+  if (dots == std::string::npos) {
+    out.push_back(host_ref(c, topo, key, v));
+    return;
+  }
+  std::string pa, pb;
+  int64_t na = 0, nb = 0;
+  if (!split_suffix(v.substr(0, dots), pa, na) || !split_suffix(v.substr(dots + 2), pb, nb) || pa != pb)
+    c.fail(key,
+           fmt::format("bad range '{}': expected first..last with one prefix, e.g. \"h0..h15\" or \"0..15\"",
+                       v));
+  if (nb < na) c.fail(key, fmt::format("range '{}' runs backwards", v));
+  if (nb - na >= topo.num_nodes) c.fail(key, fmt::format("range '{}' is longer than the topology", v));
+  for (int64_t i = na; i <= nb; ++i) out.push_back(host_ref(c, topo, key, pa + std::to_string(i)));
+}
+
+// A list of hosts: one node, or an array of node names / ids / ranges. No host twice.
+std::vector<int> host_list(Config& c, const TopoSpec& topo, const std::string& key) {
+  std::vector<int> out;
+  if (c.has(key + "[0]")) {
+    // Config has no getter for arrays mixing names and ids: this marks `key` as read (and records an
+    // all-string array); a mixed array makes it throw, harmlessly, and the elements are read one by one.
     try {
-      const std::string w = resolve_path(c, t.workload);
-      t.workload_path = resolve_workload(std::filesystem::exists(w) ? w : t.workload, ROCESIM_DATA_DIR);
-      (void)SizeCdf::load(t.workload_path);
-    } catch (const InputError& e) {
-      c.fail(k + "workload", e.what());
+      (void)c.get_string_list(key, {});
+    } catch (const InputError&) {
     }
-    t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
-    t.start = us(c, k + "start_us", 0);
-    t.stop = c.has(k + "stop_us") ? us(c, k + "stop_us", 0) : Time::max();
-    if (!c.has(k + "stop_us")) c.set_resolved(k + "stop_us", toml::value<std::string>("end of run"));
-    t.max_flows = static_cast<uint64_t>(c.get_int(k + "max_flows", 0, 0, int64_t{1} << 40));
-    t.priority = static_cast<int>(c.get_int(k + "priority", s.nic.data_priority, 1, 7));
-    t.class_id = class_index(s.class_labels, c.get_string(k + "class", "default"));
-    t.hosts = hosts;
-    s.traffic.push_back(t);
+    for (size_t i = 0; c.has(fmt::format("{}[{}]", key, i)); ++i) {
+      const std::string ek = fmt::format("{}[{}]", key, i);
+      expand(c, topo, ek, c.get_id_or_name(ek), out);
+    }
+  } else {
+    expand(c, topo, key, c.get_id_or_name(key), out);
+  }
+  std::vector<int> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  if (auto d = std::adjacent_find(sorted.begin(), sorted.end()); d != sorted.end())
+    c.fail(key, fmt::format("host '{}' listed twice", topo.node_names.size() > static_cast<size_t>(*d)
+                                                          ? topo.node_names[*d]
+                                                          : std::to_string(*d)));
+  return out;
+}
+
+std::vector<int> hosts_or_all(Config& c, const TopoSpec& topo, const std::string& key) {
+  if (c.has(key)) return host_list(c, topo, key);
+  resolved_note(c, key, "all hosts");
+  return topo.hosts();
+}
+
+// Hosts whose topo.host_group is one of the listed group indexes.
+std::vector<int> hosts_of_groups(Config& c, const TopoSpec& topo, const std::string& key) {
+  if (topo.host_group.empty()) c.fail(key, "this topology has no host groups; list the hosts instead");
+  const std::vector<double> groups =
+      c.has(key + "[0]") || !c.has(key)
+          ? c.get_double_list(key, {}, 0, 1e9)
+          : std::vector<double>{static_cast<double>(c.get_int(key, 0, 0, 1 << 30))};
+  if (groups.empty()) c.fail(key, "expected at least one host_group index");
+  std::vector<int> out;
+  for (double g : groups) {
+    if (std::floor(g) != g) c.fail(key, fmt::format("host_group indexes are integers, got {}", g));
+    const size_t before = out.size();
+    for (int h : topo.hosts())
+      if (topo.host_group.size() > static_cast<size_t>(h) && topo.host_group[h] == static_cast<int>(g))
+        out.push_back(h);
+    if (out.size() == before) c.fail(key, fmt::format("no host is in host_group {}", g));
+  }
+  std::vector<int> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    c.fail(key, "a group is listed twice");
+  return out;
+}
+
+// `name` (a host list) or `name_group` (host_group indexes): exactly one.
+std::vector<int> host_set(Config& c, const TopoSpec& topo, const std::string& k, const std::string& name) {
+  const bool list = c.has(k + name), group = c.has(k + name + "_group");
+  if (list && group) c.fail(k + name + "_group", fmt::format("give either {0} or {0}_group, not both", name));
+  if (!list && !group)
+    c.fail(k + "pattern",
+           fmt::format("set_to_set needs {0} (hosts) or {0}_group (host_group indexes)", name));
+  return list ? host_list(c, topo, k + name) : hosts_of_groups(c, topo, k + name + "_group");
+}
+
+// size_bytes (fixed) or workload (sampled), not both. Keeps the CDF loaded in `cdf`.
+void read_sizes(Config& c, const std::string& k, TrafficSpec& t, std::unique_ptr<SizeCdf>& cdf) {
+  if (c.has(k + "size_bytes")) {
+    if (c.has(k + "workload"))
+      c.fail(k + "workload",
+             "give either size_bytes (one size for every flow) or workload (sampled sizes), not both");
+    t.size_bytes = c.get_int(k + "size_bytes", 0, 1, kMaxBytes);
+    t.workload.clear();
+    return;
+  }
+  t.workload = c.get_string(k + "workload", t.workload);
+  try {
+    const std::string w = resolve_path(c, t.workload);
+    t.workload_path = resolve_workload(std::filesystem::exists(w) ? w : t.workload, ROCESIM_DATA_DIR);
+    cdf = std::make_unique<SizeCdf>(SizeCdf::load(t.workload_path));
+  } catch (const InputError& e) {
+    c.fail(k + "workload", e.what());
   }
 }
 
-void add_traffic_sources(const Scenario& s, MergedSource& merged, std::vector<std::unique_ptr<SizeCdf>>& cdfs) {
+bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+std::string label(const TopoSpec& topo, int id) {
+  return topo.node_names.size() > static_cast<size_t>(id) && !topo.node_names[id].empty()
+             ? topo.node_names[id]
+             : std::to_string(id);
+}
+
+void read_groups(Config& c, const std::string& k, TrafficSpec& t) {
+  const int64_t n = static_cast<int64_t>(t.hosts.size());
+  if (n < 2) c.fail(k + "hosts", "groups needs at least 2 hosts");
+  const bool by_count = c.has(k + "groups"), by_size = c.has(k + "group_size");
+  if (by_count == by_size)
+    c.fail(k + (by_count ? "group_size" : "pattern"),
+           "groups needs exactly one of groups (number of groups) or group_size (hosts per group)");
+  t.group_of.assign(t.hosts.size(), 0);
+  if (by_count) {
+    const int64_t g = c.get_int(k + "groups", 1, 1, n / 2);  // n / 2: every group gets >= 2 hosts
+    for (int64_t j = 0; j < g; ++j)
+      for (int64_t i = j * n / g; i < (j + 1) * n / g; ++i) t.group_of[i] = static_cast<int>(j);
+  } else {
+    const int64_t size = c.get_int(k + "group_size", 2, 2, n);
+    if (n % size != 0)
+      c.fail(k + "group_size",
+             fmt::format("{} hosts do not split into groups of {}; use groups = <count> for "
+                         "near-equal groups",
+                         n, size));
+    for (int64_t i = 0; i < n; ++i) t.group_of[i] = static_cast<int>(i / size);
+  }
+}
+
+void read_incast(Config& c, const Scenario& s, const std::string& k, TrafficSpec& t) {
   const TopoSpec& topo = s.topo;
-  uint64_t i = 0;
-  for (const TrafficSpec& t : s.traffic) {
-    cdfs.push_back(std::make_unique<SizeCdf>(SizeCdf::load(t.workload_path)));
-    PoissonAllToAllParams p;
-    p.hosts = t.hosts;
-    p.sizes = cdfs.back().get();
-    Rate host_rate{0};
-    for (const auto& l : topo.links)
-      if (!topo.is_switch[l.a] || !topo.is_switch[l.b]) host_rate = std::max(host_rate, l.rate);
-    p.host_rate = host_rate;
-    p.load = t.load;
+  const bool listed = c.has(k + "senders");
+  t.src = hosts_or_all(c, topo, k + "senders");
+  if (c.has(k + "dst")) {
+    t.dst = {node_ref(c, topo, k + "dst")};
+  } else {
+    resolved_note(c, k + "dst", "random host per round");
+  }
+  const int64_t avail =
+      static_cast<int64_t>(t.src.size()) - (t.dst.empty() || contains(t.src, t.dst[0]) ? 1 : 0);
+  if (avail < 1) c.fail(listed ? k + "senders" : k + "dst", "no sender other than the receiver");
+  if (!listed && !c.has(k + "fan_in"))
+    c.fail(k + "pattern", "incast needs fan_in (senders per round) or a senders list");
+  t.fan_in = static_cast<int>(c.get_int(k + "fan_in", avail, 1, avail));
+  if (c.has(k + "period_us")) {
+    t.period = us(c, k + "period_us", 0, 1e-6);
+  } else {
+    resolved_note(c, k + "period_us", "none (one round)");
+  }
+  const bool periodic = t.period > Time::zero();
+  t.rounds = static_cast<uint64_t>(c.get_int(k + "rounds", periodic ? 0 : 1, 0, int64_t{1} << 40));
+  if (!periodic && t.rounds > 1) c.fail(k + "rounds", "more than one round needs period_us");
+  t.jitter = us(c, k + "jitter_us", 0, 0, periodic ? t.period.us() : 1e9);
+}
+
+void read_hotspot(Config& c, Scenario& s, size_t index, const std::string& k, TrafficSpec& t) {
+  const size_t n = t.hosts.size();
+  t.hot_fraction = c.get_double(k + "hot_fraction", t.hot_fraction, 0, 1);
+  if (c.has(k + "hot_hosts") && c.has(k + "hot_share"))
+    c.fail(k + "hot_share", "give either hot_hosts (a list) or hot_share (a share of the hosts), not both");
+  if (c.has(k + "hot_hosts")) {
+    t.hot = host_list(c, s.topo, k + "hot_hosts");
+    for (int h : t.hot)
+      if (!contains(t.hosts, h))
+        c.fail(k + "hot_hosts",
+               fmt::format("hot host '{}' is not one of the participating hosts", label(s.topo, h)));
+  } else {
+    const double share = c.get_double(k + "hot_share", 0.125, 1e-9, 1);
+    const size_t count =
+        std::max<size_t>(1, static_cast<size_t>(std::llround(share * static_cast<double>(n))));
+    Rng rng = Rng::stream(s.seed, fmt::format("traffic{}.hot", index));
+    t.hot = random_subset(t.hosts, std::min(count, n), rng);
+    std::sort(t.hot.begin(), t.hot.end());
+  }
+  if (n < t.hot.size() + 2)
+    c.fail(k + (c.has(k + "hot_hosts") ? "hot_hosts" : "hot_share"),
+           fmt::format("{} of {} hosts are hot; at least 2 must stay non-hot", t.hot.size(), n));
+  t.hot_class_id = class_index(s.class_labels, c.get_string(k + "hot_class", "hot"));
+}
+
+void read_set_to_set(Config& c, const Scenario& s, const std::string& k, TrafficSpec& t) {
+  t.src = host_set(c, s.topo, k, "src");
+  t.dst = host_set(c, s.topo, k, "dst");
+  for (int h : t.src)
+    if (t.dst.size() == 1 && t.dst[0] == h)
+      c.fail(k + "dst", fmt::format("source '{}' is the only destination", label(s.topo, h)));
+  t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
+  if (!c.has(k + "load_of")) {
+    resolved_note(c, k + "load_of", "each source's link rate");
+    return;
+  }
+  t.load_of = Rate::from_gbps(c.get_double(k + "load_of", 0, 1e-6, 1e5));
+  const auto rates = host_link_rates(s.topo);
+  const Rate each = t.load_of * t.load / static_cast<double>(t.src.size());
+  for (int h : t.src)
+    if (each.bps > rates[h].bps * (1 + 1e-9))
+      c.fail(k + "load_of",
+             fmt::format("{} x {} Gb/s over {} sources is {:.3f} Gb/s each, more than host '{}' "
+                         "link ({} Gb/s)",
+                         t.load, t.load_of.gbps(), t.src.size(), each.gbps(), label(s.topo, h),
+                         rates[h].gbps()));
+}
+
+void read_long_lived(Config& c, const Scenario& s, const std::string& k, TrafficSpec& t) {
+  const size_t n = c.table_array_size(k + "flows");
+  if (n == 0)
+    c.fail(k + "pattern",
+           "long_lived needs [[traffic.flows]] tables (src, dst, start_us, size_bytes or stop_us)");
+  const Bytes table_size = c.has(k + "size_bytes") ? c.get_int(k + "size_bytes", 0, 1, kMaxBytes) : 0;
+  const bool table_stop = c.has(k + "stop_us");
+  const double table_rate = c.has(k + "rate_gbps") ? c.get_double(k + "rate_gbps", 0, 1e-6, 1e5) : 0;
+  const auto rates = host_link_rates(s.topo);
+  for (size_t j = 0; j < n; ++j) {
+    const std::string fk = fmt::format("{}flows[{}].", k, j);
+    FlowSpec f;
+    f.src = node_ref(c, s.topo, fk + "src");
+    f.dst = node_ref(c, s.topo, fk + "dst");
+    if (f.src == f.dst) c.fail(fk + "dst", "a flow needs two different hosts");
+    f.start = us(c, fk + "start_us", t.start.us());
+    const bool own_size = c.has(fk + "size_bytes"), own_stop = c.has(fk + "stop_us");
+    if (own_size && own_stop) c.fail(fk + "stop_us", "give either size_bytes or stop_us, not both");
+    if (own_size || (!own_stop && table_size > 0)) {
+      f.size_bytes = c.get_int(fk + "size_bytes", table_size, 1, kMaxBytes);
+    } else if (own_stop || table_stop) {
+      const Time stop = us(c, fk + "stop_us", t.stop.us());
+      if (stop <= f.start)
+        c.fail(own_stop ? fk + "stop_us" : k + "stop_us", "stop must be after the flow's start");
+      const double def_rate = table_rate > 0 ? table_rate : std::min(rates[f.src], rates[f.dst]).gbps();
+      const Rate rate = Rate::from_gbps(c.get_double(fk + "rate_gbps", def_rate, 1e-6, 1e5));
+      f.size_bytes = std::max<Bytes>(1, bytes_in(rate, stop - f.start));
+      c.set_resolved(fk + "size_bytes", toml::value<int64_t>(f.size_bytes));
+    } else {
+      c.fail(fk + "src", "a long-lived flow needs size_bytes or stop_us (here or in its [[traffic]] table)");
+    }
+    f.priority = t.priority;
+    f.class_id = t.class_id;
+    t.flows.push_back(f);
+  }
+  std::stable_sort(t.flows.begin(), t.flows.end(),
+                   [](const FlowSpec& a, const FlowSpec& b) { return a.start < b.start; });
+}
+
+void read_burst(Config& c, const Scenario& s, const std::string& k, TrafficSpec& t,
+                std::unique_ptr<SizeCdf>& cdf) {
+  const int dst = node_ref(c, s.topo, k + "dst");
+  t.dst = {dst};
+  if (c.has(k + "senders")) {
+    t.src = host_list(c, s.topo, k + "senders");
+    if (contains(t.src, dst))
+      c.fail(k + "senders", fmt::format("the receiver '{}' is also a sender", label(s.topo, dst)));
+  } else {
+    resolved_note(c, k + "senders", "all hosts but dst");
+    for (int h : s.topo.hosts())
+      if (h != dst) t.src.push_back(h);
+  }
+  t.count = static_cast<uint64_t>(c.get_int(k + "count", 1, 0, int64_t{1} << 40));
+  read_sizes(c, k, t, cdf);
+  if (c.has(k + "gap_us")) {
+    t.gap = us(c, k + "gap_us", 0);
+    if (t.count == 0 && t.gap == Time::zero())
+      c.fail(k + "gap_us", "count = 0 (until stop) needs gap_us > 0");
+  } else if (t.size_bytes == 0 && t.count != 1) {
+    c.fail(k + "pattern", "burst with sizes from a workload needs gap_us (back to back needs size_bytes)");
+  } else {
+    resolved_note(c, k + "gap_us", "back to back (size_bytes at the sender's link rate)");
+  }
+}
+
+}  // namespace
+
+std::vector<Rate> host_link_rates(const TopoSpec& topo) {
+  std::vector<Rate> r(static_cast<size_t>(topo.num_nodes), Rate{0});
+  for (const auto& l : topo.links) {
+    if (!topo.is_switch[l.a]) r[l.a] = std::max(r[l.a], l.rate);
+    if (!topo.is_switch[l.b]) r[l.b] = std::max(r[l.b], l.rate);
+  }
+  return r;
+}
+
+void read_traffic(Config& c, Scenario& s) {
+  const size_t ntraffic = c.table_array_size("traffic");
+  for (size_t i = 0; i < ntraffic; ++i) {
+    const std::string k = fmt::format("traffic[{}].", i);
+    TrafficSpec t;
+    std::unique_ptr<SizeCdf> cdf;
+    t.pattern = c.get_string(k + "pattern", t.pattern, pattern_names());
+    t.class_id = class_index(s.class_labels, c.get_string(k + "class", "default"));
+    t.priority = static_cast<int>(c.get_int(k + "priority", s.nic.data_priority, 1, 7));
+    t.start = us(c, k + "start_us", 0);
+    t.stop = c.has(k + "stop_us") ? us(c, k + "stop_us", 0) : Time::max();
+    if (!c.has(k + "stop_us")) resolved_note(c, k + "stop_us", "end of run");
+    if (t.stop <= t.start) c.fail(k + "stop_us", "must be after start_us");
+    t.max_flows = static_cast<uint64_t>(c.get_int(k + "max_flows", 0, 0, int64_t{1} << 40));
+    const std::string& p = t.pattern;
+    if (p == "all_to_all" || p == "groups" || p == "permutation" || p == "hotspot") {
+      t.hosts = hosts_or_all(c, s.topo, k + "hosts");
+      if (t.hosts.size() < 2) c.fail(k + "hosts", "needs at least 2 hosts");
+    }
+    if (p == "all_to_all") {
+      t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
+      read_sizes(c, k, t, cdf);
+    } else if (p == "groups") {
+      read_groups(c, k, t);
+      t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
+      read_sizes(c, k, t, cdf);
+    } else if (p == "permutation") {
+      Rng rng = Rng::stream(s.seed, fmt::format("traffic{}.partner", i));
+      for (int d : random_derangement(t.hosts.size(), rng)) t.dst.push_back(t.hosts[d]);
+      t.long_lived = c.get_bool(k + "long_lived", false);
+      if (t.long_lived) {
+        if (!c.has(k + "size_bytes"))
+          c.fail(k + "long_lived", "long_lived = true needs size_bytes (each flow's size)");
+        t.size_bytes = c.get_int(k + "size_bytes", 0, 1, kMaxBytes);
+      } else {
+        t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
+        read_sizes(c, k, t, cdf);
+      }
+    } else if (p == "incast") {
+      read_incast(c, s, k, t);
+      read_sizes(c, k, t, cdf);
+    } else if (p == "hotspot") {
+      t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
+      read_hotspot(c, s, i, k, t);
+      read_sizes(c, k, t, cdf);
+    } else if (p == "set_to_set") {
+      read_set_to_set(c, s, k, t);
+      read_sizes(c, k, t, cdf);
+    } else if (p == "long_lived") {
+      read_long_lived(c, s, k, t);
+    } else if (p == "burst") {
+      read_burst(c, s, k, t, cdf);
+    }
+    s.traffic.push_back(std::move(t));
+    // Whatever the key checks above let through, the generator's own checks catch here.
+    try {
+      (void)make_traffic_source(s, i, cdf.get());
+    } catch (const InputError& e) {
+      std::string what = e.what();
+      if (what.rfind("<input>: ", 0) == 0) what.erase(0, 9);
+      c.fail(k + "pattern", what);
+    }
+  }
+}
+
+std::unique_ptr<FlowSource> make_traffic_source(const Scenario& s, size_t index, const SizeCdf* sizes) {
+  const TrafficSpec& t = s.traffic.at(index);
+  const TopoSpec& topo = s.topo;
+  const auto rates = host_link_rates(topo);
+  auto rate_of = [&](int h) {
+    if (h < 0 || h >= topo.num_nodes || !(rates[h].bps > 0))
+      throw InputError("", 0, fmt::format("host {} has no link", h));
+    return rates[h];
+  };
+  const std::string stream = fmt::format("traffic{}", index);
+  const Time stop = std::min(t.stop, s.duration);
+  FlowShape shape;
+  shape.sizes = sizes;
+  shape.fixed_size = t.size_bytes;
+  shape.priority = t.priority;
+  shape.class_id = t.class_id;
+  auto poisson = [&](const std::vector<int>& senders) {
+    PoissonParams p;
+    p.senders = senders;
+    for (int h : senders) p.offered.push_back(rate_of(h) * t.load);
+    p.flow = shape;
     p.start = t.start;
-    p.stop = std::min(t.stop, s.duration);
+    p.stop = stop;
     p.max_flows = t.max_flows;
-    p.priority = t.priority;
-    p.class_id = t.class_id;
     p.seed = s.seed;
-    p.stream = fmt::format("traffic{}", i++);
-    merged.add(std::make_unique<PoissonAllToAll>(p));
+    p.stream = stream;
+    return p;
+  };
+  const std::string& pat = t.pattern;
+  if (pat == "all_to_all") {
+    PoissonParams p = poisson(t.hosts);
+    const bool uniform =
+        std::all_of(p.offered.begin(), p.offered.end(), [&](Rate r) { return r == p.offered[0]; });
+    if (!uniform || sizes == nullptr || t.size_bytes > 0)  // per-host rates or fixed sizes: same process
+      return std::make_unique<GroupsPoisson>(std::move(p), std::vector<int>(t.hosts.size(), 0));
+    PoissonAllToAllParams a;
+    a.hosts = t.hosts;
+    a.sizes = sizes;
+    a.host_rate = rate_of(t.hosts[0]);
+    a.load = t.load;
+    a.start = t.start;
+    a.stop = stop;
+    a.max_flows = t.max_flows;
+    a.priority = t.priority;
+    a.class_id = t.class_id;
+    a.seed = s.seed;
+    a.stream = stream;
+    return std::make_unique<PoissonAllToAll>(std::move(a));
+  }
+  if (pat == "groups") return std::make_unique<GroupsPoisson>(poisson(t.hosts), t.group_of);
+  if (pat == "permutation") {
+    if (!t.long_lived) return std::make_unique<PermutationPoisson>(poisson(t.hosts), t.dst);
+    std::vector<FlowSpec> flows;
+    for (size_t i = 0; i < t.hosts.size() && (t.max_flows == 0 || i < t.max_flows); ++i) {
+      FlowSpec f;
+      f.src = t.hosts[i];
+      f.dst = t.dst[i];
+      f.priority = t.priority;
+      f.class_id = t.class_id;
+      f.size_bytes = t.size_bytes;
+      f.start = t.start;
+      flows.push_back(f);
+    }
+    return std::make_unique<InlineFlows>(std::move(flows));
+  }
+  if (pat == "hotspot")
+    return std::make_unique<HotspotPoisson>(poisson(t.hosts), t.hot, t.hot_fraction, t.hot_class_id);
+  if (pat == "set_to_set") {
+    PoissonParams p = poisson(t.src);
+    if (t.load_of.bps > 0)
+      for (Rate& r : p.offered) r = t.load_of * t.load / static_cast<double>(t.src.size());
+    return std::make_unique<SetPoisson>(std::move(p), t.dst);
+  }
+  if (pat == "incast") {
+    IncastParams p;
+    p.senders = t.src;
+    p.fan_in = t.fan_in;
+    p.dst = t.dst.empty() ? -1 : t.dst[0];
+    if (t.dst.empty()) p.receivers = topo.hosts();
+    p.period = t.period;
+    p.rounds = t.rounds;
+    p.jitter = t.jitter;
+    p.flow = shape;
+    p.flow.dport = kIncastDport;
+    p.start = t.start;
+    p.stop = stop;
+    p.max_flows = t.max_flows;
+    p.seed = s.seed;
+    p.stream = stream;
+    return std::make_unique<IncastRounds>(std::move(p));
+  }
+  if (pat == "burst") {
+    BurstParams p;
+    p.senders = t.src;
+    for (int h : t.src) p.gap.push_back(t.gap >= Time::zero() ? t.gap : tx_time(t.size_bytes, rate_of(h)));
+    p.dst = t.dst.at(0);
+    p.count = t.count;
+    p.flow = shape;
+    p.start = t.start;
+    p.stop = stop;
+    p.max_flows = t.max_flows;
+    p.seed = s.seed;
+    p.stream = stream;
+    return std::make_unique<BurstTrains>(std::move(p));
+  }
+  if (pat == "long_lived") {
+    std::vector<FlowSpec> flows = t.flows;
+    if (t.max_flows != 0 && flows.size() > t.max_flows) flows.resize(t.max_flows);
+    return std::make_unique<InlineFlows>(std::move(flows));
+  }
+  throw InputError("", 0, fmt::format("unknown traffic pattern '{}'", pat));
+}
+
+void add_traffic_sources(const Scenario& s, MergedSource& merged,
+                         std::vector<std::unique_ptr<SizeCdf>>& cdfs) {
+  for (size_t i = 0; i < s.traffic.size(); ++i) {
+    const TrafficSpec& t = s.traffic[i];
+    const SizeCdf* sizes = nullptr;
+    if (!t.workload_path.empty()) {
+      cdfs.push_back(std::make_unique<SizeCdf>(SizeCdf::load(t.workload_path)));
+      sizes = cdfs.back().get();
+    }
+    merged.add(make_traffic_source(s, i, sizes));
   }
 }
 

@@ -38,7 +38,7 @@ class Simulator {
   template <typename Progress>
   void run(Time until, Progress&& progress, uint64_t progress_every = 1u << 20) {
     uint64_t countdown = progress_every;
-    while (!stop_ && !queue_.empty()) {
+    while (!stop_ && queue_.size() > background_) {
       const Event& top = queue_.top();
       if (top.t_ps() >= until.ps) break;
       const Event e = queue_.pop();
@@ -55,6 +55,11 @@ class Simulator {
     run(until, [](Time) {});
   }
 
+  // Background events (monitor samples) only observe: they never keep an otherwise idle run going.
+  // Whoever schedules one calls background(+1), and background(-1) when it fires.
+  void background(int delta) { background_ = static_cast<size_t>(static_cast<int64_t>(background_) + delta); }
+  size_t foreground_pending() const { return queue_.size() - background_; }
+
   uint64_t events_executed() const { return executed_; }
   size_t events_pending() const { return queue_.size(); }
 
@@ -64,6 +69,7 @@ class Simulator {
   Time now_;
   uint64_t executed_ = 0;
   bool stop_ = false;
+  size_t background_ = 0;
 };
 
 }  // namespace rocesim

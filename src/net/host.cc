@@ -235,6 +235,7 @@ void Host::on_data(Packet* p) {
   if (p->seq == qp->rcv_nxt) {
     qp->rcv_nxt += p->payload;
     net_.stats().bytes_delivered += p->payload;
+    if (net_.observers().on_data_delivered) net_.observers().on_data_delivered(*qp, p->payload);
     if (p->ecn == kCe) qp->rx_ce_pending = true;
     const RxDecision d = net_.cc().on_data_received(*qp, *p);
     if (d.send_cnp) {
@@ -312,6 +313,8 @@ void Host::on_cnp(Packet* p) {
   Qp* qp = net_.qp_of(*p);
   if (qp) {
     ++qp->cnps_received;
+    if (net_.observers().on_cnp_received)
+      net_.observers().on_cnp_received(*qp, (p->flags & Packet::kFlagFromSwitch) != 0);
     net_.cc().on_cnp(*qp, *p);
   } else {
     ++net_.stats().stale_packets;

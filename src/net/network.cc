@@ -13,6 +13,8 @@ Network::Network(const TopoSpec& topo, const SwitchSettings& sw, const NicSettin
                  std::unique_ptr<CongestionControl> cc)
     : topo_(topo), sw_(sw), nic_(nic), seed_(seed), cc_(std::move(cc)) {
   needs_ = cc_->needs();
+  if (nic_.ack_priority != NicSettings::AckPriority::kScheme)
+    needs_.ack_high_priority = nic_.ack_priority == NicSettings::AckPriority::kHigh;
   if (needs_.int_stamping) sw_.int_enabled = true;
   if (!needs_.ecn_marking) sw_.ecn_enabled = false;
   loss_rng_ = Rng::stream(seed_, "link_loss");
@@ -169,6 +171,8 @@ Time Network::ideal_fct(Bytes size, int src, int dst, uint16_t sport, uint16_t d
     info.hop_delays.push_back(p.delay);
   }
   if (info.hop_rates.empty()) return Time::zero();
+  if (nic_.ideal_fct_hpcc_ns)  // the simulator's integer ns, so fct.txt matches it to the ns
+    return Time::from_ps(1000 * ideal_fct_ns_hpcc(size, info, nic_.mtu_bytes, nic_.header_bytes));
   return rocesim::ideal_fct(size, info, nic_.mtu_bytes, nic_.header_bytes);
 }
 

@@ -47,6 +47,8 @@ struct NetStats {
 struct NetObservers {
   std::function<void(const Node&, int port, int prio, bool pause, Time)> on_pfc_rx;   // frame received
   std::function<void(const FlowRecord&)> on_flow_finished;
+  std::function<void(const Qp&, bool from_switch)> on_cnp_received;  // a CNP reached a live flow's sender
+  std::function<void(const Qp&, Bytes payload)> on_data_delivered;   // in-order payload reached the receiver
 };
 
 class Network : public EventHandler {

@@ -20,6 +20,7 @@ struct SwitchSettings {
   Bytes xon_bytes = 318'000;                //   [seed 000 small topology: 320/318 KB]
   Bytes headroom_bytes = 0;                 // per port; 0 = auto: headroom_factor x rate x link delay + 2 MTU
   double headroom_factor = 3.0;             // [sim: 3 x rate x delay]
+  Bytes headroom_extra_bytes = -1;          // added to the auto headroom; -1 = 2 x (MTU + headers) [sim: 0]
   bool ecn_enabled = true;
   Bytes kmin_bytes = 400'000;               // RED thresholds at ecn_ref_rate [sim: 400/1600 KB at 100G]
   Bytes kmax_bytes = 1'600'000;
@@ -44,6 +45,13 @@ struct NicSettings {
   Rate rx_rate;                             // receive-processing rate; 0 = as fast as the link (never pauses)
   Bytes rx_xoff_bytes = 200'000;            // NIC receive buffer PFC thresholds (used when rx_rate > 0)
   Bytes rx_xon_bytes = 150'000;
+  // Where ACKs/NACKs travel: kScheme = as the scheme asks (CcNeeds::ack_high_priority); kHigh = control
+  // class (priority 0) on every hop; kData = the flow's data class [sim ACK_HIGH_PRIO 1 / 0].
+  enum class AckPriority { kScheme, kHigh, kData };
+  AckPriority ack_priority = AckPriority::kScheme;
+  // Ideal FCT of each flow: exact in ps (stats/ideal_fct.h ideal_fct), or the ns-3 HPCC simulator's own
+  // integer-ns arithmetic (ideal_fct_ns_hpcc), so that fct.txt's last column matches it to the ns.
+  bool ideal_fct_hpcc_ns = false;
 };
 
 }  // namespace rocesim

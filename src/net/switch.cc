@@ -25,7 +25,9 @@ void Switch::configure(const SwitchSettings& s, Rate host_rate) {
     headroom_[i] = s.headroom_bytes > 0
                        ? s.headroom_bytes
                        : static_cast<Bytes>(s.headroom_factor * p.rate.bps * p.delay.sec() / 8.0) +
-                             2 * (net_.nic_settings().mtu_bytes + net_.nic_settings().header_bytes);
+                             (s.headroom_extra_bytes >= 0
+                                  ? s.headroom_extra_bytes
+                                  : 2 * (net_.nic_settings().mtu_bytes + net_.nic_settings().header_bytes));
     // Dynamic threshold: shift at host speed, one less per doubling of port speed [sim].
     int shift = s.dt_shift_at_host_rate;
     for (double r = host_rate.bps * 2; r <= p.rate.bps * 1.0001 && shift > 0; r *= 2) --shift;
@@ -34,7 +36,7 @@ void Switch::configure(const SwitchSettings& s, Rate host_rate) {
     ecn_[i] = EgressEcn{static_cast<Bytes>(static_cast<double>(s.kmin_bytes) * scale),
                         static_cast<Bytes>(static_cast<double>(s.kmax_bytes) * scale), s.pmax};
     hdrm_total_ += headroom_[i];
-    reserve_total_ += reserve_ * (kNumPriorities - 1);
+    reserve_total_ += reserve_;  // set aside once per port in the free-buffer term [sim; algorithms.md 1.1]
   }
   mark_rng_ = Rng::stream(net_.seed(), "ecn", static_cast<uint64_t>(id_));
 }

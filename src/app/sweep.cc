@@ -1,0 +1,708 @@
+#include "app/sweep.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <toml++/toml.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "app/progress.h"
+#include "config/scenario.h"
+#include "core/error.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace rocesim {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (true) {
+    const size_t next = s.find(sep, at);
+    out.push_back(s.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    if (next == std::string::npos) break;
+    at = next + 1;
+  }
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_atomically(const fs::path& p, const std::string& text) {
+  const fs::path tmp = p.string() + ".tmp-" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, p);
+}
+
+// 64-bit FNV-1a, a stable fingerprint of the scenario text (std::hash may differ between builds).
+std::string fingerprint(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+// The last `n` lines of a file (a failed run's stderr).
+std::string tail_lines(const fs::path& p, size_t n) {
+  std::string text = read_text(p);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  size_t at = text.size();
+  for (size_t lines = 0; at > 0 && lines < n;) {
+    --at;
+    if (text[at] == '\n') ++lines;
+  }
+  if (at > 0) ++at;
+  return text.substr(at);
+}
+
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_interrupt(int sig) { g_interrupted = sig; }
+
+// Installs SIGINT/SIGTERM handlers for the lifetime of the object (the previous ones are restored).
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    g_interrupted = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~InterruptGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+// An exclusive lock on the sweep directory, so two sweeps never write the same runs.
+class DirLock {
+ public:
+  explicit DirLock(const fs::path& dir) {
+    const std::string p = (dir / ".sweep.lock").string();
+    fd_ = open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::runtime_error(fmt::format("cannot create {}: {}", p, std::strerror(errno)));
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      close(fd_);
+      throw InputError(dir.string(), 0, "another rocesim sweep is writing this directory");
+    }
+  }
+  ~DirLock() { close(fd_); }
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+struct Child {
+  size_t point = 0;
+  pid_t pid = -1;
+  Clock::time_point start;
+  fs::path log;
+  int progress_fd = -1;  // read end of the run's progress pipe (app/progress.h, kProgressFdEnv)
+  std::string pending;   // an incomplete progress line
+  double fraction = 0;   // of the simulated duration, from the last progress line
+
+  double elapsed() const { return seconds_since(start); }
+  // Reads the progress lines the run wrote since the last call.
+  void poll_progress() {
+    if (progress_fd < 0) return;
+    char buf[512];
+    ssize_t n;
+    while ((n = read(progress_fd, buf, sizeof buf)) > 0) pending.append(buf, static_cast<size_t>(n));
+    size_t nl;
+    while ((nl = pending.find('\n')) != std::string::npos) {
+      double f = 0;
+      if (std::sscanf(pending.c_str(), "%lf", &f) == 1 && f >= 0 && f <= 1) fraction = f;
+      pending.erase(0, nl + 1);
+    }
+  }
+  void close_progress() {
+    if (progress_fd >= 0) close(progress_fd);
+    progress_fd = -1;
+  }
+};
+
+// Starts `rocesim run` for one point: stdout to /dev/null, stderr to `log`, progress reports on a pipe.
+Child spawn_run(const SweepOptions& opt, const std::string& scenario, const SweepPoint& p,
+                const fs::path& run_dir, const fs::path& log, bool force) {
+  std::vector<std::string> args{opt.binary, "run", scenario, "-o", run_dir.string(), "-q"};
+  if (force) args.push_back("--force");
+  for (const auto& s : opt.sets) args.insert(args.end(), {"--set", s});
+  for (const auto& s : p.sets) args.insert(args.end(), {"--set", s});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  // The environment, with the progress descriptor (3 in the run) replacing any inherited one.
+  const std::string fd_var = std::string(kProgressFdEnv) + "=";
+  std::vector<std::string> env_store{fd_var + "3"};
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, fd_var.c_str(), fd_var.size()) != 0) env_store.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& e : env_store) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int fds[2] = {-1, -1};  // non-blocking both ways: neither side ever waits for the other
+  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 3);  // dup2 clears close-on-exec on the copy
+  Child c;
+  c.point = 0;
+  const int rc = posix_spawn(&c.pid, opt.binary.c_str(), &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    throw std::runtime_error(fmt::format("cannot start {}: {}", opt.binary, std::strerror(rc)));
+  }
+  c.start = Clock::now();
+  c.log = log;
+  c.progress_fd = fds[0];
+  return c;
+}
+
+std::string describe_status(int st) {
+  if (WIFEXITED(st)) return fmt::format("exit status {}", WEXITSTATUS(st));
+  if (WIFSIGNALED(st)) return fmt::format("killed by signal {} ({})", WTERMSIG(st), strsignal(WTERMSIG(st)));
+  return "stopped";
+}
+
+// Refuses a directory that is neither absent, empty, nor a sweep directory; checks that a previous sweep in
+// it used the same scenario text and --set values (else its runs would not be comparable).
+void check_sweep_dir(const fs::path& out, const nlohmann::json& manifest, bool force) {
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return;
+  if (!fs::is_directory(out, ec)) throw InputError(out.string(), 0, "exists and is not a directory");
+  if (fs::is_empty(out, ec)) return;
+  const fs::path mf = out / "sweep.json";
+  if (!fs::exists(mf, ec))
+    throw InputError(
+        out.string(), 0,
+        "is a non-empty directory that holds no rocesim sweep (no sweep.json); choose another -o");
+  nlohmann::json old;
+  try {
+    old = nlohmann::json::parse(read_text(mf));
+  } catch (const std::exception&) {
+    throw InputError(mf.string(), 0, "unreadable sweep manifest; remove it or choose another -o");
+  }
+  if (force) return;
+  if (old.value("scenario_fingerprint", "") != manifest["scenario_fingerprint"])
+    throw InputError(
+        out.string(), 0,
+        fmt::format("holds a sweep of a different scenario text ({}); use another -o, or --force "
+                    "to re-run every run",
+                    old.value("scenario", "?")));
+  if (old.value("sets", nlohmann::json::array()) != manifest["sets"])
+    throw InputError(
+        out.string(), 0,
+        fmt::format("holds a sweep made with other --set values ({}); use another -o, or --force "
+                    "to re-run every run",
+                    old.value("sets", nlohmann::json::array()).dump()));
+}
+
+// Removes temporary run directories ("NAME.tmp-PID") and log files of runs left by an interrupted sweep.
+void remove_leftovers(const fs::path& out, const std::vector<SweepPoint>& points) {
+  std::set<std::string> names;
+  for (const auto& p : points) names.insert(safe_dir_name(p.name));
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(out, ec)) {
+    const std::string f = e.path().filename().string();
+    const size_t at = f.rfind(".tmp-");
+    if (at == std::string::npos || !names.count(f.substr(0, at))) continue;
+    const std::string pid = f.substr(at + 5);
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    fs::remove_all(e.path(), ec);
+  }
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+std::string num(const nlohmann::json& j) {
+  if (j.is_number_integer() || j.is_number_unsigned()) return j.dump();
+  if (j.is_number_float()) return fmt::format("{}", j.get<double>());
+  if (j.is_boolean()) return j.get<bool>() ? "1" : "0";
+  if (j.is_string()) return j.get<std::string>();
+  return "";
+}
+
+// Looks up "a/b/c" in `j`; null when absent.
+nlohmann::json at(const nlohmann::json& j, const std::string& path) {
+  const nlohmann::json* cur = &j;
+  for (const auto& k : split(path, '/')) {
+    if (!cur->is_object() || !cur->contains(k)) return nullptr;
+    cur = &(*cur)[k];
+  }
+  return *cur;
+}
+
+// The traffic load of a run, from its scenario.resolved.toml ("" when it has no [[traffic]]; loads of
+// several tables joined with ';' when they differ).
+std::string resolved_load(const fs::path& run_dir) {
+  try {
+    const toml::table t = toml::parse_file((run_dir / "scenario.resolved.toml").string());
+    const auto* arr = t["traffic"].as_array();
+    if (!arr) return "";
+    std::vector<std::string> loads;
+    for (const auto& e : *arr)
+      if (const auto* tbl = e.as_table())
+        if (auto v = (*tbl)["load"].value<double>()) {
+          const std::string s = fmt::format("{}", *v);
+          if (std::find(loads.begin(), loads.end(), s) == loads.end()) loads.push_back(s);
+        }
+    std::string out;
+    for (const auto& l : loads) out += (out.empty() ? "" : ";") + l;
+    return out;
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+}  // namespace
+
+std::vector<GridAxis> parse_grid(const std::vector<std::string>& args) {
+  std::vector<GridAxis> grid;
+  std::set<std::string> seen;
+  for (const auto& a : args) {
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--grid " + a, 0,
+                       "expected KEY=V1,V2,..., e.g. --grid scheme=dcqcn,none load=0.3,0.5");
+    GridAxis ax;
+    ax.key = trim(a.substr(0, eq));
+    if (ax.key.empty() || ax.key.find_first_of(" \t\"'/=,") != std::string::npos)
+      throw InputError("--grid " + a, 0, fmt::format("bad key '{}'", ax.key));
+    for (const auto& v : split(a.substr(eq + 1), ',')) {
+      const std::string t = trim(v);
+      if (t.empty())
+        throw InputError("--grid " + a, 0, "empty value (values are separated by single commas)");
+      if (std::find(ax.values.begin(), ax.values.end(), t) != ax.values.end())
+        throw InputError("--grid " + a, 0, fmt::format("value '{}' is listed twice", t));
+      ax.values.push_back(t);
+    }
+    const std::string canon = ax.key == "scheme" ? "cc.scheme" : ax.key;
+    if (!seen.insert(canon).second)
+      throw InputError("--grid " + a, 0,
+                       fmt::format("key '{}' is given twice; list all values once", ax.key));
+    grid.push_back(std::move(ax));
+  }
+  return grid;
+}
+
+std::vector<size_t> tables_with_load(const toml::table& resolved) {
+  std::vector<size_t> out;
+  if (const auto* arr = resolved["traffic"].as_array())
+    for (size_t i = 0; i < arr->size(); ++i)
+      if (const auto* t = arr->get(i)->as_table(); t && t->contains("load")) out.push_back(i);
+  return out;
+}
+
+std::vector<std::string> grid_overrides(const std::string& key, const std::string& value,
+                                        const std::vector<size_t>& load_tables) {
+  if (key == "scheme") return {"cc.scheme=" + value};
+  if (key == "load") {
+    if (load_tables.empty())
+      throw InputError(
+          "--grid load=...", 0,
+          "'load' sets the load of every [[traffic]] table that has one, but the scenario has none "
+          "(an incast, burst or long_lived pattern has no load)");
+    std::vector<std::string> out;
+    for (size_t i : load_tables) out.push_back(fmt::format("traffic[{}].load={}", i, value));
+    return out;
+  }
+  return {key + "=" + value};  // "seed" and any dotted scenario key
+}
+
+std::string safe_dir_name(const std::string& name) {
+  std::string out = name;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr("._+=,-", c)) c = '_';
+  if (out.empty() || out[0] == '.') out.insert(out.begin(), '_');  // never hidden, never "." or ".."
+  return out;
+}
+
+std::vector<SweepPoint> expand_grid(const std::vector<GridAxis>& grid,
+                                    const std::vector<size_t>& load_tables) {
+  std::vector<SweepPoint> points(1);
+  for (const auto& ax : grid) {
+    if (ax.values.empty()) throw InputError("--grid " + ax.key, 0, "no values");
+    std::vector<SweepPoint> next;
+    for (const auto& p : points)
+      for (const auto& v : ax.values) {
+        SweepPoint q = p;
+        q.values.emplace_back(ax.key, v);
+        q.name += (q.name.empty() ? "" : ",") + ax.key + "=" + v;
+        for (auto& s : grid_overrides(ax.key, v, load_tables)) q.sets.push_back(std::move(s));
+        next.push_back(std::move(q));
+      }
+    points = std::move(next);
+  }
+  std::map<std::string, std::string> dirs;
+  for (const auto& p : points) {
+    const auto [it, fresh] = dirs.emplace(safe_dir_name(p.name), p.name);
+    if (!fresh)
+      throw InputError(
+          "--grid", 0,
+          fmt::format("'{}' and '{}' would share the run directory '{}'", it->second, p.name, it->first));
+  }
+  return points;
+}
+
+size_t write_results_csv(const fs::path& out_dir, const std::vector<GridAxis>& grid,
+                         const std::vector<SweepPoint>& points) {
+  // Columns: the grid keys, then scheme / load / seed when they are not grid keys, then the metrics.
+  std::vector<std::string> cols;
+  for (const auto& ax : grid) cols.push_back(ax.key);
+  const auto has = [&](const std::string& k) { return std::find(cols.begin(), cols.end(), k) != cols.end(); };
+  const bool add_scheme = !has("scheme") && !has("cc.scheme"), add_load = !has("load"),
+             add_seed = !has("seed");
+  if (add_scheme) cols.push_back("scheme");
+  if (add_load) cols.push_back("load");
+  if (add_seed) cols.push_back("seed");
+  // (column, path in a bucket's JSON or in the summary)
+  static const std::vector<std::pair<std::string, std::string>> kBucket = {
+      {"count", "count"},
+      {"fct_avg_us", "fct_us/avg"},
+      {"fct_p50_us", "fct_us/p50"},
+      {"fct_p95_us", "fct_us/p95"},
+      {"fct_p99_us", "fct_us/p99"},
+      {"fct_p999_us", "fct_us/p999"},
+      {"slowdown_avg", "slowdown/avg"},
+      {"slowdown_p50", "slowdown/p50"},
+      {"slowdown_p95", "slowdown/p95"},
+      {"slowdown_p99", "slowdown/p99"},
+      {"slowdown_p999", "slowdown/p999"}};
+  static const std::vector<std::pair<std::string, std::string>> kRun = {
+      {"flows_started", "flows/started"},
+      {"flows_finished", "flows/finished"},
+      {"complete", "complete"},
+      {"simulated_ms", "simulated_time_ms"},
+      {"pauses", "pfc/pauses_sent"},
+      {"paused_time_us", "pfc/paused_time_us"},
+      {"max_buffer_bytes", "switch/max_buffer_bytes"},
+      {"wall_seconds", "performance/wall_seconds"}};
+  std::string csv;
+  {
+    std::vector<std::string> head = cols;
+    head.insert(head.end(), {"run", "bucket", "min_bytes", "max_bytes"});
+    for (const auto& [c, _] : kBucket) head.push_back(c);
+    for (const auto& [c, _] : kRun) head.push_back(c);
+    head.insert(head.end(), {"cnps", "drops"});
+    for (size_t i = 0; i < head.size(); ++i) csv += (i ? "," : "") + csv_field(head[i]);
+    csv += "\n";
+  }
+  size_t runs = 0;
+  for (const auto& p : points) {
+    const fs::path dir = out_dir / safe_dir_name(p.name);
+    nlohmann::json j;
+    try {
+      if (!fs::exists(dir / "summary.json")) continue;
+      j = nlohmann::json::parse(read_text(dir / "summary.json"));
+    } catch (const std::exception&) {
+      continue;  // unreadable: counted as not complete
+    }
+    ++runs;
+    std::vector<std::string> lead;
+    for (const auto& kv : p.values) lead.push_back(kv.second);
+    if (add_scheme) lead.push_back(num(at(j, "scheme")));
+    if (add_load) lead.push_back(resolved_load(dir));
+    if (add_seed) lead.push_back(num(at(j, "seed")));
+    lead.push_back(safe_dir_name(p.name));
+    std::vector<std::string> tail;
+    for (const auto& [_, path] : kRun) tail.push_back(num(at(j, path)));
+    const auto sum = [&](std::initializer_list<const char*> paths) {
+      uint64_t s = 0;
+      for (const char* q : paths) {
+        const auto v = at(j, q);
+        if (v.is_number()) s += v.get<uint64_t>();
+      }
+      return std::to_string(s);
+    };
+    tail.push_back(sum({"cnp/sent_by_receivers", "cnp/sent_by_switches"}));
+    tail.push_back(sum({"drops/data_buffer", "drops/control_buffer", "drops/wire", "drops/unroutable"}));
+
+    const auto row = [&](const std::string& bucket, const nlohmann::json& b, const std::string& lo,
+                         const std::string& hi) {
+      std::vector<std::string> f = lead;
+      f.insert(f.end(), {bucket, lo, hi});
+      for (const auto& [_, path] : kBucket) f.push_back(num(at(b, path)));
+      f.insert(f.end(), tail.begin(), tail.end());
+      for (size_t i = 0; i < f.size(); ++i) csv += (i ? "," : "") + csv_field(f[i]);
+      csv += "\n";
+    };
+    const auto buckets = at(j, "fct/buckets");
+    if (buckets.is_array())
+      for (const auto& b : buckets)
+        row(num(at(b, "label")), b, num(at(b, "min_bytes")), num(at(b, "max_bytes")));
+    row("all", at(j, "fct"), "", "");
+  }
+  write_atomically(out_dir / "results.csv", csv);
+  return runs;
+}
+
+int run_sweep(const SweepOptions& opt) {
+  const auto t0 = Clock::now();
+  if (opt.jobs < 1) throw InputError("-j", 0, "needs at least 1 job");
+  if (opt.grid.empty()) throw InputError("--grid", 0, "a sweep needs at least one KEY=V1,V2,... grid axis");
+  const std::string scenario = fs::absolute(opt.scenario).lexically_normal().string();
+  const Scenario base = load_scenario(scenario, opt.sets);  // fails early on a bad scenario or --set
+  const std::vector<SweepPoint> points = expand_grid(opt.grid, tables_with_load(base.resolved));
+
+  nlohmann::json manifest;
+  manifest["scenario"] = scenario;
+  manifest["scenario_fingerprint"] = fingerprint(read_text(scenario));
+  manifest["sets"] = opt.sets;
+  manifest["grid"] = nlohmann::json::array();
+  for (const auto& ax : opt.grid) manifest["grid"].push_back({{"key", ax.key}, {"values", ax.values}});
+  manifest["runs"] = nlohmann::json::array();
+  for (const auto& p : points) manifest["runs"].push_back(safe_dir_name(p.name));
+  manifest["rocesim"] = ROCESIM_VERSION;
+  check_sweep_dir(opt.out_dir, manifest, opt.force);
+  fs::create_directories(opt.out_dir);
+  DirLock lock(opt.out_dir);
+  remove_leftovers(opt.out_dir, points);
+  write_atomically(opt.out_dir / "sweep.json", manifest.dump(2) + "\n");
+  const fs::path logs = opt.out_dir / "logs";
+
+  const size_t n = points.size();
+  size_t finished = 0;  // skipped, done or failed
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < n; ++i) {
+    const fs::path dir = opt.out_dir / safe_dir_name(points[i].name);
+    if (!opt.force && fs::exists(dir / "summary.json")) {
+      ++finished;
+      if (!opt.quiet) fmt::print("[{}/{}] {} skipped (already complete)\n", finished, n, points[i].name);
+    } else {
+      pending.push_back(i);
+    }
+  }
+  const size_t skipped = finished;
+  if (!opt.quiet) {
+    if (pending.empty())
+      fmt::print("all {} runs already complete; rewriting results.csv\n", n);
+    else
+      fmt::print("sweep: {} run{} to do ({} skipped), {} at once, in {}\n", pending.size(),
+                 pending.size() == 1 ? "" : "s", skipped, std::min<size_t>(opt.jobs, pending.size()),
+                 opt.out_dir.string());
+    std::fflush(stdout);
+  }
+  if (!pending.empty()) fs::create_directories(logs);
+
+  InterruptGuard guard;
+  StatusLine line(stderr, !opt.quiet && is_terminal(stderr));
+  std::vector<Child> running;
+  std::vector<std::string> failures;
+  double done_wall = 0;  // wall seconds of the runs finished by this sweep
+  size_t done_runs = 0;
+  size_t next = 0;
+
+  // Remaining wall time: a running run's own estimate (from its simulated-time fraction, an upper bound
+  // when it stops as soon as its flows finish) and, per pending run, the mean time of the finished ones (or
+  // of the running ones' estimates), spread over the parallel slots.
+  const auto eta = [&]() -> std::string {
+    double est_sum = 0;
+    size_t est_n = 0;
+    for (const auto& c : running)
+      if (c.fraction > 0.02) {
+        est_sum += c.elapsed() / c.fraction;
+        ++est_n;
+      }
+    if (done_runs == 0 && est_n == 0) return "?";
+    const double avg =
+        done_runs ? done_wall / static_cast<double>(done_runs) : est_sum / static_cast<double>(est_n);
+    double work = static_cast<double>(pending.size() - next) * avg;
+    for (const auto& c : running)
+      work += c.fraction > 0.02 ? c.elapsed() / c.fraction - c.elapsed() : std::max(0.0, avg - c.elapsed());
+    const size_t left = pending.size() - next + running.size();
+    return format_duration(work / static_cast<double>(std::max<size_t>(1, std::min<size_t>(opt.jobs, left))));
+  };
+
+  while ((next < pending.size() || !running.empty())) {
+    if (g_interrupted) break;
+    while (next < pending.size() && running.size() < static_cast<size_t>(opt.jobs)) {
+      const size_t i = pending[next++];
+      const std::string dname = safe_dir_name(points[i].name);
+      const fs::path log = logs / (dname + ".log");
+      // A run directory without summary.json is a leftover (say, summary.json deleted to redo the run):
+      // replace it (the run refuses, even so, a directory that holds no rocesim results).
+      const bool replace = opt.force || fs::exists(opt.out_dir / dname);
+      running.push_back(spawn_run(opt, scenario, points[i], opt.out_dir / dname, log, replace));
+      running.back().point = i;
+    }
+    bool reaped = false;
+    for (size_t k = 0; k < running.size();) {
+      running[k].poll_progress();
+      int st = 0;
+      const pid_t r = waitpid(running[k].pid, &st, WNOHANG);
+      if (r == 0 || (r < 0 && errno == EINTR)) {
+        ++k;
+        continue;
+      }
+      running[k].close_progress();
+      const Child c = running[k];
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+      reaped = true;
+      if (g_interrupted) continue;  // the terminal's Ctrl-C reached the runs too: not a failure
+      const double wall = c.elapsed();
+      const SweepPoint& p = points[c.point];
+      ++finished;
+      const bool ok = r > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+                      fs::exists(opt.out_dir / safe_dir_name(p.name) / "summary.json");
+      line.clear();
+      if (ok) {
+        done_wall += wall;
+        ++done_runs;
+        std::error_code ec;
+        fs::remove(c.log, ec);
+        if (!opt.quiet) {
+          const size_t left = pending.size() - next + running.size();
+          fmt::print("[{}/{}] {} done in {}{}\n", finished, n, p.name, format_duration(wall),
+                     left ? fmt::format(" (sweep ETA {})", eta()) : "");
+          std::fflush(stdout);
+        }
+      } else {
+        const std::string why =
+            r < 0 ? fmt::format("waitpid: {}", std::strerror(errno)) : describe_status(st);
+        failures.push_back(p.name);
+        std::string tail = tail_lines(c.log, 12);
+        if (tail.empty()) tail = "(no output)";
+        std::string indented;
+        for (const auto& l : split(tail, '\n')) indented += "    " + l + "\n";
+        fmt::print(stderr, "[{}/{}] {} FAILED ({}) after {}; its stderr ({}):\n{}", finished, n, p.name, why,
+                   format_duration(wall), c.log.string(), indented);
+        std::fflush(stderr);
+      }
+    }
+    if (!reaped && !running.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (line.active() && line.due(Clock::now())) {
+      std::string text = fmt::format("  {}/{} finished, {} running", finished, n, running.size());
+      for (const auto& c : running)
+        text += fmt::format(" | {} {:.0f}% {}", points[c.point].name, 100 * c.fraction,
+                            format_duration(c.elapsed()));
+      text += fmt::format(" | {} elapsed, ETA {}", format_duration(seconds_since(t0)), eta());
+      line.draw(text);
+    }
+  }
+  line.clear();
+
+  if (g_interrupted) {
+    for (const auto& c : running) kill(c.pid, SIGTERM);
+    for (auto& c : running) {
+      int st = 0;
+      while (waitpid(c.pid, &st, 0) < 0 && errno == EINTR) {
+      }
+      c.close_progress();
+      std::error_code ec;
+      fs::remove_all(opt.out_dir / (safe_dir_name(points[c.point].name) + ".tmp-" + std::to_string(c.pid)),
+                     ec);
+      fs::remove(c.log, ec);
+    }
+    const size_t complete = write_results_csv(opt.out_dir, opt.grid, points);
+    fmt::print(stderr,
+               "\ninterrupted: {} of {} runs complete (results.csv has them); run the same command again "
+               "to resume\n",
+               complete, n);
+    return 130;
+  }
+
+  const size_t complete = write_results_csv(opt.out_dir, opt.grid, points);
+  std::error_code ec;
+  if (fs::exists(logs, ec) && fs::is_empty(logs, ec)) fs::remove(logs, ec);
+  if (!opt.quiet)
+    fmt::print("sweep finished in {}: {} run{} done, {} skipped, {} failed\nresults: {}\n",
+               format_duration(seconds_since(t0)), done_runs, done_runs == 1 ? "" : "s", skipped,
+               failures.size(), (opt.out_dir / "results.csv").string());
+  if (!failures.empty()) {
+    fmt::print(stderr, "error: {} of {} runs failed (results.csv holds the {} complete ones):\n",
+               failures.size(), n, complete);
+    for (const auto& f : failures) fmt::print(stderr, "  {}\n", f);
+    return 1;
+  }
+  return 0;
+}
+
+int make_report(const fs::path& dir, bool quiet) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw InputError(dir.string(), 0, "no such directory");
+  if (!fs::exists(dir / "summary.json", ec) && !fs::exists(dir / "results.csv", ec))
+    throw InputError(dir.string(), 0, "holds neither a run (summary.json) nor a sweep (results.csv)");
+  const char* env = std::getenv("ROCESIM_PYTHON");
+  std::string python =
+      env && *env ? env : (fs::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3");
+  const std::string script = std::string(ROCESIM_TOOLS_DIR) + "/report.py";
+  if (!fs::exists(script, ec)) throw std::runtime_error("cannot find " + script);
+  std::vector<std::string> args{python, script, dir.string()};
+  if (quiet) args.push_back("--quiet");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ);
+  if (rc != 0) throw std::runtime_error(fmt::format("cannot start {}: {}", python, std::strerror(rc)));
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error(fmt::format("waitpid: {}", std::strerror(errno)));
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  fmt::print(stderr, "error: {} {}: {}\n", python, script, describe_status(st));
+  return 1;
+}
+
+}  // namespace rocesim

@@ -1,0 +1,114 @@
+#include "cc/hpcc.h"
+
+#include <algorithm>
+
+#include "net/network.h"
+
+namespace rocesim {
+
+HpccSettings HpccSettings::for_nic_rate(Rate nic_rate) {
+  HpccSettings s;
+  s.rate_ai = Rate::from_mbps(10 * nic_rate.bps / 25e9);
+  return s;
+}
+
+HpccSettings HpccSettings::paper(Rate nic_rate, int expected_flows) {
+  HpccSettings s;
+  s.max_stage = 5;
+  s.rate_ai = nic_rate * ((1 - s.eta) / std::max(1, expected_flows));
+  return s;
+}
+
+void Hpcc::attach(Network& net) {
+  CongestionControl::attach(net);
+  t_ = s_.t > Time::zero() ? s_.t : net.max_base_rtt();
+}
+
+void Hpcc::on_flow_start(Qp& qp) {
+  if (qp.slot >= st_.size()) st_.resize(std::max<size_t>(net_->qp_capacity(), qp.slot + 1) + 1024);
+  State& s = st_[qp.slot];
+  s = State{};
+  s.u = s_.u_init;
+  s.wc = s.w = qp.line_rate.bps * t_.sec() / 8;  // W_init = C_nic x T: start at line rate
+  qp.rate = qp.line_rate;
+  qp.window = std::max<Bytes>(1, static_cast<Bytes>(s.w));
+}
+
+// algorithms.md 2.5 (c).
+void Hpcc::on_ack(Qp& qp, const Packet& ack) {
+  if (!ack.hops || ack.n_hops == 0) return;
+  State& s = st_[qp.slot];
+  const int n = std::min<int>(ack.n_hops, kMaxIntHops);
+  auto store = [&] {
+    s.n_hops = n;
+    std::copy(ack.hops, ack.hops + n, s.hop);
+  };
+  if (!s.have_ref || n != s.n_hops) {  // first ACK (or a new path): keep L only
+    if (!s.have_ref) s.last_update_seq = qp.snd_nxt;
+    s.have_ref = true;
+    store();
+    return;
+  }
+  const bool full = ack.seq > s.last_update_seq;  // a whole RTT of feedback since the last update
+  if (!full && !s_.fast_react) {
+    store();
+    return;
+  }
+
+  // u = max over hops of qlen / (B T) + txRate / B, with the hop's interval tau.
+  const double t_sec = t_.sec();
+  double u_max = 0;
+  Time tau;
+  bool any = false;
+  for (int i = 0; i < n; ++i) {
+    const IntHop& now = ack.hops[i];
+    const IntHop& then = s.hop[i];
+    const Time dt = now.ts - then.ts;
+    if (dt <= Time::zero() || now.rate.bps <= 0) continue;
+    const double tx_rate = static_cast<double>(now.tx_bytes - then.tx_bytes) * 8 / dt.sec();
+    const double qlen = static_cast<double>(std::min(now.qlen_bytes, then.qlen_bytes));
+    const double u = qlen * 8 / (now.rate.bps * t_sec) + tx_rate / now.rate.bps;
+    if (!any || u > u_max) {
+      u_max = u;
+      tau = dt;
+    }
+    any = true;
+  }
+  store();
+  if (!any) {
+    if (full) s.last_update_seq = qp.snd_nxt;
+    return;
+  }
+  tau = std::min(tau, t_);
+  const double w_tau = tau.sec() / t_sec;
+  s.u = (1 - w_tau) * s.u + w_tau * u_max;  // U = (1 - tau/T) U + (tau/T) u
+
+  const double w_ai = s_.rate_ai.bps * t_sec / 8;
+  double w;
+  int stage;
+  if (s.u >= s_.eta || s.inc_stage >= s_.max_stage) {
+    w = s.wc / (s.u / s_.eta) + w_ai;  // multiplicative: Wc / (U / eta) + W_AI
+    stage = 0;
+  } else {
+    w = s.wc + w_ai;                   // additive: Wc + W_AI
+    stage = s.inc_stage + 1;
+  }
+  const double w_min = s_.min_rate.bps * t_sec / 8, w_init = qp.line_rate.bps * t_sec / 8;
+  w = std::clamp(w, w_min, w_init);
+  if (full) {
+    s.wc = w;
+    s.inc_stage = stage;
+    s.last_update_seq = qp.snd_nxt;
+  }
+  apply(qp, w);
+}
+
+// Window W, paced at W / T.
+void Hpcc::apply(Qp& qp, double w) {
+  State& s = st_[qp.slot];
+  s.w = w;
+  net_->set_window(qp, std::max<Bytes>(1, static_cast<Bytes>(w)));
+  net_->set_rate(qp, std::min(qp.line_rate, Rate::from_bps(w * 8 / t_.sec())));
+}
+
+}  // namespace rocesim

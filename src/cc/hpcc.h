@@ -1,0 +1,82 @@
+// HPCC (Li et al., SIGCOMM'19): every switch egress appends an INT record (timestamp, cumulative tx
+// bytes, queue length, link rate) to data packets; the receiver echoes the records on the ACK; the
+// sender estimates the utilisation U of the most loaded hop (queue drain plus tx rate), smooths it over
+// T, and sets a window W = Wc / (U / eta) + W_AI (multiplicative, or Wc + W_AI while U < eta for fewer
+// than maxStage rounds), paced at W / T. Per ACK it reacts from the reference window Wc ("fast react");
+// once per RTT (ack.seq > lastUpdateSeq) the result becomes the new Wc.
+// Rules and defaults: shared/docs/algorithms.md section 2.5 and the ns-3 HPCC simulator's CC_MODE 3 as
+// its run.py configures it (docs/hpcc-sim-compat.md): single rate (MULTI_RATE 0), no sampling.
+//
+// T = the topology's longest base RTT (GLOBAL_T 1), W_init = C_nic x T, W_AI = R_AI x T.
+// INT bytes (2 + 5 x 8) count on the wire of data packets and ACKs (net/host.cc, when int_stamping).
+//
+// Fairness: flows converge to equal shares only through W_AI. Near equilibrium a flow's window follows
+// W = W x eta/U + W_AI, so a flow settles where 1 - eta/U = W_AI/W: with the simulator's R_AI (40 Mb/s
+// at 100 Gb/s, 0.04 % of C per RTT) a difference of 0.01 % between the U two flows sample (their INT
+// phases at a paced, near-empty queue) holds them about 10 % apart, and 4 flows drift much further
+// (tests/baselines_test.cc). The paper's W_AI = W_init (1 - eta)/N converges within a few ms.
+#pragma once
+#include <vector>
+
+#include "net/cc_api.h"
+
+namespace rocesim {
+
+struct HpccSettings {
+  // Defaults: the simulator's run.py at 100 Gb/s NICs.
+  double eta = 0.95;                       // target utilisation [paper, sim U_TARGET]
+  int max_stage = 0;                       // additive rounds before MI [sim run.py MI_THRESH 0]; 5 [paper]
+  Rate rate_ai = Rate::from_mbps(40);      // R_AI: 10 Mb/s x C/25G [sim run.py]; W_AI = R_AI x T
+  Time t = Time::zero();                   // T; zero = the topology's longest base RTT [sim GLOBAL_T 1]
+  Rate min_rate = Rate::from_gbps(1);      // floor of W / T [sim run.py MIN_RATE 1000 Mb/s]
+  bool fast_react = true;                  // react on every ACK from Wc [sim FAST_REACT 1]
+  double u_init = 1.0;                     // U of a new QP [sim]
+
+  // The simulator's R_AI for a NIC speed (10 Mb/s x C/25G).
+  static HpccSettings for_nic_rate(Rate nic_rate);
+  // The paper's choices: maxStage 5 and W_AI = W_init (1 - eta) / N for N expected flows on a link,
+  // i.e. R_AI = C_nic (1 - eta) / N.
+  static HpccSettings paper(Rate nic_rate, int expected_flows);
+};
+
+class Hpcc : public CongestionControl {
+ public:
+  explicit Hpcc(const HpccSettings& s) : s_(s) {}
+  std::string name() const override { return "hpcc"; }
+  CcNeeds needs() const override {
+    CcNeeds n;
+    n.int_stamping = true;
+    n.ack_high_priority = false;  // ACKs in the data class [sim ACK_HIGH_PRIO 0; algorithms.md 1.6]
+    n.ecn_marking = false;        // HPCC ignores ECN
+    n.window = true;
+    return n;
+  }
+  const HpccSettings& settings() const { return s_; }
+  Time t() const { return t_; }
+
+  void attach(Network& net) override;
+  void on_flow_start(Qp& qp) override;
+  void on_ack(Qp& qp, const Packet& ack) override;
+
+  // Sender state of one QP (public for tests and monitors).
+  struct State {
+    double wc = 0;               // reference window (bytes)
+    double w = 0;                // current window (bytes)
+    double u = 1.0;              // smoothed utilisation estimate
+    int inc_stage = 0;
+    Bytes last_update_seq = 0;
+    bool have_ref = false;       // hop records of a previous ACK are stored
+    int n_hops = 0;
+    IntHop hop[kMaxIntHops];     // L: the last ACK's records
+  };
+  const State& state(const Qp& qp) const { return st_[qp.slot]; }
+
+ private:
+  void apply(Qp& qp, double w);
+
+  HpccSettings s_;
+  Time t_;                       // T
+  std::vector<State> st_;
+};
+
+}  // namespace rocesim

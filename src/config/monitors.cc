@@ -1,0 +1,138 @@
+#include "config/monitors.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "topo/builders.h"
+
+namespace rocesim {
+
+namespace {
+
+// A node by name, or by id in decimal; -1 when there is no such node.
+int find_node(const TopoSpec& topo, const std::string& ref) {
+  const int id = lookup_node(topo, ref);
+  if (id >= 0) return id;
+  if (ref.empty() || ref.size() > 9 || ref.find_first_not_of("0123456789") != std::string::npos) return -1;
+  const int v = std::stoi(ref);
+  return v < topo.num_nodes ? v : -1;
+}
+
+void add_unique(std::vector<PortRef>& out, const PortRef& p) {
+  if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+}
+
+std::vector<PortRef> read_ports(Config& c, const TopoSpec& topo, const std::string& key) {
+  std::vector<PortRef> out;
+  for (const std::string& spec : c.get_string_list(key, {})) {
+    try {
+      for (const PortRef& p : resolve_monitor_ports(topo, spec)) add_unique(out, p);
+    } catch (const std::invalid_argument& e) {
+      c.fail(key, e.what());
+    }
+  }
+  return out;
+}
+
+Time interval(Config& c, const std::string& key) { return Time::from_us(c.get_double(key, 10, 1e-3, 1e9)); }
+
+}  // namespace
+
+std::string monitor_node_name(const TopoSpec& topo, int id) {
+  if (id >= 0 && static_cast<size_t>(id) < topo.node_names.size() && !topo.node_names[id].empty())
+    return topo.node_names[id];
+  return std::to_string(id);
+}
+
+std::vector<std::pair<int, int>> monitor_ports_of(const TopoSpec& topo, int node) {
+  // The same order as Network::build_nodes: one port per link end, links in order, end a before end b.
+  std::vector<std::pair<int, int>> ports;
+  for (const LinkSpec& l : topo.links) {
+    if (l.a == node) ports.emplace_back(static_cast<int>(ports.size()), l.b);
+    if (l.b == node) ports.emplace_back(static_cast<int>(ports.size()), l.a);
+  }
+  return ports;
+}
+
+std::vector<PortRef> resolve_monitor_ports(const TopoSpec& topo, const std::string& spec) {
+  std::vector<PortRef> out;
+  if (spec == "all") {
+    for (int n = 0; n < topo.num_nodes; ++n) {
+      if (!topo.is_switch[n]) continue;
+      for (auto [port, peer] : monitor_ports_of(topo, n)) out.push_back({n, port, peer});
+    }
+    return out;
+  }
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos || spec.find(':', colon + 1) != std::string::npos)
+    throw std::invalid_argument(fmt::format(
+        "'{}' is not a port: expected \"NODE:PEER\" (NODE's egress port towards PEER) or \"all\"", spec));
+  const std::string a = spec.substr(0, colon);
+  const std::string b = spec.substr(colon + 1);
+  const int node = find_node(topo, a);
+  if (node < 0)
+    throw std::invalid_argument(fmt::format("no node named '{}' in this topology (port '{}')", a, spec));
+  const int peer = find_node(topo, b);
+  const auto ports = monitor_ports_of(topo, node);
+  for (auto [port, p] : ports)
+    if (p == peer) out.push_back({node, port, p});
+  if (out.empty()) {
+    std::vector<std::string> leads;
+    for (auto [port, p] : ports) {
+      std::string name = monitor_node_name(topo, p);
+      if (std::find(leads.begin(), leads.end(), name) == leads.end()) leads.push_back(std::move(name));
+    }
+    throw std::invalid_argument(
+        fmt::format("no port from {} to {}; ports of {} lead to: {}", a, b, a,
+                    leads.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(leads, ", "))));
+  }
+  return out;
+}
+
+MonitorSpec read_monitors(Config& c, const TopoSpec& topo) {
+  const std::string k = "monitors.";
+  MonitorSpec m;
+  m.queue_ports = read_ports(c, topo, k + "queue_ports");
+  m.queue_interval = interval(c, k + "queue_interval_us");
+
+  // flow_rates: an array of flow ids, or "all".
+  const std::string fk = k + "flow_rates";
+  std::vector<double> ids;
+  bool is_list = true;
+  try {
+    ids = c.get_double_list(fk, {}, 0, 9e15);
+  } catch (const InputError&) {
+    is_list = false;
+  }
+  if (is_list) {
+    toml::array resolved;
+    for (double d : ids) {
+      if (std::floor(d) != d) c.fail(fk, fmt::format("flow ids are integers >= 0 (got {})", d));
+      m.flow_rates.push_back(static_cast<uint64_t>(d));
+    }
+    std::sort(m.flow_rates.begin(), m.flow_rates.end());
+    m.flow_rates.erase(std::unique(m.flow_rates.begin(), m.flow_rates.end()), m.flow_rates.end());
+    for (uint64_t id : m.flow_rates) resolved.push_back(static_cast<int64_t>(id));
+    c.set_resolved(fk, std::move(resolved));
+  } else {
+    try {
+      (void)c.get_string(fk, "", {"all"});
+    } catch (const InputError&) {
+      c.fail(fk, "expected an array of flow ids (integers >= 0) or \"all\"");
+    }
+    m.all_flows = true;
+  }
+
+  m.port_throughput = read_ports(c, topo, k + "port_throughput");
+  m.rate_bin = interval(c, k + "rate_bin_us");
+  m.pfc = c.get_bool(k + "pfc", false);
+  m.cnp = c.get_bool(k + "cnp", false);
+  m.buffer = c.get_bool(k + "buffer", false);
+  m.buffer_interval = interval(c, k + "buffer_interval_us");
+  return m;
+}
+
+}  // namespace rocesim

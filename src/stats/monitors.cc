@@ -1,0 +1,510 @@
+#include "stats/monitors.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <string_view>
+#include <tuple>
+
+#include "net/switch.h"
+#include "stats/writers.h"
+
+namespace rocesim {
+
+namespace {
+
+uint64_t pause_key(int node, int port, int prio) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(node)) << 32) | (static_cast<uint64_t>(port) << 8) |
+         static_cast<uint64_t>(prio);
+}
+
+double gbps_of(Bytes bytes, Time width) {
+  return static_cast<double>(bytes) * 8.0 / static_cast<double>(width.ps) * 1e3;  // bits/ps * 1e12 / 1e9
+}
+
+constexpr size_t kFlushBytes = 1 << 16;
+
+void flush(std::ostream& out, fmt::memory_buffer& buf) {
+  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+  buf.clear();
+}
+
+// Quotes a CSV field when needed (RFC 4180), as stats/writers.cc does for class labels.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q.push_back('"');
+    q.push_back(c);
+  }
+  q.push_back('"');
+  return q;
+}
+
+// At most kSummaryTop entries of `items` (pairs of sort key and JSON), largest keys first, ties in
+// their original order: summary.json stays small when "all" ports are monitored.
+constexpr size_t kSummaryTop = 16;
+nlohmann::json top_entries(std::vector<std::pair<Bytes, nlohmann::json>> items) {
+  std::stable_sort(items.begin(), items.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < items.size() && i < kSummaryTop; ++i) out.push_back(std::move(items[i].second));
+  return out;
+}
+
+const char* event_name(Monitors::PfcEventKind k) {
+  switch (k) {
+    case Monitors::PfcEventKind::kPause:
+      return "pause";
+    case Monitors::PfcEventKind::kResume:
+      return "resume";
+    case Monitors::PfcEventKind::kEnd:
+      return "end";
+  }
+  return "?";
+}
+
+}  // namespace
+
+Monitors::Monitors(Network& net, const MonitorSpec& spec) : net_(net), spec_(spec) {
+  for (const auto* list : {&spec_.queue_ports, &spec_.port_throughput})
+    for (const PortRef& p : *list)
+      if (p.node < 0 || p.node >= net_.num_nodes() || p.port < 0 ||
+          p.port >= static_cast<int>(net_.node(p.node).ports().size()) ||
+          net_.node(p.node).port(p.port).peer->id() != p.peer)
+        throw std::invalid_argument(
+            fmt::format("monitors: node {} has no port {} towards node {}", p.node, p.port, p.peer));
+  handler_ = net_.sim().add_handler(this);
+  const Time now = net_.now();
+  if (!spec_.queue_ports.empty()) next_queue_ = now;
+  if (!spec_.port_throughput.empty()) {
+    rate_origin_ = Time{now.ps / spec_.rate_bin.ps * spec_.rate_bin.ps};
+    next_rate_ = rate_origin_ + spec_.rate_bin;
+    port_bins_.resize(spec_.port_throughput.size());
+    for (const PortRef& p : spec_.port_throughput)
+      port_prev_tx_.push_back(net_.node(p.node).port(p.port).tx_bytes);
+  }
+  if (spec_.buffer) {
+    for (int id = 0; id < net_.num_nodes(); ++id)
+      if (!net_.is_host(id)) switches_.push_back(id);
+    buffer_.resize(switches_.size());
+    next_buffer_ = now;
+  }
+
+  NetObservers& obs = net_.observers();
+  saved_ = obs;
+  if (spec_.pfc) {
+    // Pauses already in force when we attach.
+    for (int id = 0; id < net_.num_nodes(); ++id)
+      for (Port& p : net_.node(id).ports())
+        for (int prio = 0; prio < kNumPriorities; ++prio)
+          if (p.paused[prio]) {
+            open_pauses_[pause_key(id, p.index, prio)] = p.paused_since[prio];
+            pfc_.push_back(
+                {p.paused_since[prio], id, p.index, p.peer->id(), prio, PfcEventKind::kPause, Time{}});
+          }
+    obs.on_pfc_rx = [this, prev = saved_.on_pfc_rx](const Node& n, int port, int prio, bool pause, Time t) {
+      if (prev) prev(n, port, prio, pause, t);
+      on_pfc(n, port, prio, pause, t);
+    };
+  }
+  if (spec_.all_flows || !spec_.flow_rates.empty()) {
+    obs.on_data_delivered = [this, prev = saved_.on_data_delivered](const Qp& qp, Bytes payload) {
+      if (prev) prev(qp, payload);
+      on_delivered(qp, payload);
+    };
+  }
+  if (spec_.cnp) {
+    obs.on_cnp_received = [this, prev = saved_.on_cnp_received](const Qp& qp, bool from_switch) {
+      if (prev) prev(qp, from_switch);
+      on_cnp(qp, from_switch);
+    };
+  }
+  schedule_next();
+}
+
+Monitors::~Monitors() {
+  NetObservers& obs = net_.observers();
+  if (spec_.pfc) obs.on_pfc_rx = saved_.on_pfc_rx;
+  if (spec_.all_flows || !spec_.flow_rates.empty()) obs.on_data_delivered = saved_.on_data_delivered;
+  if (spec_.cnp) obs.on_cnp_received = saved_.on_cnp_received;
+}
+
+void Monitors::schedule_next() {
+  const Time next = std::min({next_queue_, next_rate_, next_buffer_});
+  if (next == Time::max()) return;
+  net_.sim().background(+1);
+  net_.sim().at(next, handler_, 0, 0);
+}
+
+void Monitors::on_event(uint32_t kind, uint64_t arg) {
+  (void)kind;
+  (void)arg;
+  net_.sim().background(-1);
+  if (finished_) return;
+  const Time now = net_.now();
+  if (now >= next_queue_) {
+    sample_queues();
+    next_queue_ += spec_.queue_interval;
+  }
+  if (now >= next_rate_) {
+    sample_rates();
+    next_rate_ += spec_.rate_bin;
+  }
+  if (now >= next_buffer_) {
+    sample_buffers();
+    next_buffer_ += spec_.buffer_interval;
+  }
+  // Nothing else pending: the network is idle for good, and a further sample would only move the clock.
+  if (net_.sim().foreground_pending() == 0) {
+    chain_stopped_ = true;
+    return;
+  }
+  schedule_next();
+}
+
+void Monitors::sample_queues() {
+  queue_times_.push_back(net_.now());
+  std::vector<Bytes> row;
+  row.reserve(spec_.queue_ports.size());
+  for (const PortRef& p : spec_.queue_ports) row.push_back(net_.node(p.node).port(p.port).data_bytes);
+  queue_bytes_.push_back(std::move(row));
+}
+
+void Monitors::sample_rates() {
+  for (size_t i = 0; i < spec_.port_throughput.size(); ++i) {
+    const PortRef& p = spec_.port_throughput[i];
+    const Bytes tx = net_.node(p.node).port(p.port).tx_bytes;
+    port_bins_[i].push_back(tx - port_prev_tx_[i]);
+    port_prev_tx_[i] = tx;
+  }
+}
+
+void Monitors::sample_buffers() {
+  for (size_t i = 0; i < switches_.size(); ++i) buffer_[i].push_back(net_.sw(switches_[i]).buffer_used());
+}
+
+void Monitors::on_pfc(const Node& n, int port, int prio, bool pause, Time t) {
+  if (finished_) return;
+  const uint64_t key = pause_key(n.id(), port, prio);
+  const int peer = net_.node(n.id()).port(port).peer->id();
+  auto it = open_pauses_.find(key);
+  if (pause) {
+    if (it != open_pauses_.end()) return;  // a refresh while paused
+    open_pauses_.emplace(key, t);
+    pfc_.push_back({t, n.id(), port, peer, prio, PfcEventKind::kPause, Time{}});
+  } else if (it != open_pauses_.end()) {
+    pfc_.push_back({t, n.id(), port, peer, prio, PfcEventKind::kResume, t - it->second});
+    open_pauses_.erase(it);
+  }
+}
+
+void Monitors::on_delivered(const Qp& qp, Bytes payload) {
+  if (finished_) return;
+  if (!spec_.all_flows && !std::binary_search(spec_.flow_rates.begin(), spec_.flow_rates.end(), qp.flow_id))
+    return;
+  const int64_t bin = net_.now().ps / spec_.rate_bin.ps;
+  FlowBins& b = flow_bins_[qp.flow_id];
+  if (b.bytes.empty()) b.first_bin = bin;
+  const size_t idx = static_cast<size_t>(bin - b.first_bin);
+  if (idx >= b.bytes.size()) b.bytes.resize(idx + 1, 0);
+  b.bytes[idx] += payload;
+}
+
+void Monitors::on_cnp(const Qp& qp, bool from_switch) {
+  if (finished_) return;
+  CnpTally& c = cnps_[qp.flow_id];
+  c.src = qp.src;
+  c.dst = qp.dst;
+  ++c.received;
+  if (from_switch) ++c.from_switches;
+}
+
+void Monitors::finish() {
+  if (finished_) return;
+  const Time now = net_.now();
+  if (!spec_.port_throughput.empty()) {
+    const Time last_boundary = rate_origin_ + spec_.rate_bin * static_cast<int64_t>(port_bins_[0].size());
+    if (now > last_boundary) sample_rates();  // the partial bin the run ended in
+  }
+  if (spec_.pfc) {
+    std::vector<PfcEvent> ends;
+    for (const auto& [key, since] : open_pauses_) {
+      const int node = static_cast<int>(key >> 32);
+      const int port = static_cast<int>((key >> 8) & 0xffffff);
+      const int prio = static_cast<int>(key & 0xff);
+      ends.push_back(
+          {now, node, port, net_.node(node).port(port).peer->id(), prio, PfcEventKind::kEnd, now - since});
+    }
+    std::sort(ends.begin(), ends.end(), [](const PfcEvent& a, const PfcEvent& b) {
+      return std::tie(a.node, a.port, a.prio) < std::tie(b.node, b.port, b.prio);
+    });
+    pfc_.insert(pfc_.end(), ends.begin(), ends.end());
+    open_pauses_.clear();
+  }
+  finished_ = true;
+}
+
+std::vector<Monitors::CnpCount> Monitors::cnp_counts() {
+  std::unordered_map<uint64_t, CnpCount> all;
+  auto add = [&](uint64_t id, int src, int dst) {
+    CnpCount& c = all[id];
+    c.flow_id = id;
+    c.src = src;
+    c.dst = dst;
+  };
+  for (const FlowRecord& r : net_.finished()) add(r.id, r.src, r.dst);
+  for (uint32_t i = 0; i < net_.qp_capacity(); ++i) {
+    const Qp& q = net_.qp(i);
+    if (q.in_use) add(q.flow_id, q.src, q.dst);
+  }
+  for (const auto& [id, t] : cnps_) {
+    add(id, t.src, t.dst);
+    all[id].received = t.received;
+    all[id].from_switches = t.from_switches;
+  }
+  std::vector<CnpCount> out;
+  out.reserve(all.size());
+  for (const auto& [id, c] : all) out.push_back(c);
+  std::sort(out.begin(), out.end(),
+            [](const CnpCount& a, const CnpCount& b) { return a.flow_id < b.flow_id; });
+  return out;
+}
+
+std::vector<std::pair<Time, Bytes>> Monitors::flow_bins(uint64_t flow_id) const {
+  std::vector<std::pair<Time, Bytes>> out;
+  auto it = flow_bins_.find(flow_id);
+  if (it == flow_bins_.end()) return out;
+  for (size_t k = 0; k < it->second.bytes.size(); ++k)
+    out.emplace_back(spec_.rate_bin * (it->second.first_bin + static_cast<int64_t>(k)), it->second.bytes[k]);
+  return out;
+}
+
+std::vector<std::pair<Time, Bytes>> Monitors::port_bins(size_t i) const {
+  std::vector<std::pair<Time, Bytes>> out;
+  if (i >= port_bins_.size()) return out;
+  for (size_t k = 0; k < port_bins_[i].size(); ++k)
+    out.emplace_back(rate_origin_ + spec_.rate_bin * static_cast<int64_t>(k), port_bins_[i][k]);
+  return out;
+}
+
+const std::vector<Bytes>& Monitors::buffer_samples(int sw) const {
+  static const std::vector<Bytes> kEmpty;
+  for (size_t i = 0; i < switches_.size(); ++i)
+    if (switches_[i] == sw) return buffer_[i];
+  return kEmpty;
+}
+
+// --- CSV writers ---
+
+void Monitors::write_queues_csv(std::ostream& out) const {
+  fmt::memory_buffer buf;
+  buf.append(std::string_view("time_us,node,port,peer,queue_bytes\n"));
+  std::vector<std::string> prefix;  // ",node,port,peer," per port
+  for (const PortRef& p : spec_.queue_ports)
+    prefix.push_back(
+        fmt::format(",{},{},{},", csv_field(node_name(p.node)), p.port, csv_field(node_name(p.peer))));
+  for (size_t s = 0; s < queue_times_.size(); ++s) {
+    const std::string t = format_time_us(queue_times_[s]);
+    for (size_t i = 0; i < prefix.size(); ++i) {
+      buf.append(t);
+      buf.append(prefix[i]);
+      fmt::format_to(std::back_inserter(buf), "{}\n", queue_bytes_[s][i]);
+      if (buf.size() > kFlushBytes) flush(out, buf);
+    }
+  }
+  flush(out, buf);
+}
+
+void Monitors::write_rates_csv(std::ostream& out) const {
+  fmt::memory_buffer buf;
+  buf.append(std::string_view("time_us,kind,id,gbps\n"));
+  std::vector<uint64_t> ids;
+  ids.reserve(flow_bins_.size());
+  for (const auto& [id, b] : flow_bins_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  for (uint64_t id : ids) {
+    for (const auto& [t, bytes] : flow_bins(id)) {
+      fmt::format_to(std::back_inserter(buf), "{},flow,{},{:.6f}\n", format_time_us(t), id,
+                     gbps_of(bytes, spec_.rate_bin));
+      if (buf.size() > kFlushBytes) flush(out, buf);
+    }
+  }
+  for (size_t i = 0; i < spec_.port_throughput.size(); ++i) {
+    const std::string name = csv_field(port_name(spec_.port_throughput[i]));
+    for (const auto& [t, bytes] : port_bins(i)) {
+      fmt::format_to(std::back_inserter(buf), "{},port,{},{:.6f}\n", format_time_us(t), name,
+                     gbps_of(bytes, spec_.rate_bin));
+      if (buf.size() > kFlushBytes) flush(out, buf);
+    }
+  }
+  flush(out, buf);
+}
+
+void Monitors::write_pfc_csv(std::ostream& out) const {
+  fmt::memory_buffer buf;
+  buf.append(std::string_view("time_us,node,port,peer,prio,event,duration_us\n"));
+  for (const PfcEvent& e : pfc_) {
+    fmt::format_to(std::back_inserter(buf), "{},{},{},{},{},{},", format_time_us(e.t),
+                   csv_field(node_name(e.node)), e.port, csv_field(node_name(e.peer)), e.prio,
+                   event_name(e.kind));
+    if (e.kind != PfcEventKind::kPause) buf.append(format_time_us(e.duration));
+    buf.push_back('\n');
+    if (buf.size() > kFlushBytes) flush(out, buf);
+  }
+  flush(out, buf);
+}
+
+void Monitors::write_cnps_csv(std::ostream& out) {
+  fmt::memory_buffer buf;
+  buf.append(std::string_view("flow_id,src,dst,cnps_received,cnps_from_switches\n"));
+  for (const CnpCount& c : cnp_counts()) {
+    fmt::format_to(std::back_inserter(buf), "{},{},{},{},{}\n", c.flow_id, c.src, c.dst, c.received,
+                   c.from_switches);
+    if (buf.size() > kFlushBytes) flush(out, buf);
+  }
+  flush(out, buf);
+}
+
+void Monitors::write_buffer_csv(std::ostream& out) const {
+  fmt::memory_buffer buf;
+  buf.append(std::string_view("switch,buffer_bytes,cdf\n"));
+  for (size_t i = 0; i < switches_.size(); ++i) {
+    std::vector<Bytes> v = buffer_[i];
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    const std::string name = csv_field(node_name(switches_[i]));
+    const double n = static_cast<double>(v.size());
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (k + 1 < v.size() && v[k + 1] == v[k]) continue;  // the last of equal values carries the CDF
+      fmt::format_to(std::back_inserter(buf), "{},{},{:.6f}\n", name, v[k], static_cast<double>(k + 1) / n);
+      if (buf.size() > kFlushBytes) flush(out, buf);
+    }
+  }
+  flush(out, buf);
+}
+
+std::vector<std::string> Monitors::write(const std::filesystem::path& dir) {
+  finish();
+  std::vector<std::string> files;
+  auto emit = [&](const char* name, auto&& fn) {
+    std::ofstream f(dir / name, std::ios::binary);
+    fn(f);
+    if (!f) throw std::runtime_error("cannot write " + (dir / name).string());
+    files.emplace_back(name);
+  };
+  if (!spec_.queue_ports.empty()) emit("queues.csv", [&](std::ostream& o) { write_queues_csv(o); });
+  if (spec_.all_flows || !spec_.flow_rates.empty() || !spec_.port_throughput.empty())
+    emit("rates.csv", [&](std::ostream& o) { write_rates_csv(o); });
+  if (spec_.pfc) emit("pfc.csv", [&](std::ostream& o) { write_pfc_csv(o); });
+  if (spec_.cnp) emit("cnps.csv", [&](std::ostream& o) { write_cnps_csv(o); });
+  if (spec_.buffer) emit("buffer.csv", [&](std::ostream& o) { write_buffer_csv(o); });
+  return files;
+}
+
+nlohmann::json Monitors::summary() {
+  finish();
+  nlohmann::json j = nlohmann::json::object();
+  if (!spec_.queue_ports.empty()) {
+    // The ports with the largest sampled peaks: peak and mean sampled queue, true peak (PortStats).
+    std::vector<std::pair<Bytes, nlohmann::json>> ports;
+    size_t with_data = 0;
+    for (size_t i = 0; i < spec_.queue_ports.size(); ++i) {
+      Bytes mx = 0;
+      double sum = 0;
+      for (const auto& row : queue_bytes_) {
+        mx = std::max(mx, row[i]);
+        sum += static_cast<double>(row[i]);
+      }
+      const PortRef& p = spec_.queue_ports[i];
+      if (mx == 0) continue;
+      ++with_data;
+      ports.emplace_back(
+          mx, nlohmann::json{{"node", node_name(p.node)},
+                             {"port", p.port},
+                             {"peer", node_name(p.peer)},
+                             {"max_sampled_queue_bytes", mx},
+                             {"mean_sampled_queue_bytes", sum / static_cast<double>(queue_bytes_.size())},
+                             {"max_queue_bytes", net_.node(p.node).port(p.port).stats.max_queue_bytes}});
+    }
+    j["queues"] = {{"interval_us", spec_.queue_interval.us()},
+                   {"ports_monitored", spec_.queue_ports.size()},
+                   {"ports_with_data", with_data},
+                   {"samples", queue_times_.size()},
+                   {"top_ports", top_entries(std::move(ports))}};
+  }
+  if (spec_.all_flows || !spec_.flow_rates.empty() || !spec_.port_throughput.empty()) {
+    std::vector<std::pair<Bytes, nlohmann::json>> ports;
+    for (size_t i = 0; i < spec_.port_throughput.size(); ++i) {
+      Bytes total = 0, mx = 0;
+      for (Bytes b : port_bins_[i]) {
+        total += b;
+        mx = std::max(mx, b);
+      }
+      if (total == 0) continue;
+      ports.emplace_back(total, nlohmann::json{{"port", port_name(spec_.port_throughput[i])},
+                                               {"bytes", total},
+                                               {"max_gbps", gbps_of(mx, spec_.rate_bin)}});
+    }
+    j["rates"] = {{"bin_us", spec_.rate_bin.us()},
+                  {"flows_with_data", flow_bins_.size()},
+                  {"ports_monitored", spec_.port_throughput.size()},
+                  {"top_ports", top_entries(std::move(ports))}};
+  }
+  if (spec_.pfc) {
+    uint64_t pauses = 0, resumes = 0, ends = 0;
+    Time paused;
+    for (const PfcEvent& e : pfc_) {
+      if (e.kind == PfcEventKind::kPause)
+        ++pauses;
+      else if (e.kind == PfcEventKind::kResume)
+        ++resumes;
+      else
+        ++ends;
+      if (e.kind != PfcEventKind::kPause) paused += e.duration;
+    }
+    j["pfc"] = {{"pause_events", pauses},
+                {"resume_events", resumes},
+                {"paused_at_end", ends},
+                {"paused_time_us", paused.us()}};
+  }
+  if (spec_.cnp) {
+    uint64_t flows = 0, with = 0, received = 0, from_sw = 0;
+    for (const CnpCount& c : cnp_counts()) {
+      ++flows;
+      with += c.received > 0 ? 1 : 0;
+      received += c.received;
+      from_sw += c.from_switches;
+    }
+    j["cnp"] = {{"flows", flows},
+                {"flows_with_cnps", with},
+                {"cnps_received", received},
+                {"cnps_from_switches", from_sw}};
+  }
+  if (spec_.buffer) {
+    std::vector<std::pair<Bytes, nlohmann::json>> sws;
+    for (size_t i = 0; i < switches_.size(); ++i) {
+      std::vector<Bytes> v = buffer_[i];
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      if (v.back() == 0) continue;
+      const auto rank = [&](size_t num, size_t den) {  // nearest rank, as stats/fct_stats.h
+        const size_t r = (v.size() * num + den - 1) / den;
+        return v[r == 0 ? 0 : r - 1];
+      };
+      sws.emplace_back(v.back(), nlohmann::json{{"switch", node_name(switches_[i])},
+                                                {"p50_bytes", rank(50, 100)},
+                                                {"p99_bytes", rank(99, 100)},
+                                                {"max_bytes", v.back()}});
+    }
+    j["buffer"] = {{"interval_us", spec_.buffer_interval.us()},
+                   {"samples", buffer_.empty() ? size_t{0} : buffer_[0].size()},
+                   {"top_switches", top_entries(std::move(sws))}};
+  }
+  return j;
+}
+
+}  // namespace rocesim

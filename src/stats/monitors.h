@@ -1,0 +1,148 @@
+// Monitors: optional time series and event logs of a run ([monitors], config/monitors.h), written as tidy
+// CSVs with the units in the column names. They only read network state, so they never change results:
+//  - periodic samples come from the monitor's own EventHandler: one pending event at a time, at the next
+//    due sample time; it only reads queues and counters. Extra events shift the insertion sequence numbers
+//    of later events but not the relative order of the network's own events, so the network runs the same.
+//    The chain stops when the monitor finds no other event pending (the network has gone idle).
+//  - per-flow goodput, CNPs and PFC transitions come from NetObservers hooks (chained with any observer
+//    already installed, restored on destruction).
+// Files (only those enabled), times in us with 6 decimals (exact to the ps), rates with 6 decimals:
+//   queues.csv  time_us,node,port,peer,queue_bytes   data bytes queued at the egress port (priorities 1..7)
+//   rates.csv   time_us,kind,id,gbps                 kind=flow: in-order payload accepted by the receiver;
+//               kind=port: bytes put on the wire by the egress port (id "NODE:PEER"). time_us is the
+//               start of a bin of rate_bin_us, bins aligned to t = 0; gbps = bits in the bin / bin width,
+//               so a partial bin (a flow's last, or the one the run ended in) reads low. Flow rows cover
+//               the bins from the flow's first to its last delivered byte, zero bins included.
+//   pfc.csv     time_us,node,port,peer,prio,event,duration_us   event = pause (egress paused by the peer;
+//               duration empty), resume (duration = time paused), end (still paused when the run ended;
+//               duration so far). One pause/resume pair per paused interval (repeated PAUSE frames while
+//               paused are not events), so the resume durations of a port sum to its PortStats::paused_time.
+//   cnps.csv    flow_id,src,dst,cnps_received,cnps_from_switches   every flow started (src/dst node ids as
+//               in flows.csv); CNPs counted when they reach the sender of a live flow.
+//   buffer.csv  switch,buffer_bytes,cdf              per switch, the empirical CDF of its sampled shared
+//               buffer occupancy: one row per distinct value, cdf = fraction of samples <= value.
+// Node names are topo.node_names (ids when unnamed).
+//
+// A Monitors must outlive every Network::run after its construction (its event stays queued).
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "config/monitors.h"
+#include "core/simulator.h"
+#include "net/network.h"
+
+namespace rocesim {
+
+class Monitors : public EventHandler {
+ public:
+  enum class PfcEventKind { kPause, kResume, kEnd };
+  struct PfcEvent {
+    Time t;
+    int node = 0, port = 0, peer = 0, prio = 0;
+    PfcEventKind kind = PfcEventKind::kPause;
+    Time duration;  // resume and end only
+  };
+  struct CnpCount {
+    uint64_t flow_id = 0;
+    int src = 0, dst = 0;
+    uint64_t received = 0;
+    uint64_t from_switches = 0;
+  };
+
+  // Attaches to `net` (installs observers, schedules the first sample at the current time).
+  Monitors(Network& net, const MonitorSpec& spec);
+  ~Monitors() override;
+  Monitors(const Monitors&) = delete;
+  Monitors& operator=(const Monitors&) = delete;
+
+  // Closes the data at the network's current time: the last (partial) rate bin and pauses still open
+  // ("end" events). Called once by write()/summary() when not called before; later calls do nothing.
+  void finish();
+
+  // Writes the enabled files into `dir`; returns their names.
+  std::vector<std::string> write(const std::filesystem::path& dir);
+  // Small overview for summary.json: totals, and the (at most 16) ports / switches with the largest peaks.
+  nlohmann::json summary();
+
+  void write_queues_csv(std::ostream& out) const;
+  void write_rates_csv(std::ostream& out) const;
+  void write_pfc_csv(std::ostream& out) const;
+  void write_cnps_csv(std::ostream& out);
+  void write_buffer_csv(std::ostream& out) const;
+
+  // Raw data, for tests.
+  const MonitorSpec& spec() const { return spec_; }
+  const std::vector<Time>& queue_times() const { return queue_times_; }
+  // queue_bytes()[sample][i] is the queue of spec().queue_ports[i] at queue_times()[sample].
+  const std::vector<std::vector<Bytes>>& queue_bytes() const { return queue_bytes_; }
+  const std::vector<PfcEvent>& pfc_events() const { return pfc_; }
+  // Every started flow with its CNP counts, sorted by flow id.
+  std::vector<CnpCount> cnp_counts();
+  // Goodput bins of a flow: (bin start, bytes); empty when the flow delivered nothing or is not monitored.
+  std::vector<std::pair<Time, Bytes>> flow_bins(uint64_t flow_id) const;
+  // Wire bytes per bin of spec().port_throughput[i]: (bin start, bytes).
+  std::vector<std::pair<Time, Bytes>> port_bins(size_t i) const;
+  // Buffer samples of a switch (node id), in time order.
+  const std::vector<Bytes>& buffer_samples(int sw) const;
+  // True once sampling stopped because nothing else was pending (the network went idle).
+  bool sampling_stopped() const { return chain_stopped_; }
+
+  void on_event(uint32_t kind, uint64_t arg) override;
+
+ private:
+  struct FlowBins {
+    int64_t first_bin = 0;
+    std::vector<Bytes> bytes;
+  };
+  struct CnpTally {
+    int src = 0, dst = 0;
+    uint64_t received = 0, from_switches = 0;
+  };
+
+  void schedule_next();
+  void sample_queues();
+  void sample_rates();
+  void sample_buffers();
+  void on_pfc(const Node& n, int port, int prio, bool pause, Time t);
+  void on_delivered(const Qp& qp, Bytes payload);
+  void on_cnp(const Qp& qp, bool from_switch);
+  std::string node_name(int id) const { return monitor_node_name(net_.topo(), id); }
+  std::string port_name(const PortRef& p) const { return node_name(p.node) + ":" + node_name(p.peer); }
+
+  Network& net_;
+  MonitorSpec spec_;
+  uint32_t handler_ = 0;
+  bool finished_ = false;
+  bool chain_stopped_ = false;
+
+  Time next_queue_ = Time::max();
+  Time next_rate_ = Time::max();
+  Time next_buffer_ = Time::max();
+
+  std::vector<Time> queue_times_;
+  std::vector<std::vector<Bytes>> queue_bytes_;
+
+  std::unordered_map<uint64_t, FlowBins> flow_bins_;
+  Time rate_origin_;                           // start of the first port bin
+  std::vector<Bytes> port_prev_tx_;            // per port_throughput entry, tx_bytes at the last boundary
+  std::vector<std::vector<Bytes>> port_bins_;  // [port][bin]
+
+  std::vector<PfcEvent> pfc_;
+  std::unordered_map<uint64_t, Time> open_pauses_;  // key (node, port, prio) -> paused since
+
+  std::unordered_map<uint64_t, CnpTally> cnps_;
+
+  std::vector<int> switches_;
+  std::vector<std::vector<Bytes>> buffer_;  // per switches_ entry
+
+  NetObservers saved_;  // observers installed before us (chained, restored on destruction)
+};
+
+}  // namespace rocesim

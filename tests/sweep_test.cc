@@ -1,0 +1,648 @@
+// Tests of `rocesim sweep`, `rocesim report` and the progress line: grid parsing and expansion (unit), a
+// real sweep run as a subprocess (run directories, results.csv rows, resume, re-running a deleted run,
+// a failing grid value, an interrupt), the HTML report, and progress output only on a terminal.
+#include "app/sweep.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <pty.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/progress.h"
+#include "config/scenario.h"
+#include "core/error.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using namespace rocesim;
+
+namespace {
+
+const std::string kBinary = ROCESIM_BINARY;
+
+// 8 hosts: Hadoop flows at 50 % load for 200 us plus a 4:1 incast into h0, with every monitor on. About 0.1
+// s.
+const char* kTinyScenario = R"(name = "sweep_tiny"
+seed = 1
+duration_ms = 5
+
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 1
+hosts_per_leaf = 4
+
+[cc]
+scheme = "dcqcn"
+
+[[traffic]]
+workload = "hadoop"
+load = 0.5
+stop_us = 200
+
+[[traffic]]
+pattern = "incast"
+class = "incast"
+senders = "h4..h7"
+fan_in = 4
+dst = "h0"
+size_bytes = 200000
+start_us = 50
+
+[monitors]
+queue_ports = ["all"]
+flow_rates = "all"
+port_throughput = ["s0:h0"]
+pfc = true
+buffer = true
+)";
+
+// 64 hosts of WebSearch at 50 % load for 6 ms: a run of a few seconds (progress lines appear after 1 s).
+const char* kSlowScenario = R"(name = "sweep_slow"
+seed = 1
+duration_ms = 50
+
+[topology]
+kind = "leaf_spine"
+leaves = 4
+spines = 4
+hosts_per_leaf = 16
+
+[cc]
+scheme = "dcqcn"
+
+[[traffic]]
+workload = "websearch"
+load = 0.5
+stop_us = 6000
+)";
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag) {
+    path_ = fs::temp_directory_path() / ("rocesim_sweep_test_" + tag + "_" + std::to_string(getpid()));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+  fs::path operator/(const std::string& s) const { return path_ / s; }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+struct Proc {
+  int status = -1;  // raw wait status
+  std::string out, err;
+  double seconds = 0;
+  bool exited() const { return WIFEXITED(status); }
+  int code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+  std::string describe() const {
+    return "exit " + std::to_string(code()) + "\nstdout:\n" + out + "\nstderr:\n" + err;
+  }
+};
+
+// Starts `args` with stdin from /dev/null and stdout / stderr into files under `dir`.
+pid_t start(const std::vector<std::string>& args, const fs::path& dir) {
+  std::vector<std::string> a = args;
+  std::vector<char*> argv;
+  for (auto& s : a) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, (dir / "stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, (dir / "stderr.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, a[0].c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+Proc finish(pid_t pid, const fs::path& dir, std::chrono::steady_clock::time_point t0) {
+  Proc p;
+  while (waitpid(pid, &p.status, 0) < 0 && errno == EINTR) {
+  }
+  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  p.out = read_file(dir / "stdout.txt");
+  p.err = read_file(dir / "stderr.txt");
+  return p;
+}
+
+// Runs `rocesim ARGS...`; output files go to `scratch`.
+Proc cli(const std::vector<std::string>& args, const fs::path& scratch) {
+  std::vector<std::string> a{kBinary};
+  a.insert(a.end(), args.begin(), args.end());
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = start(a, scratch);
+  if (pid < 0) return {};
+  return finish(pid, scratch, t0);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (char c : s) {
+    if (c == '"')
+      quoted = !quoted;
+    else if (c == sep && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+// results.csv as rows of column -> value.
+std::vector<std::map<std::string, std::string>> read_csv(const fs::path& p) {
+  std::istringstream in(read_file(p));
+  std::string line;
+  std::vector<std::map<std::string, std::string>> rows;
+  if (!std::getline(in, line)) return rows;
+  const auto head = split(line, ',');
+  while (std::getline(in, line)) {
+    const auto f = split(line, ',');
+    std::map<std::string, std::string> r;
+    for (size_t i = 0; i < head.size() && i < f.size(); ++i) r[head[i]] = f[i];
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+size_t count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+  return n;
+}
+
+bool have_matplotlib() {
+  return std::system("/usr/bin/python3 -c 'import matplotlib, numpy' >/dev/null 2>&1") == 0;
+}
+
+const std::vector<std::string> kRuns = {"scheme=dcqcn,seed=1", "scheme=dcqcn,seed=2", "scheme=none,seed=1",
+                                        "scheme=none,seed=2"};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------
+// Grid parsing and expansion
+
+TEST(SweepGrid, ParsesKeysAndValuesInOrder) {
+  const auto g = parse_grid({"scheme=dcqcn,none", "load=0.3, 0.5,0.7", "switch.buffer_bytes=16000000"});
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0].key, "scheme");
+  EXPECT_EQ(g[0].values, (std::vector<std::string>{"dcqcn", "none"}));
+  EXPECT_EQ(g[1].values, (std::vector<std::string>{"0.3", "0.5", "0.7"}));
+  EXPECT_EQ(g[2].key, "switch.buffer_bytes");
+}
+
+TEST(SweepGrid, RejectsMalformedAxes) {
+  EXPECT_THROW(parse_grid({"scheme"}), InputError);
+  EXPECT_THROW(parse_grid({"=dcqcn"}), InputError);
+  EXPECT_THROW(parse_grid({"scheme=dcqcn,,none"}), InputError);              // empty value
+  EXPECT_THROW(parse_grid({"scheme=dcqcn,dcqcn"}), InputError);              // repeated value
+  EXPECT_THROW(parse_grid({"seed=1", "seed=2"}), InputError);                // repeated key
+  EXPECT_THROW(parse_grid({"scheme=none", "cc.scheme=dcqcn"}), InputError);  // the same key twice
+  try {
+    parse_grid({"load=0.3,"});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("empty value"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SweepGrid, OverridesOfTheSpecialKeys) {
+  EXPECT_EQ(grid_overrides("scheme", "hpcc", {}), (std::vector<std::string>{"cc.scheme=hpcc"}));
+  EXPECT_EQ(grid_overrides("seed", "7", {}), (std::vector<std::string>{"seed=7"}));
+  EXPECT_EQ(grid_overrides("switch.buffer_bytes", "1000", {}),
+            (std::vector<std::string>{"switch.buffer_bytes=1000"}));
+  EXPECT_EQ(grid_overrides("load", "0.5", {0, 2}),
+            (std::vector<std::string>{"traffic[0].load=0.5", "traffic[2].load=0.5"}));
+  EXPECT_THROW(grid_overrides("load", "0.5", {}), InputError);
+}
+
+TEST(SweepGrid, LoadSetsOnlyTablesThatHaveALoad) {
+  const Scenario s = load_scenario_text(kTinyScenario, "tiny.toml");
+  EXPECT_EQ(tables_with_load(s.resolved), (std::vector<size_t>{0}));  // the incast has no load
+}
+
+TEST(SweepGrid, ExpandsTheCartesianProductFirstAxisSlowest) {
+  const auto pts = expand_grid(parse_grid({"scheme=dcqcn,none", "load=0.3,0.5,0.7", "seed=1,2"}), {0});
+  ASSERT_EQ(pts.size(), 12u);
+  EXPECT_EQ(pts[0].name, "scheme=dcqcn,load=0.3,seed=1");
+  EXPECT_EQ(pts[1].name, "scheme=dcqcn,load=0.3,seed=2");
+  EXPECT_EQ(pts[11].name, "scheme=none,load=0.7,seed=2");
+  EXPECT_EQ(pts[11].sets, (std::vector<std::string>{"cc.scheme=none", "traffic[0].load=0.7", "seed=2"}));
+  std::set<std::string> names;
+  for (const auto& p : pts) names.insert(safe_dir_name(p.name));
+  EXPECT_EQ(names.size(), 12u);
+}
+
+TEST(SweepGrid, DirectoryNamesAreFileSystemSafe) {
+  EXPECT_EQ(safe_dir_name("scheme=dcqcn,load=0.5"), "scheme=dcqcn,load=0.5");
+  EXPECT_EQ(safe_dir_name("traffic.workload=../x/y z"), "traffic.workload=.._x_y_z");
+  EXPECT_EQ(safe_dir_name(".."), "_..");
+  // Two values that differ only in unsafe characters would share a directory.
+  EXPECT_THROW(expand_grid(parse_grid({"traffic[0].workload=a/b,a b"}), {}), InputError);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Progress line
+
+TEST(Progress, FormatsDurations) {
+  EXPECT_EQ(format_duration(3.24), "3.2 s");
+  EXPECT_EQ(format_duration(42), "42 s");
+  EXPECT_EQ(format_duration(185), "3 m 05 s");
+  EXPECT_EQ(format_duration(7620), "2 h 07 m");
+  EXPECT_EQ(format_duration(-1), "?");
+}
+
+TEST(Progress, RunLineHasTimePercentWallEtaAndRate) {
+  const std::string t = run_progress_text(Time::from_ms(1), Time::from_ms(4), 2.0, 10'000'000);
+  EXPECT_NE(t.find("1.000 / 4.000 ms simulated"), std::string::npos) << t;
+  EXPECT_NE(t.find("25.0 %"), std::string::npos) << t;
+  EXPECT_NE(t.find("2.0 s wall"), std::string::npos) << t;
+  EXPECT_NE(t.find("ETA 6.0 s"), std::string::npos) << t;
+  EXPECT_NE(t.find("5.00 M events/s"), std::string::npos) << t;
+}
+
+TEST(Progress, StatusLineWaitsThrottlesAndClears) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  using C = StatusLine::Clock;
+  {
+    StatusLine line(f, true, 0.2, 1.0);
+    const auto t0 = C::now();
+    line.draw("early", t0 + std::chrono::milliseconds(500));  // before the 1 s delay: nothing
+    line.draw("first", t0 + std::chrono::milliseconds(1100));
+    line.draw("too soon", t0 + std::chrono::milliseconds(1200));  // within 0.2 s of the last
+    line.draw("second", t0 + std::chrono::milliseconds(1400));
+    line.clear();
+  }
+  std::rewind(f);
+  std::string s;
+  for (int c; (c = std::fgetc(f)) != EOF;) s += static_cast<char>(c);
+  std::fclose(f);
+  EXPECT_EQ(s.find("early"), std::string::npos);
+  EXPECT_EQ(s.find("too soon"), std::string::npos);
+  EXPECT_NE(s.find("\rfirst"), std::string::npos);
+  EXPECT_NE(s.find("\rsecond"), std::string::npos);
+  EXPECT_EQ(s.back(), '\r');  // cleared
+}
+
+TEST(Progress, InactiveLinePrintsNothing) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  {
+    StatusLine line(f, false, 0, 0);
+    line.draw("x", StatusLine::Clock::now() + std::chrono::seconds(5), true);
+    line.clear();
+  }
+  EXPECT_EQ(std::ftell(f), 0);
+  std::fclose(f);
+}
+
+TEST(Progress, SilentWhenStderrIsNotATerminal) {
+  TempDir tmp("notty");
+  write_file(tmp / "slow.toml", kSlowScenario);
+  const Proc p = cli({"run", (tmp / "slow.toml").string(), "-o", (tmp / "out").string()}, tmp.path());
+  ASSERT_EQ(p.code(), 0) << p.describe();
+  EXPECT_GT(p.seconds, 1.2) << "the run must outlast the 1 s delay for this test to mean anything";
+  EXPECT_EQ(p.err, "") << "stderr is a file: no progress line";
+  EXPECT_NE(p.out.find("slowdown p50"), std::string::npos);  // the table is still printed
+}
+
+TEST(Progress, DrawnOnATerminalAndNotWithQuiet) {
+  TempDir tmp("tty");
+  write_file(tmp / "slow.toml", kSlowScenario);
+  for (const bool quiet : {false, true}) {
+    int master = -1;
+    const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::vector<std::string> a{kBinary, "run", (tmp / "slow.toml").string()};
+      if (quiet) a.push_back("-q");
+      std::vector<char*> argv;
+      for (auto& s : a) argv.push_back(s.data());
+      argv.push_back(nullptr);
+      execv(kBinary.c_str(), argv.data());
+      _exit(127);
+    }
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = read(master, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+    close(master);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
+    if (quiet) {
+      EXPECT_EQ(out.find("ms simulated"), std::string::npos) << out;
+    } else {
+      EXPECT_NE(out.find("ms simulated ("), std::string::npos) << out;
+      EXPECT_NE(out.find("M events/s"), std::string::npos) << out;
+      EXPECT_NE(out.find("ETA"), std::string::npos) << out;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Sweeps (subprocesses)
+
+class SweepRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tmp_ = std::make_unique<TempDir>(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    write_file(*tmp_ / "tiny.toml", kTinyScenario);
+    out_ = *tmp_ / "sweep";
+  }
+  Proc sweep(std::vector<std::string> extra = {}) {
+    std::vector<std::string> a{"sweep",      (*tmp_ / "tiny.toml").string(),
+                               "--grid",     "scheme=dcqcn,none",
+                               "seed=1,2",   "-j",
+                               "2",          "-o",
+                               out_.string()};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return cli(a, tmp_->path());
+  }
+  std::unique_ptr<TempDir> tmp_;
+  fs::path out_;
+};
+
+TEST_F(SweepRun, RunsEveryPointAndWritesTidyResults) {
+  const Proc p = sweep();
+  ASSERT_EQ(p.code(), 0) << p.describe();
+  for (const auto& r : kRuns) {
+    EXPECT_TRUE(fs::exists(out_ / r / "summary.json")) << r;
+    EXPECT_TRUE(fs::exists(out_ / r / "flows.csv")) << r;
+    EXPECT_NE(p.out.find(r + " done in"), std::string::npos) << p.out;
+  }
+  EXPECT_EQ(count(p.out, " done in "), 4u) << p.out;
+  EXPECT_FALSE(fs::exists(out_ / "logs")) << "logs of successful runs are removed";
+  EXPECT_TRUE(fs::exists(out_ / "sweep.json"));
+  EXPECT_EQ(p.err, "") << "stderr is not a terminal: no progress line";
+
+  // Each run's grid values reached it.
+  for (const auto& r : kRuns) {
+    const auto j = nlohmann::json::parse(read_file(out_ / r / "summary.json"));
+    EXPECT_EQ(j["scheme"].get<std::string>(), r.substr(7, r.find(',') - 7)) << r;
+    EXPECT_EQ(j["seed"].get<uint64_t>(), r.back() == '1' ? 1u : 2u) << r;
+  }
+
+  // results.csv: one row per run x bucket plus one "all" row per run, grid values as columns.
+  const auto rows = read_csv(out_ / "results.csv");
+  const auto j0 = nlohmann::json::parse(read_file(out_ / kRuns[0] / "summary.json"));
+  const size_t buckets = j0["fct"]["buckets"].size();
+  ASSERT_GT(buckets, 0u);
+  ASSERT_EQ(rows.size(), 4 * (buckets + 1));
+  std::map<std::string, int> per_run, all_rows;
+  for (const auto& r : rows) {
+    for (const char* col :
+         {"scheme",       "seed",         "load",         "run",           "bucket",      "count",
+          "fct_avg_us",   "fct_p50_us",   "fct_p95_us",   "fct_p99_us",    "fct_p999_us", "slowdown_avg",
+          "slowdown_p50", "slowdown_p95", "slowdown_p99", "slowdown_p999", "pauses",      "paused_time_us",
+          "cnps",         "drops",        "wall_seconds"})
+      EXPECT_TRUE(r.count(col)) << col;
+    EXPECT_EQ(r.at("run"), "scheme=" + r.at("scheme") + ",seed=" + r.at("seed"));
+    EXPECT_EQ(r.at("load"), "0.5");  // not a grid key: read from the run's resolved scenario
+    ++per_run[r.at("run")];
+    if (r.at("bucket") == "all") {
+      ++all_rows[r.at("run")];
+      const auto j = nlohmann::json::parse(read_file(out_ / r.at("run") / "summary.json"));
+      EXPECT_EQ(std::stoull(r.at("count")), j["fct"]["count"].get<uint64_t>());
+      EXPECT_DOUBLE_EQ(std::stod(r.at("fct_p99_us")), j["fct"]["fct_us"]["p99"].get<double>());
+      EXPECT_EQ(std::stoull(r.at("pauses")), j["pfc"]["pauses_sent"].get<uint64_t>());
+      EXPECT_EQ(std::stoull(r.at("cnps")),
+                j["cnp"]["sent_by_receivers"].get<uint64_t>() + j["cnp"]["sent_by_switches"].get<uint64_t>());
+    }
+  }
+  for (const auto& r : kRuns) {
+    EXPECT_EQ(per_run[r], static_cast<int>(buckets + 1)) << r;
+    EXPECT_EQ(all_rows[r], 1) << r;
+  }
+  // CNPs only with DCQCN.
+  for (const auto& r : rows)
+    if (r.at("scheme") == "none") {
+      EXPECT_EQ(r.at("cnps"), "0");
+    }
+}
+
+TEST_F(SweepRun, ResumesSkippingCompleteRunsAndRedoesADeletedOne) {
+  ASSERT_EQ(sweep().code(), 0);
+  const std::string results = read_file(out_ / "results.csv");
+  std::map<std::string, fs::file_time_type> mtime;
+  for (const auto& r : kRuns) mtime[r] = fs::last_write_time(out_ / r / "summary.json");
+
+  const Proc again = sweep();
+  ASSERT_EQ(again.code(), 0) << again.describe();
+  EXPECT_EQ(count(again.out, "skipped"), 5u) << again.out;  // four runs, plus the summary line
+  EXPECT_EQ(count(again.out, " done in "), 0u) << again.out;
+  EXPECT_LT(again.seconds, 2.0);
+  EXPECT_EQ(read_file(out_ / "results.csv"), results);
+  for (const auto& r : kRuns) EXPECT_EQ(fs::last_write_time(out_ / r / "summary.json"), mtime[r]) << r;
+
+  // Deleting one summary.json makes that run (only) incomplete: it is run again, in place.
+  fs::remove(out_ / kRuns[2] / "summary.json");
+  const Proc redo = sweep();
+  ASSERT_EQ(redo.code(), 0) << redo.describe();
+  EXPECT_EQ(count(redo.out, " done in "), 1u) << redo.out;
+  EXPECT_NE(redo.out.find(kRuns[2] + " done in"), std::string::npos) << redo.out;
+  EXPECT_EQ(count(redo.out, "skipped (already complete)"), 3u) << redo.out;
+  EXPECT_TRUE(fs::exists(out_ / kRuns[2] / "summary.json"));
+  for (const auto& r : kRuns)
+    if (r != kRuns[2]) {
+      EXPECT_EQ(fs::last_write_time(out_ / r / "summary.json"), mtime[r]) << r;
+    }
+  // Deterministic: the same results as before but for the re-run's wall time.
+  const auto strip = [](const std::string& csv) {
+    std::string out;
+    std::istringstream in(csv);
+    for (std::string line; std::getline(in, line);) {
+      auto f = split(line, ',');
+      f.erase(f.end() - 3);  // wall_seconds (then cnps, drops)
+      for (const auto& x : f) out += x + ",";
+      out += "\n";
+    }
+    return out;
+  };
+  EXPECT_EQ(strip(read_file(out_ / "results.csv")), strip(results));
+
+  // --force re-runs everything.
+  const Proc forced = sweep({"--force"});
+  ASSERT_EQ(forced.code(), 0) << forced.describe();
+  EXPECT_EQ(count(forced.out, " done in "), 4u) << forced.out;
+}
+
+TEST_F(SweepRun, AFailingGridValueIsReportedAndTheOthersFinish) {
+  const Proc p = cli({"sweep", (*tmp_ / "tiny.toml").string(), "--grid", "scheme=dcqcn,nonexistent", "-j",
+                      "2", "-o", out_.string()},
+                     tmp_->path());
+  EXPECT_EQ(p.code(), 1) << p.describe();
+  EXPECT_NE(p.err.find("scheme=nonexistent FAILED (exit status 2)"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("'nonexistent' is not one of"), std::string::npos) << p.err;  // the run's stderr tail
+  EXPECT_NE(p.err.find("1 of 2 runs failed"), std::string::npos) << p.err;
+  EXPECT_TRUE(fs::exists(out_ / "scheme=dcqcn" / "summary.json"));
+  EXPECT_FALSE(fs::exists(out_ / "scheme=nonexistent"));
+  EXPECT_TRUE(fs::exists(out_ / "logs" / "scheme=nonexistent.log"));
+  const auto rows = read_csv(out_ / "results.csv");
+  ASSERT_FALSE(rows.empty());
+  for (const auto& r : rows) EXPECT_EQ(r.at("scheme"), "dcqcn");
+}
+
+TEST_F(SweepRun, BadInputIsRejectedBeforeAnyRun) {
+  // A malformed grid.
+  Proc p =
+      cli({"sweep", (*tmp_ / "tiny.toml").string(), "--grid", "scheme", "-o", out_.string()}, tmp_->path());
+  EXPECT_EQ(p.code(), 2) << p.describe();
+  EXPECT_NE(p.err.find("expected KEY=V1,V2"), std::string::npos) << p.err;
+  // A scenario error.
+  p = cli({"sweep", (*tmp_ / "nope.toml").string(), "--grid", "seed=1", "-o", out_.string()}, tmp_->path());
+  EXPECT_EQ(p.code(), 2) << p.describe();
+  EXPECT_NE(p.err.find("cannot open"), std::string::npos) << p.err;
+  // A directory that is not a sweep directory.
+  fs::create_directories(*tmp_ / "precious");
+  write_file(*tmp_ / "precious" / "notes.txt", "keep me");
+  p = cli({"sweep", (*tmp_ / "tiny.toml").string(), "--grid", "seed=1", "-o", (*tmp_ / "precious").string()},
+          tmp_->path());
+  EXPECT_EQ(p.code(), 2) << p.describe();
+  EXPECT_NE(p.err.find("holds no rocesim sweep"), std::string::npos) << p.err;
+  EXPECT_EQ(read_file(*tmp_ / "precious" / "notes.txt"), "keep me");
+  EXPECT_FALSE(fs::exists(out_));
+}
+
+TEST_F(SweepRun, RefusesToMixRunsOfDifferentSettings) {
+  ASSERT_EQ(
+      cli({"sweep", (*tmp_ / "tiny.toml").string(), "--grid", "seed=1", "-o", out_.string()}, tmp_->path())
+          .code(),
+      0);
+  const Proc p = cli({"sweep", (*tmp_ / "tiny.toml").string(), "--grid", "seed=1", "--set",
+                      "switch.buffer_bytes=4000000", "-o", out_.string()},
+                     tmp_->path());
+  EXPECT_EQ(p.code(), 2) << p.describe();
+  EXPECT_NE(p.err.find("other --set values"), std::string::npos) << p.err;
+  // Extending the grid is fine: the new point runs, the old one is skipped.
+  const Proc more =
+      cli({"sweep", (*tmp_ / "tiny.toml").string(), "--grid", "seed=1,2", "-o", out_.string()}, tmp_->path());
+  ASSERT_EQ(more.code(), 0) << more.describe();
+  EXPECT_NE(more.out.find("seed=1 skipped"), std::string::npos) << more.out;
+  EXPECT_NE(more.out.find("seed=2 done in"), std::string::npos) << more.out;
+}
+
+TEST_F(SweepRun, InterruptStopsTheRunsAndLeavesNoPartialDirectories) {
+  write_file(*tmp_ / "slow.toml", kSlowScenario);
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = start({kBinary, "sweep", (*tmp_ / "slow.toml").string(), "--grid", "seed=1,2", "-j", "2",
+                           "-o", out_.string()},
+                          tmp_->path());
+  ASSERT_GT(pid, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  kill(pid, SIGINT);
+  const Proc p = finish(pid, tmp_->path(), t0);
+  EXPECT_EQ(p.code(), 130) << p.describe();
+  EXPECT_NE(p.err.find("interrupted"), std::string::npos) << p.err;
+  for (const auto& e : fs::directory_iterator(out_))
+    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+  EXPECT_FALSE(fs::exists(out_ / "logs" / "seed=1.log"));
+  // Resuming finishes the sweep.
+  const Proc resumed =
+      cli({"sweep", (*tmp_ / "slow.toml").string(), "--grid", "seed=1,2", "-j", "2", "-o", out_.string()},
+          tmp_->path());
+  ASSERT_EQ(resumed.code(), 0) << resumed.describe();
+  for (const char* r : {"seed=1", "seed=2"}) EXPECT_TRUE(fs::exists(out_ / r / "summary.json")) << r;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Report
+
+TEST_F(SweepRun, ReportOnASweepEmbedsEveryFigure) {
+  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
+  ASSERT_EQ(cli({"sweep", (*tmp_ / "tiny.toml").string(), "--grid", "scheme=dcqcn,none", "load=0.3,0.6", "-j",
+                 "2", "-o", out_.string()},
+                tmp_->path())
+                .code(),
+            0);
+  const Proc p = cli({"report", out_.string()}, tmp_->path());
+  ASSERT_EQ(p.code(), 0) << p.describe();
+  const fs::path html = out_ / "report.html";
+  EXPECT_NE(p.out.find(fs::absolute(html).string()), std::string::npos) << p.out;
+  const std::string page = read_file(html);
+  EXPECT_GE(count(page, "<img src=\"data:image/png;base64,"), 6u);
+  for (const char* caption : {"FCT slowdown vs flow size, load 0.3", "FCT slowdown vs flow size, load 0.6",
+                              "FCT vs load", "Rates and queue over time", "PFC pauses per scheme",
+                              "Switch buffer occupancy CDF", "Summary by scheme and load"})
+    EXPECT_NE(page.find(caption), std::string::npos) << caption;
+  EXPECT_EQ(page.find("src=\"figures/"), std::string::npos) << "self-contained: no links to files";
+  for (const char* png :
+       {"slowdown_vs_size_0.png", "fct_vs_load.png", "timeseries.png", "pfc.png", "buffer_cdf.png"})
+    EXPECT_TRUE(fs::exists(out_ / "figures" / png)) << png;
+}
+
+TEST_F(SweepRun, ReportOnARunAndOnNothing) {
+  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
+  const fs::path run = *tmp_ / "run";
+  ASSERT_EQ(cli({"run", (*tmp_ / "tiny.toml").string(), "-q", "-o", run.string(), "--set", "cc.scheme=none"},
+                tmp_->path())
+                .code(),
+            0);
+  const Proc p = cli({"report", run.string(), "-q"}, tmp_->path());
+  ASSERT_EQ(p.code(), 0) << p.describe();
+  EXPECT_EQ(p.out, fs::absolute(run / "report.html").string() + "\n");
+  const std::string page = read_file(run / "report.html");
+  EXPECT_GE(count(page, "<img src=\"data:image/png;base64,"), 2u);
+  for (const char* caption : {"FCT slowdown vs flow size", "Flow completion times by flow size", "Counters"})
+    EXPECT_NE(page.find(caption), std::string::npos) << caption;
+
+  fs::create_directories(*tmp_ / "empty");
+  const Proc bad = cli({"report", (*tmp_ / "empty").string()}, tmp_->path());
+  EXPECT_EQ(bad.code(), 2) << bad.describe();
+  EXPECT_NE(bad.err.find("holds neither a run"), std::string::npos) << bad.err;
+}
+
+TEST(Tools, PythonUnitTests) {
+  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
+  const std::string cmd = "/usr/bin/python3 " + std::string(ROCESIM_TEST_DIR) + "/tools_test.py 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  const int st = pclose(f);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
+}

@@ -1,0 +1,198 @@
+"""Unit tests of tools/rocesim_plots.py and tools/report.py on synthetic directories (run by sweep_test.cc's
+Tools.PythonUnitTests through /usr/bin/python3, or directly: /usr/bin/python3 tests/tools_test.py).
+
+Covers what a real sweep in the C++ tests does not: percentiles as summary.json computes them, size bins,
+a sweep without flows.csv (bucket fallback), runs without monitor files (figures skipped, no error),
+several seeds (pooled), and a grid axis other than scheme/load/seed (part of the series label)."""
+
+import csv
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import numpy as np  # noqa: E402
+
+import report  # noqa: E402
+import rocesim_plots as rp  # noqa: E402
+
+BUCKETS = [("0-10KB", 0, 10000), ("10KB-100KB", 10001, 100000), ("100KB+", 100001, 10**12)]
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def dist(values):
+    v = sorted(values)
+    return {"avg": sum(v) / len(v), "count": len(v), "max": v[-1], "p50": rp.nearest_rank(v, 0.5),
+            "p95": rp.nearest_rank(v, 0.95), "p99": rp.nearest_rank(v, 0.99),
+            "p999": rp.nearest_rank(v, 0.999)}
+
+
+def make_run(d, scheme, seed, load, flows_csv=True, pauses=0):
+    """A run directory with summary.json and flows.csv of synthetic flows (no monitor files)."""
+    os.makedirs(d)
+    rng = np.random.default_rng(seed)
+    sizes = np.exp(rng.uniform(np.log(1000), np.log(5e6), 400)).astype(int)
+    sd = 1 + rng.exponential(0.5 + load * (3 if scheme == "none" else 1), sizes.size)
+    fct = sizes * 8 / 100e3 * sd + 2
+    if flows_csv:
+        with open(os.path.join(d, "flows.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["id", "src", "dst", "size_bytes", "start_us", "finish_us", "fct_us", "ideal_fct_us",
+                        "slowdown", "class"])
+            for i, (s, t, x) in enumerate(zip(sizes, fct, sd)):
+                w.writerow([i, i % 8, (i + 1) % 8, s, 0, t, t, t / x, x, "default"])
+    buckets = []
+    for label, lo, hi in BUCKETS:
+        m = (sizes >= lo) & (sizes <= hi)
+        buckets.append({"label": label, "min_bytes": lo, "max_bytes": hi, "count": int(m.sum()),
+                        "fct_us": dist(fct[m]), "slowdown": dist(sd[m])})
+    summary = {"scheme": scheme, "seed": seed, "scenario": "synthetic", "simulated_time_ms": 5.0,
+               "complete": True,
+               "flows": {"started": 400, "finished": 400, "unfinished": 0},
+               "fct": {"buckets": buckets, "count": 400, "fct_us": dist(fct), "slowdown": dist(sd)},
+               "pfc": {"pauses_sent": pauses, "paused_time_us": pauses * 3.0, "ports": []},
+               "cnp": {"sent_by_receivers": 0, "sent_by_switches": 0}, "drops": {"data_buffer": 0},
+               "performance": {"wall_seconds": 0.5}}
+    with open(os.path.join(d, "summary.json"), "w") as f:
+        json.dump(summary, f)
+    return summary
+
+
+def make_sweep(d, flows_csv=True, buffers=("16MB",)):
+    """A sweep over scheme x load x seed (x buffer when given several), results.csv as rocesim writes it."""
+    os.makedirs(d)
+    grid = [("scheme", ["dcqcn", "none"]), ("load", ["0.3", "0.6"]), ("seed", ["1", "2"])]
+    if len(buffers) > 1:
+        grid.insert(1, ("switch.buffer", list(buffers)))
+    keys = [k for k, _ in grid]
+    points = [[]]
+    for _, vals in grid:
+        points = [p + [v] for p in points for v in vals]
+    head = keys + ["run", "bucket", "min_bytes", "max_bytes", "count", "fct_avg_us", "fct_p50_us",
+                   "fct_p95_us", "fct_p99_us", "fct_p999_us", "slowdown_avg", "slowdown_p50", "slowdown_p95",
+                   "slowdown_p99",
+                   "slowdown_p999", "flows_started", "flows_finished", "complete", "simulated_ms", "pauses",
+                   "paused_time_us", "max_buffer_bytes", "wall_seconds", "cnps", "drops"]
+    rows = []
+    for p in points:
+        v = dict(zip(keys, p))
+        name = ",".join(f"{k}={x}" for k, x in zip(keys, p))
+        j = make_run(os.path.join(d, name), v["scheme"], int(v["seed"]), float(v["load"]), flows_csv,
+                     pauses=100 if v["scheme"] == "none" else 0)
+        for b in j["fct"]["buckets"] + [dict(j["fct"], label="all")]:
+            f, s = b["fct_us"], b["slowdown"]
+            rows.append(p + [name, b["label"], b.get("min_bytes", ""), b.get("max_bytes", ""), b["count"],
+                             f["avg"], f["p50"], f["p95"], f["p99"], f["p999"], s["avg"], s["p50"], s["p95"],
+                             s["p99"], s["p999"], 400, 400, 1, 5.0, j["pfc"]["pauses_sent"],
+                             j["pfc"]["paused_time_us"], 0, 0.5, 0, 0])
+    with open(os.path.join(d, "results.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(head)
+        w.writerows(rows)
+    with open(os.path.join(d, "sweep.json"), "w") as f:
+        json.dump({"scenario": "synthetic.toml", "sets": [],
+                   "grid": [{"key": k, "values": v} for k, v in grid],
+                   "runs": [",".join(f"{k}={x}" for k, x in zip(keys, p)) for p in points]}, f)
+
+
+class Helpers(unittest.TestCase):
+    def test_nearest_rank_matches_summary(self):
+        v = list(range(1, 101))
+        self.assertEqual(rp.nearest_rank(v, 0.5), 50)
+        self.assertEqual(rp.nearest_rank(v, 0.99), 99)
+        self.assertEqual(rp.nearest_rank(v, 0.999), 100)
+        self.assertEqual(rp.nearest_rank([7], 0.99), 7)
+        self.assertTrue(np.isnan(rp.nearest_rank([], 0.5)))
+
+    def test_size_bins_hold_similar_counts_and_never_split_a_size(self):
+        sizes = [100] * 500 + list(range(1000, 1500))
+        edges = rp.size_bins(sizes, max_bins=10, min_per_bin=50)
+        self.assertEqual(edges[-1], 1499)
+        self.assertEqual(edges[0], 100)  # the 500 equal sizes form one bin
+        self.assertEqual(len(edges), len(set(edges)))
+        counts = [c for _, _, c in rp.slowdown_by_size([{"size": np.array(sizes, float),
+                                                         "slowdown": np.ones(len(sizes))}], edges)]
+        self.assertEqual(sum(counts), len(sizes))
+
+    def test_fmt_bytes(self):
+        self.assertEqual(rp.fmt_bytes(512), "512B")
+        self.assertEqual(rp.fmt_bytes(10000), "10KB")
+        self.assertEqual(rp.fmt_bytes(1500000), "1.5MB")
+
+
+class Reports(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="rocesim_tools_test_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def titles(self, figs):
+        return [f.title for f in figs]
+
+    def test_sweep_with_seeds_pools_them_and_skips_absent_monitors(self):
+        d = os.path.join(self.tmp, "sweep")
+        make_sweep(d)
+        out, figs = report.write_report(d)
+        t = self.titles(figs)
+        self.assertIn("FCT slowdown vs flow size, load 0.3", t)
+        self.assertIn("FCT slowdown vs flow size, load 0.6", t)
+        self.assertIn("FCT vs load", t)
+        self.assertIn("PFC pauses per scheme", t)
+        self.assertFalse(any("Rates" in x or "buffer" in x for x in t), t)  # no monitor files: skipped
+        page = read(out)
+        self.assertEqual(page.count('<img src="data:image/png;base64,'), len(figs))
+        self.assertIn("8 run(s) complete of 8", page)
+        sw = rp.Sweep(d)
+        self.assertEqual(sw.series, ["dcqcn", "none"])
+        self.assertEqual(sw.loads, ["0.3", "0.6"])
+        self.assertEqual(len(sw.runs_at("dcqcn", "0.3")), 2)  # both seeds' flows are pooled
+        self.assertIn("the flows of 2 seeds pooled", " ".join(f.caption for f in figs))
+
+    def test_sweep_without_flows_csv_falls_back_to_buckets(self):
+        d = os.path.join(self.tmp, "sweep")
+        make_sweep(d, flows_csv=False)
+        figs = rp.figures_for_sweep(d, os.path.join(d, "figures"))
+        caps = [f.caption for f in figs if f.title.startswith("FCT slowdown vs flow size")]
+        self.assertEqual(len(caps), 2)
+        self.assertTrue(all("size bucket" in c for c in caps), caps)
+
+    def test_extra_grid_axis_is_part_of_the_series(self):
+        d = os.path.join(self.tmp, "sweep")
+        make_sweep(d, buffers=("8MB", "16MB"))
+        sw = rp.Sweep(d)
+        self.assertEqual(sw.series, ["dcqcn, buffer=8MB", "dcqcn, buffer=16MB", "none, buffer=8MB",
+                                     "none, buffer=16MB"])
+        _, figs = report.write_report(d)
+        self.assertIn("FCT vs load", self.titles(figs))
+
+    def test_missing_runs_are_listed(self):
+        d = os.path.join(self.tmp, "sweep")
+        make_sweep(d)
+        with open(os.path.join(d, "sweep.json")) as f:
+            m = json.load(f)
+        m["runs"].append("scheme=hpcc,load=0.3,seed=1")
+        with open(os.path.join(d, "sweep.json"), "w") as f:
+            json.dump(m, f)
+        out, _ = report.write_report(d)
+        self.assertIn("Missing runs (not complete): scheme=hpcc,load=0.3,seed=1", read(out))
+
+    def test_run_without_monitors(self):
+        d = os.path.join(self.tmp, "run")
+        make_run(d, "dcqcn", 1, 0.5)
+        out, figs = report.write_report(d)
+        self.assertEqual(self.titles(figs), ["FCT slowdown vs flow size"])
+        page = read(out)
+        self.assertIn("Flow completion times by flow size", page)
+        self.assertIn('<img src="data:image/png;base64,', page)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)

@@ -1,0 +1,751 @@
+"""Figures of rocesim results: a run directory (`rocesim run -o DIR`) or a sweep directory (`rocesim sweep`).
+
+Library used by tools/report.py; also a command line:
+
+    /usr/bin/python3 tools/rocesim_plots.py DIR [--out FIGDIR]
+
+writes the PNGs (default DIR/figures/) and prints their paths. Figures whose data is absent are skipped:
+
+  slowdown_vs_size*  FCT slowdown vs flow size (p50 and p99) per scheme, seeds pooled, one per load
+                     (flows.csv; results.csv buckets when flows.csv is missing)
+  fct_vs_load        average and p99 FCT vs load per scheme, mean over seeds with min/max bars (sweeps
+                     with two or more loads)
+  timeseries         per-flow goodput and the busiest queue over time, one column per scheme (rates.csv,
+                     queues.csv from [monitors])
+  pfc                PFC PAUSE frames and paused time per scheme (summary.json / results.csv)
+  buffer_cdf         CDF of switch buffer occupancy per scheme (buffer.csv from [monitors])
+
+Needs matplotlib and numpy (Debian: python3-matplotlib; use /usr/bin/python3).
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+from collections import OrderedDict, defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
+
+# Colours and markers per series, in order of appearance (colour-blind safe: Okabe-Ito).
+COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+
+plt.rcParams.update({
+    "figure.dpi": 110,
+    "savefig.dpi": 110,
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 9,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+})
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Reading results
+
+
+def read_csv(path):
+    """Rows of a CSV file as dicts (empty list when absent)."""
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def to_float(v, default=float("nan")):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def is_run_dir(d):
+    return os.path.isfile(os.path.join(d, "summary.json"))
+
+
+def is_sweep_dir(d):
+    return os.path.isfile(os.path.join(d, "results.csv"))
+
+
+class Run:
+    """One run directory: summary.json, flows.csv and the optional monitor CSVs (read lazily)."""
+
+    def __init__(self, path, label=None, values=None):
+        self.path = path
+        with open(os.path.join(path, "summary.json")) as f:
+            self.summary = json.load(f)
+        self.label = label or self.summary.get("scheme", os.path.basename(path))
+        self.values = values or {}
+        self._flows = None
+
+    def file(self, name):
+        p = os.path.join(self.path, name)
+        return p if os.path.exists(p) else None
+
+    def flows(self):
+        """flows.csv as numpy arrays: size, slowdown, fct_us, id, src, dst and the class labels."""
+        if self._flows is None:
+            rows = read_csv(os.path.join(self.path, "flows.csv"))
+            self._flows = {
+                "id": np.array([int(r["id"]) for r in rows], dtype=np.int64),
+                "src": np.array([int(r["src"]) for r in rows], dtype=np.int64),
+                "dst": np.array([int(r["dst"]) for r in rows], dtype=np.int64),
+                "size": np.array([to_float(r["size_bytes"]) for r in rows]),
+                "fct_us": np.array([to_float(r["fct_us"]) for r in rows]),
+                "slowdown": np.array([to_float(r["slowdown"]) for r in rows]),
+                "class": [r.get("class", "default") for r in rows],
+            }
+        return self._flows
+
+
+def scheme_order(names):
+    """Series labels in order of first appearance (stable colours between figures)."""
+    return list(OrderedDict.fromkeys(names))
+
+
+class Sweep:
+    """A sweep directory: sweep.json (grid), results.csv and one run directory per grid point."""
+
+    def __init__(self, path):
+        self.path = path
+        self.rows = read_csv(os.path.join(path, "results.csv"))
+        manifest = os.path.join(path, "sweep.json")
+        self.manifest = {}
+        if os.path.exists(manifest):
+            with open(manifest) as f:
+                self.manifest = json.load(f)
+        self.grid = [a["key"] for a in self.manifest.get("grid", [])]
+        if not self.grid and self.rows:  # no manifest: the columns before "run" are the grid
+            cols = list(self.rows[0].keys())
+            self.grid = cols[: cols.index("run")] if "run" in cols else []
+        self.all_rows = [r for r in self.rows if r.get("bucket") == "all"]
+        # A series is a scheme (plus any grid value other than load and seed).
+        self.series_keys = [k for k in self.grid if k not in ("load", "seed")]
+        if not any(k in ("scheme", "cc.scheme") for k in self.series_keys):
+            self.series_keys = ["scheme"] + self.series_keys
+        self.runs = OrderedDict()
+        for r in self.all_rows:
+            d = os.path.join(path, r["run"])
+            if is_run_dir(d):
+                self.runs[r["run"]] = Run(d, self.series_of(r), r)
+        self.series = scheme_order(self.series_of(r) for r in self.all_rows)
+        self.loads = sorted(set(r.get("load", "") for r in self.all_rows), key=load_key)
+
+    def series_of(self, row):
+        parts = []
+        for k in self.series_keys:
+            v = row.get(k, "")
+            parts.append(v if k in ("scheme", "cc.scheme") else f"{short_key(k)}={v}")
+        return ", ".join(parts)
+
+    def runs_at(self, series=None, load=None):
+        return [run for run in self.runs.values()
+                if (series is None or run.label == series)
+                and (load is None or run.values.get("load") == load)]
+
+    def representative(self, series, load):
+        """The run of `series` at `load` with the smallest seed (or the first one)."""
+        runs = self.runs_at(series, load)
+        runs.sort(key=lambda r: to_float(r.values.get("seed"), 0))
+        return runs[0] if runs else None
+
+
+def short_key(k):
+    return k.split(".")[-1]
+
+
+def load_key(v):
+    f = to_float(v)
+    return (0, f, "") if not math.isnan(f) else (1, 0.0, v)
+
+
+def load_label(v):
+    f = to_float(v)
+    return f"load {f:g}" if not math.isnan(f) else (f"load {v}" if v else "")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Formatting helpers
+
+
+def fmt_bytes(b):
+    for unit, div in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if b >= div:
+            v = b / div
+            return f"{v:.0f}{unit}" if v >= 10 or v == int(v) else f"{v:.1f}{unit}"
+    return f"{b:.0f}B"
+
+
+def nearest_rank(values, q):
+    """The q-quantile (0..1) by nearest rank, as summary.json computes it."""
+    v = np.sort(np.asarray(values))
+    if v.size == 0:
+        return float("nan")
+    rank = max(1, min(v.size, int(math.ceil(q * v.size - 1e-9))))
+    return float(v[rank - 1])
+
+
+def style(i):
+    return {"color": COLORS[i % len(COLORS)], "marker": MARKERS[i % len(MARKERS)]}
+
+
+def save(fig, out_dir, name):
+    os.makedirs(out_dir, exist_ok=True)
+    p = os.path.join(out_dir, name + ".png")
+    fig.savefig(p, bbox_inches="tight")
+    plt.close(fig)
+    return p
+
+
+class Figure:
+    """A written figure: its PNG path, a title and a caption for the report."""
+
+    def __init__(self, path, title, caption):
+        self.path, self.title, self.caption = path, title, caption
+
+
+# ----------------------------------------------------------------------------------------------------------
+# FCT slowdown vs flow size
+
+
+def size_bins(sizes, max_bins=12, min_per_bin=100):
+    """Edges of bins of flow size holding about equal numbers of flows (distinct sizes never split)."""
+    sizes = np.sort(np.asarray(sizes))
+    n = sizes.size
+    if n == 0:
+        return []
+    k = int(max(1, min(max_bins, n // min_per_bin)))
+    edges = []
+    for i in range(1, k):
+        e = sizes[int(i * n / k)]
+        if not edges or e > edges[-1]:
+            edges.append(e)
+    edges.append(sizes[-1])
+    # Bins: (prev edge, edge]; the first from 0.
+    return edges
+
+
+def slowdown_axis(ax):
+    """Slowdowns start at 1: a log axis when they span a decade or more, else linear from 1."""
+    lines = [l.get_ydata() for l in ax.get_lines()]
+    vals = np.concatenate([np.asarray(v, dtype=float) for v in lines]) if lines else np.array([1.0])
+    vals = vals[np.isfinite(vals)]
+    top = float(vals.max()) if vals.size else 2.0
+    if top >= 10:
+        ax.set_yscale("log")
+        ax.set_ylim(0.9, top * 1.4)
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+    else:
+        ax.set_ylim(1 - 0.04 * (top - 1) - 0.01, top + 0.08 * (top - 1) + 0.05)
+    ax.axhline(1, color="grey", lw=0.8, ls=":")
+
+
+def slowdown_by_size(flow_sets, edges):
+    """Per bin: (p50, p99, count) of the slowdown of the flows with size in (prev, edge]."""
+    size = np.concatenate([f["size"] for f in flow_sets]) if flow_sets else np.array([])
+    sd = np.concatenate([f["slowdown"] for f in flow_sets]) if flow_sets else np.array([])
+    out, lo = [], -1
+    for e in edges:
+        m = (size > lo) & (size <= e)
+        vals = sd[m]
+        out.append((nearest_rank(vals, 0.5), nearest_rank(vals, 0.99), int(vals.size)))
+        lo = e
+    return out
+
+
+def fig_slowdown_vs_size(groups, out_dir, name, title_suffix=""):
+    """groups: OrderedDict label -> list of flow dicts (seeds pooled). Two panels: p50 and p99."""
+    groups = OrderedDict((k, v) for k, v in groups.items() if v and sum(f["size"].size for f in v) > 0)
+    if not groups:
+        return None
+    all_sizes = np.concatenate([f["size"] for v in groups.values() for f in v])
+    per_series = min(sum(f["size"].size for f in v) for v in groups.values())
+    edges = size_bins(all_sizes, min_per_bin=max(10, min(100, per_series // 12)))
+    if not edges:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharex=True)
+    x = np.arange(len(edges))
+    for i, (label, flows) in enumerate(groups.items()):
+        stats = slowdown_by_size(flows, edges)
+        n = sum(f["size"].size for f in flows)
+        for ax, col in ((axes[0], 0), (axes[1], 1)):
+            y = np.array([s[col] if s[2] > 0 else np.nan for s in stats])
+            ax.plot(x, y, label=f"{label} ({n} flows)", lw=1.6, ms=4, **style(i))
+    labels = [fmt_bytes(e) for e in edges]
+    for ax, q in ((axes[0], "median (p50)"), (axes[1], "99th percentile (p99)")):
+        slowdown_axis(ax)
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, rotation=45, ha="right")
+        ax.set_xlabel("flow size (upper edge of bin; bins hold equal numbers of flows)")
+        ax.set_ylabel("FCT slowdown (FCT / ideal FCT)")
+        ax.set_title(f"{q} slowdown{title_suffix}")
+    axes[1].legend(loc="upper right", frameon=False)
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
+def fig_slowdown_vs_bucket(rows_by_series, out_dir, name, title_suffix=""):
+    """Fallback without flows.csv: results.csv bucket rows (mean over seeds of the per-run percentiles)."""
+    if not rows_by_series:
+        return None
+    buckets = scheme_order(r["bucket"] for rows in rows_by_series.values() for r in rows)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharex=True)
+    x = np.arange(len(buckets))
+    for i, (label, rows) in enumerate(rows_by_series.items()):
+        for ax, col in ((axes[0], "slowdown_p50"), (axes[1], "slowdown_p99")):
+            y = [np.nanmean([to_float(r[col]) for r in rows
+                             if r["bucket"] == b and to_float(r["count"], 0) > 0] or [np.nan])
+                 for b in buckets]
+            ax.plot(x, y, label=label, lw=1.6, ms=5, **style(i))
+    for ax, q in ((axes[0], "median (p50)"), (axes[1], "99th percentile (p99)")):
+        slowdown_axis(ax)
+        ax.set_xticks(x)
+        ax.set_xticklabels(buckets, rotation=30, ha="right")
+        ax.set_xlabel("flow size bucket")
+        ax.set_ylabel("FCT slowdown (FCT / ideal FCT)")
+        ax.set_title(f"{q} slowdown{title_suffix}")
+    axes[1].legend(frameon=False)
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# FCT vs load
+
+
+def fig_fct_vs_load(sweep, out_dir, name="fct_vs_load"):
+    loads = [l for l in sweep.loads if not math.isnan(to_float(l))]
+    if len(loads) < 2:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharex=True)
+    xs = np.array([to_float(l) for l in loads])
+    for i, series in enumerate(sweep.series):
+        for ax, col in ((axes[0], "fct_avg_us"), (axes[1], "fct_p99_us")):
+            mean, lo, hi = [], [], []
+            for l in loads:
+                v = [to_float(r[col]) for r in sweep.all_rows
+                     if sweep.series_of(r) == series and r.get("load") == l]
+                v = [a for a in v if not math.isnan(a)]
+                mean.append(np.mean(v) if v else np.nan)
+                lo.append(min(v) if v else np.nan)
+                hi.append(max(v) if v else np.nan)
+            mean, lo, hi = np.array(mean), np.array(lo), np.array(hi)
+            ax.errorbar(xs, mean, yerr=[mean - lo, hi - mean], capsize=3, lw=1.6, ms=5, label=series,
+                        **style(i))
+    for ax, what in ((axes[0], "average"), (axes[1], "99th-percentile")):
+        ax.set_xlabel("offered load (fraction of host link rate)")
+        ax.set_ylabel(f"{what} FCT (\u00b5s)")
+        ax.set_title(f"{what[0].upper() + what[1:]} FCT of all flows vs load")
+        ax.set_xticks(xs)
+        ax.set_ylim(bottom=0)
+    axes[0].legend(frameon=False)
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Rate and queue time series
+
+
+def read_rates(run):
+    """rates.csv -> ({flow id: (t_us[], gbps[])}, {port id: (t_us[], gbps[])})."""
+    p = run.file("rates.csv")
+    flows, ports = defaultdict(lambda: ([], [])), defaultdict(lambda: ([], []))
+    if not p:
+        return {}, {}
+    with open(p, newline="") as f:
+        for r in csv.DictReader(f):
+            d = flows if r["kind"] == "flow" else ports
+            t, g = d[r["id"]]
+            t.append(float(r["time_us"]))
+            g.append(float(r["gbps"]))
+    return dict(flows), dict(ports)
+
+
+def read_queues(run, window=None):
+    """queues.csv -> {"NODE:PEER (port N)": (t_us[], bytes[])}, optionally within (t0, t1) us."""
+    p = run.file("queues.csv")
+    if not p:
+        return {}
+    qs = defaultdict(lambda: ([], []))
+    with open(p, newline="") as f:
+        for r in csv.DictReader(f):
+            t = float(r["time_us"])
+            if window and not (window[0] <= t <= window[1]):
+                continue
+            k = f"{r['node']}\u2192{r['peer']}"
+            a, b = qs[k]
+            a.append(t)
+            b.append(float(r["queue_bytes"]))
+    return dict(qs)
+
+
+def pick_flows(run, rates, limit=8):
+    """Flows worth drawing: those of the smallest non-default class (e.g. an incast), else the largest."""
+    fl = run.flows()
+    have = set(rates)
+    by_class = defaultdict(list)
+    for i, c in enumerate(fl["class"]):
+        if str(fl["id"][i]) in have:
+            by_class[c].append(i)
+    cands = [c for c in by_class if c != "default" and 1 < len(by_class[c]) <= 32]
+    if cands:
+        c = min(cands, key=lambda c: len(by_class[c]))
+        idx = by_class[c][:limit]
+        what = f"the {len(by_class[c])} flows of class '{c}'"
+        if len(by_class[c]) > limit:
+            what += f" (first {limit})"
+    else:
+        idx = sorted((i for v in by_class.values() for i in v), key=lambda i: -fl["size"][i])[:limit]
+        what = f"the {len(idx)} largest flows"
+    return [(str(fl["id"][i]), int(fl["src"][i]), int(fl["dst"][i])) for i in idx], what
+
+
+FLOW_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+QUEUE_COLORS = ["#333333", "#D55E00", "#0072B2"]
+
+
+def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_shown=3):
+    """runs: list of Run (one column each). Row 1: goodput of selected flows (+ monitored port throughput);
+    row 2: the monitored egress queues with the highest peaks (over all runs) in the same window.
+    Returns (path, caption) or (None, "")."""
+    data = []
+    for run in runs:
+        if not run.file("rates.csv") and not run.file("queues.csv"):
+            continue
+        flows, ports = read_rates(run)
+        picked, what = pick_flows(run, flows) if flows and run.file("flows.csv") else ([], "")
+        data.append((run, flows, ports, picked, what))
+    if not data:
+        return None, ""
+    # A common window: the selected flows' lifetime with a margin, else the whole run.
+    t0, t1 = math.inf, -math.inf
+    for run, flows, ports, picked, _ in data:
+        for fid, _, _ in picked:
+            t = flows[fid][0]
+            t0, t1 = min(t0, t[0]), max(t1, t[-1])
+    if not math.isfinite(t0):
+        t0, t1 = 0.0, max(r.summary.get("simulated_time_ms", 1) for r, *_ in data) * 1e3
+    pad = 0.1 * (t1 - t0) + 10
+    window = (max(0.0, t0 - pad), t1 + pad)
+    queues = [read_queues(run, window) for run, *_ in data]
+    peak = defaultdict(float)
+    for q in queues:
+        for k, (_, b) in q.items():
+            peak[k] = max(peak[k], max(b) if b else 0)
+    shown = [k for k in sorted(peak, key=lambda k: -peak[k]) if peak[k] > 0][:queues_shown]
+    has_rates = any(picked or ports for _, _, ports, picked, _ in data)
+    nrows = int(has_rates) + int(bool(shown))
+    if nrows == 0:
+        return None, ""
+    ncols = len(data)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(max(6.5, 4.6 * ncols + 1.6), 3.3 * nrows + 0.4),
+                             sharex=True, squeeze=False)
+    qmax = max(peak[k] for k in shown) if shown else 0
+    qdiv, qunit = (1e6, "MB") if qmax >= 2e6 else (1e3, "KB")
+    rmax = 0.0
+    for c, (run, flows, ports, picked, what) in enumerate(data):
+        r = 0
+        if has_rates:
+            ax = axes[r][c]
+            for j, (fid, src, dst) in enumerate(picked):
+                t, g = flows[fid]
+                rmax = max(rmax, max(g))
+                ax.step(np.array(t) / 1e3, g, where="post", lw=1.1, color=FLOW_COLORS[j % len(FLOW_COLORS)],
+                        label=f"flow {fid} ({src}\u2192{dst})")
+            for pid, (t, g) in ports.items():
+                t = np.array(t)
+                m = (t >= window[0]) & (t <= window[1])
+                if m.any():
+                    rmax = max(rmax, float(np.max(np.array(g)[m])))
+                ax.step(t[m] / 1e3, np.array(g)[m], where="post", lw=1.3, color="black", ls="--",
+                        label=f"port {pid.replace(':', chr(0x2192))} (wire)")
+            ax.set_title(f"{run.label}{title_suffix}: rates")
+            if c == 0:
+                ax.set_ylabel("rate (Gb/s)")
+            if c == ncols - 1:
+                ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
+            r += 1
+        if shown:
+            ax = axes[r][c]
+            for j, k in enumerate(shown):
+                q = queues[c].get(k)
+                if q:
+                    ax.plot(np.array(q[0]) / 1e3, np.array(q[1]) / qdiv,
+                            color=QUEUE_COLORS[j % len(QUEUE_COLORS)], lw=1.2, label=f"egress {k}")
+            ax.set_title(f"{run.label}{title_suffix}: busiest queues")
+            if c == 0:
+                ax.set_ylabel(f"egress queue ({qunit})")
+            ax.set_ylim(0, qmax / qdiv * 1.05 if qmax > 0 else 1)
+            if c == ncols - 1:
+                ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
+        for rr in range(nrows):
+            axes[rr][c].set_xlim(window[0] / 1e3, window[1] / 1e3)
+        axes[nrows - 1][c].set_xlabel("simulated time (ms)")
+    if has_rates:
+        for c in range(ncols):
+            axes[0][c].set_ylim(0, rmax * 1.05 if rmax > 0 else 1)
+    fig.tight_layout()
+    desc = data[0][4] or "the selected flows"
+    cap = []
+    if has_rates:
+        dashed = "; dashed: wire throughput of the monitored port" if any(d[2] for d in data) else ""
+        cap.append(f"Rates: goodput per rate bin of {desc}{dashed}.")
+    if shown:
+        cap.append(f"Queues: the {len(shown)} monitored egress queue(s) with the highest peak in this window "
+                   "(NODE\u2192PEER: NODE's port towards PEER).")
+    return save(fig, out_dir, name), " ".join(cap)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# PFC
+
+
+def fig_pfc_sweep(sweep, out_dir, name="pfc"):
+    if not sweep.all_rows or "pauses" not in sweep.all_rows[0]:
+        return None
+    loads = sweep.loads
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.0))
+    width = 0.8 / max(1, len(loads))
+    x = np.arange(len(sweep.series))
+    for j, l in enumerate(loads):
+        for ax, col, div in ((axes[0], "pauses", 1.0), (axes[1], "paused_time_us", 1e3)):
+            vals = []
+            for s in sweep.series:
+                v = [to_float(r[col], 0) / div for r in sweep.all_rows
+                     if sweep.series_of(r) == s and r.get("load") == l]
+                vals.append(np.mean(v) if v else 0)
+            bars = ax.bar(x + (j - (len(loads) - 1) / 2) * width, vals, width * 0.92,
+                          label=load_label(l) or "all", color=COLORS[j % len(COLORS)])
+            ax.bar_label(bars, labels=[f"{v:,.0f}" if v >= 100 else f"{v:.3g}" for v in vals], fontsize=8,
+                         padding=1)
+    axes[0].set_ylabel("PFC PAUSE frames sent (mean over seeds)")
+    axes[0].set_title("PFC PAUSE frames sent, all ports")
+    axes[1].set_ylabel("paused time summed over ports (ms)")
+    axes[1].set_title("Time ports spent paused, all ports")
+    for ax in axes:
+        ax.set_xticks(x)
+        ax.set_xticklabels(sweep.series, rotation=20 if len(sweep.series) > 4 else 0)
+        ax.set_xlabel("scheme")
+        ax.grid(axis="x", visible=False)
+        ax.margins(y=0.12)
+    if len(loads) > 1 or loads[0]:
+        axes[0].legend(frameon=False)
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
+def fig_pfc_run(run, out_dir, name="pfc", top=12):
+    """A single run: the ports with the most PAUSE frames sent or the longest paused egress."""
+    ports = run.summary.get("pfc", {}).get("ports", [])
+    if not ports:
+        return None
+    by_sent = sorted(ports, key=lambda p: -p.get("pauses_sent", 0))[:top]
+    by_time = sorted(ports, key=lambda p: -p.get("paused_time_us", 0))[:top]
+
+    def label(p):
+        return f"{p.get('node_name', p['node'])}\u2192{p.get('peer_name', p['peer'])}"
+
+    n = max(len(by_sent), len(by_time))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 0.32 * n + 1.7))
+    for ax, rows, key, div, color in ((axes[0], by_sent, "pauses_sent", 1.0, COLORS[0]),
+                                      (axes[1], by_time, "paused_time_us", 1e3, COLORS[1])):
+        y = np.arange(len(rows))
+        ax.barh(y, [p.get(key, 0) / div for p in rows], color=color)
+        ax.set_yticks(y)
+        ax.set_yticklabels([label(p) for p in rows])
+        ax.invert_yaxis()
+        ax.grid(axis="y", visible=False)
+    axes[0].set_xlabel("PAUSE frames sent (by the node, to the peer)")
+    axes[1].set_xlabel("time the egress port was paused (ms)")
+    axes[0].set_title("Most PAUSE frames sent (node \u2192 peer)")
+    axes[1].set_title("Longest paused egress ports (node \u2192 peer)")
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Buffer occupancy CDF
+
+
+def read_buffer_cdfs(run):
+    """buffer.csv -> {switch: (bytes[], cdf[])}."""
+    out = defaultdict(lambda: ([], []))
+    for r in read_csv(run.file("buffer.csv") or ""):
+        b, c = out[r["switch"]]
+        b.append(float(r["buffer_bytes"]))
+        c.append(float(r["cdf"]))
+    return dict(out)
+
+
+def pooled_cdf(cdfs, grid):
+    """The CDF of all switches' samples together (every switch has the same number of samples)."""
+    acc = np.zeros_like(grid)
+    for b, c in cdfs.values():
+        idx = np.searchsorted(np.array(b), grid, side="right") - 1
+        acc += np.where(idx >= 0, np.array(c)[np.clip(idx, 0, None)], 0.0)
+    return acc / max(1, len(cdfs))
+
+
+def fig_buffer_cdf(groups, out_dir, name="buffer_cdf", title_suffix=""):
+    """groups: OrderedDict label -> Run. Left: all switches pooled; right: the switch with the highest p99."""
+    data = OrderedDict()
+    for label, run in groups.items():
+        if run is None:
+            continue
+        c = read_buffer_cdfs(run)
+        if c:
+            data[label] = c
+    if not data:
+        return None
+    vmax = max(max(b) for c in data.values() for b, _ in c.values())
+    div, unit = (1e6, "MB") if vmax >= 2e6 else (1e3, "KB")
+    grid = np.linspace(0, vmax * 1.02 if vmax > 0 else 1, 600)
+
+    def p99(b, c):
+        i = np.searchsorted(np.array(c), 0.99)
+        return b[min(i, len(b) - 1)]
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for i, (label, cdfs) in enumerate(data.items()):
+        st = style(i)
+        axes[0].plot(grid / div, pooled_cdf(cdfs, grid), color=st["color"], lw=1.6, label=label)
+        sw = max(cdfs, key=lambda s: p99(*cdfs[s]))
+        b, c = cdfs[sw]
+        axes[1].step(np.r_[0, b, grid[-1]] / div, np.r_[0, c, 1.0], where="post", color=st["color"], lw=1.6,
+                     label=f"{label} ({sw})")
+    axes[0].set_title(f"All switches pooled{title_suffix}")
+    axes[1].set_title(f"Busiest switch (highest p99){title_suffix}")
+    for ax in axes:
+        ax.set_xlabel(f"shared buffer occupancy ({unit})")
+        ax.set_xlim(left=0)
+        ax.set_ylim(0, 1.02)
+        ax.legend(loc="lower right", frameon=False)
+    axes[0].set_ylabel("fraction of samples \u2264 x (CDF)")
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Everything for a directory
+
+
+def figures_for_run(run_dir, out_dir):
+    run = Run(run_dir)
+    title = f" ({run.label})"
+    figs = []
+    p = fig_slowdown_vs_size(OrderedDict([(run.label, [run.flows()])]), out_dir, "slowdown_vs_size")
+    if p:
+        figs.append(Figure(p, "FCT slowdown vs flow size",
+                           "Median and 99th-percentile FCT slowdown (FCT divided by the ideal FCT of the "
+                           "flow alone on the path) of the flows whose size falls in each bin; bins hold "
+                           "equal numbers of flows."))
+    p, cap = fig_timeseries([run], out_dir)
+    if p:
+        figs.append(Figure(p, "Rates and queue over time", cap))
+    p = fig_pfc_run(run, out_dir)
+    if p:
+        figs.append(Figure(p, "PFC pauses per port",
+                           f"PFC per port{title}: the ports that sent the most PAUSE frames (left) and the "
+                           "egress ports that were paused longest (right)."))
+    p = fig_buffer_cdf(OrderedDict([(run.label, run)]), out_dir)
+    if p:
+        figs.append(Figure(p, "Switch buffer occupancy CDF",
+                           "Distribution of sampled shared-buffer occupancy: all switches pooled (left) and "
+                           "the switch with the highest 99th percentile (right)."))
+    return figs
+
+
+def figures_for_sweep(sweep_dir, out_dir):
+    sw = Sweep(sweep_dir)
+    figs = []
+    multi_load = len(sw.loads) > 1
+    for li, load in enumerate(sw.loads):
+        suffix = f", {load_label(load)}" if multi_load and load else ""
+        name = f"slowdown_vs_size_{li}" if multi_load else "slowdown_vs_size"
+        groups = OrderedDict()
+        for s in sw.series:
+            runs = sw.runs_at(s, load)
+            if runs and all(r.file("flows.csv") for r in runs):
+                groups[s] = [r.flows() for r in runs]
+        seeds = len(set(r.get("seed") for r in sw.all_rows))
+        pooled = f"; the flows of {seeds} seeds pooled" if seeds > 1 else ""
+        p = fig_slowdown_vs_size(groups, out_dir, name, suffix) if groups else None
+        if p:
+            figs.append(Figure(p, f"FCT slowdown vs flow size{suffix}",
+                               "Median and 99th-percentile FCT slowdown (FCT / ideal FCT) per scheme in "
+                               f"bins of flow size holding equal numbers of flows{pooled}."))
+        else:
+            rows = OrderedDict()
+            for s in sw.series:
+                rr = [r for r in sw.rows
+                      if sw.series_of(r) == s and r.get("load") == load and r["bucket"] != "all"]
+                if rr:
+                    rows[s] = rr
+            p = fig_slowdown_vs_bucket(rows, out_dir, name, suffix)
+            if p:
+                figs.append(Figure(p, f"FCT slowdown vs flow size{suffix}",
+                                   "Median and 99th-percentile FCT slowdown per size bucket (results.csv; "
+                                   "mean over seeds)."))
+    p = fig_fct_vs_load(sw, out_dir)
+    if p:
+        figs.append(Figure(p, "FCT vs load",
+                           "Average and 99th-percentile FCT of all flows at each offered load; points are "
+                           "the mean over seeds, bars the range."))
+    top = sw.loads[-1] if sw.loads else None
+    at = f" at {load_label(top)}" if multi_load and top else ""
+    reps = [sw.representative(s, top) for s in sw.series]
+    reps = [r for r in reps if r is not None]
+    p, cap = fig_timeseries(reps, out_dir)
+    if p:
+        seed = reps[0].values.get("seed", "")
+        figs.append(Figure(p, f"Rates and queue over time{at}",
+                           f"One run per scheme{at}" + (f" (seed {seed})" if seed else "") + ". " + cap))
+    p = fig_pfc_sweep(sw, out_dir)
+    if p:
+        figs.append(Figure(p, "PFC pauses per scheme",
+                           "PFC PAUSE frames sent and time paused, summed over every port of the network; "
+                           "mean over seeds."))
+    p = fig_buffer_cdf(OrderedDict((s, sw.representative(s, top)) for s in sw.series), out_dir,
+                       title_suffix=at.replace(" at ", ", "))
+    if p:
+        figs.append(Figure(p, f"Switch buffer occupancy CDF{at}",
+                           f"Distribution of sampled shared-buffer occupancy, one run per scheme{at}: all "
+                           "switches pooled (left) and the switch with the highest 99th percentile (right)."))
+    return figs
+
+
+def make_figures(d, out_dir=None):
+    out_dir = out_dir or os.path.join(d, "figures")
+    if is_sweep_dir(d):
+        return figures_for_sweep(d, out_dir)
+    if is_run_dir(d):
+        return figures_for_run(d, out_dir)
+    raise SystemExit(f"error: {d}: neither a run directory (summary.json) nor a sweep directory "
+                     "(results.csv)")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Figures of a rocesim run or sweep directory")
+    ap.add_argument("dir")
+    ap.add_argument("--out", help="directory for the PNGs (default DIR/figures)")
+    a = ap.parse_args(argv)
+    for f in make_figures(a.dir, a.out):
+        print(f.path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
