@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <string>
 
@@ -30,7 +31,8 @@ FlowSpec flow(int src, int dst, Bytes size, Time start = Time::zero()) {
 // Calls `fn` every `period` of simulated time.
 class Ticker : public EventHandler {
  public:
-  Ticker(Network& net, Time period, std::function<void(Time)> fn) : net_(net), period_(period), fn_(std::move(fn)) {
+  Ticker(Network& net, Time period, std::function<void(Time)> fn)
+      : net_(net), period_(period), fn_(std::move(fn)) {
     id_ = net_.sim().add_handler(this);
     net_.sim().at(period_, id_, 0);
   }
@@ -129,7 +131,8 @@ VictimRun run_victim(std::unique_ptr<CongestionControl> cc, Watch* watch = nullp
   // Eight burst senders each send 50 KB flows back to back to R2 for about 500 us from t = 3 ms.
   for (int b = 1; b <= 8; ++b)
     for (int k = 0; k < 40; ++k)
-      flows.push_back(flow(lookup_node(t, "B" + std::to_string(b)), r2, 50'000, Time::from_us(3000 + 12.5 * k)));
+      flows.push_back(
+          flow(lookup_node(t, "B" + std::to_string(b)), r2, 50'000, Time::from_us(3000 + 12.5 * k)));
   InlineFlows src(flows);
   net.set_flow_source(&src);
   auto got = [&](uint64_t id) { return net.find_flow(id)->rcv_nxt; };
@@ -168,7 +171,8 @@ TEST(Pcn, VictimOfPausesKeepsItsRateWhileTheCongestedFlowIsCut) {
               pcn.f1_before, pcn.f1_during, pcn.f1_min_rate.gbps(), pcn.f2_rate_at_end.gbps(), pcn.f1_ece,
               pcn.f2_ece, static_cast<unsigned long>(pcn.pauses_at_s2), static_cast<unsigned long>(w.spared),
               static_cast<unsigned long>(w.marked));
-  std::printf("DCQCN: F1 %.1f -> %.1f Gb/s, lowest rate %.1f; F2 rate %.1f; PAUSEs at S2 %lu\n", dcqcn.f1_before,
+  std::printf("DCQCN: F1 %.1f -> %.1f Gb/s, lowest rate %.1f; F2 rate %.1f; PAUSEs at S2 %lu\n",
+              dcqcn.f1_before,
               dcqcn.f1_during, dcqcn.f1_min_rate.gbps(), dcqcn.f2_rate_at_end.gbps(),
               static_cast<unsigned long>(dcqcn.pauses_at_s2));
   EXPECT_GT(pcn.f1_before, 18.0);  // H1's 20 Gb/s link, minus headers
@@ -201,7 +205,8 @@ struct Share {
   uint64_t pauses_after_settle = 0;
 };
 
-Share run_share(std::unique_ptr<CongestionControl> cc, int n, int ms, Time settle, Time stagger = Time::zero()) {
+Share run_share(std::unique_ptr<CongestionControl> cc, int n, int ms, Time settle,
+                Time stagger = Time::zero()) {
   const TopoSpec t = dumbbell({.senders = n, .receivers = 1});
   Network net(t, SwitchSettings{}, NicSettings{}, 1, std::move(cc));
   std::vector<FlowSpec> flows;
@@ -251,10 +256,11 @@ TEST(Pcn, TwoFlowsConvergeToFairShareWithAShortQueue) {
   const Share r = run_share(std::make_unique<Pcn>(PcnSettings{}), 2, 15, Time::from_ms(5), Time::from_ms(1));
   const double fair = 100.0 * 1000 / 1048 / 2;  // goodput share of the 100 Gb/s bottleneck
   for (int ms = 5; ms < 15; ++ms) {
-    for (int i = 0; i < 2; ++i) EXPECT_NEAR(r.gbps[ms][i], fair, 0.15 * fair) << "flow " << i << " in ms " << ms + 1;
+    for (int i = 0; i < 2; ++i)
+      EXPECT_NEAR(r.gbps[ms][i], fair, 0.15 * fair) << "flow " << i << " in ms " << ms + 1;
   }
-  std::printf("PCN 2 flows: %.1f / %.1f Gb/s in ms 15; bottleneck queue avg %.0f B, max %ld B\n", r.gbps[14][0],
-              r.gbps[14][1], r.avg_queue, static_cast<long>(r.max_queue));
+  std::printf("PCN 2 flows: %.1f / %.1f Gb/s in ms 15; bottleneck queue avg %.0f B, max %ld B\n",
+              r.gbps[14][0], r.gbps[14][1], r.avg_queue, static_cast<long>(r.max_queue));
   // Short: about one BDP (~100 KB) on average, peaks below DCQCN's marking threshold (Kmin 400 KB).
   EXPECT_LT(r.avg_queue, 100'000);
   EXPECT_LT(r.max_queue, 400'000);

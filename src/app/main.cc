@@ -151,10 +151,13 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> grid;
   int jobs = 1;
-  auto* sweep = app.add_subcommand("sweep", "Run the cartesian product of a grid of values, one run directory each, "
-                                            "in parallel processes; write results.csv");
-  sweep->add_option("scenario", scenario_path, "Scenario file (TOML), or a name under scenarios/")->required();
-  sweep->add_option("--grid", grid, "KEY=V1,V2,...: scheme, load (every [[traffic]]), seed, or any dotted key")
+  auto* sweep = app.add_subcommand("sweep",
+                                   "Run the cartesian product of a grid of values, one run directory each, "
+                                   "in parallel processes; write results.csv");
+  sweep->add_option("scenario", scenario_path, "Scenario file (TOML), or a name under scenarios/")
+      ->required();
+  sweep->add_option("--grid", grid,
+                    "KEY=V1,V2,...: scheme, load (every [[traffic]]), seed, or any dotted key")
       ->required()
       ->expected(1, -1);
   sweep->add_option("-o,--out", out_dir, "Sweep directory (default: runs/<scenario>-sweep)");
@@ -164,7 +167,8 @@ int main(int argc, char** argv) {
   sweep->add_flag("-q,--quiet", quiet, "No per-run lines and no progress line");
 
   std::string report_dir;
-  auto* report = app.add_subcommand("report", "Write DIR/report.html (figures and tables) for a run or a sweep");
+  auto* report =
+      app.add_subcommand("report", "Write DIR/report.html (figures and tables) for a run or a sweep");
   report->add_option("dir", report_dir, "A run directory or a sweep directory")->required();
   report->add_flag("-q,--quiet", quiet, "Print only the report's path");
 
