@@ -6,7 +6,7 @@ DEMO_GRID ?= scheme=dcqcn,none load=0.3,0.6
 DEMO_OUT  ?= runs/demo_sweep
 DIR       ?= $(DEMO_OUT)
 
-.PHONY: all setup build run report test bench clean format
+.PHONY: all setup build run report test test-sanitize fuzz bench clean format
 
 all: build
 
@@ -27,6 +27,35 @@ report: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+	@$(MAKE) --no-print-directory test-sanitize
+
+# The test suite again under AddressSanitizer + UndefinedBehaviorSanitizer (any report fails the test).
+# ROCESIM_SANITIZED=1 lets a test shorten work that is only slow under the sanitizers.
+ASAN_BUILD ?= build-asan
+SAN_FLAGS  ?= -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+test-sanitize: setup
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DROCESIM_BENCH=OFF \
+	  -DCMAKE_CXX_FLAGS="$(SAN_FLAGS)" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+	@cmake --build $(ASAN_BUILD) -j$(JOBS) --target rocesim_tests
+	cd $(ASAN_BUILD) && ROCESIM_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
+
+# libFuzzer targets (fuzz/) for the scenario, topology, flow-file and CDF parsers, FUZZ_SECONDS each, on the
+# seed corpus fuzz/corpus/<target> (new inputs go to $(FUZZ_BUILD)/corpus). A crash leaves
+# $(FUZZ_BUILD)/crash-<target>-*: add it to tests/data/fuzz_regressions/<target>/ once fixed.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+fuzz:
+	@ROCESIM_FUZZ=1 scripts/setup
+	@CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DROCESIM_FUZZ=ON -DROCESIM_TESTS=OFF \
+	  -DROCESIM_BENCH=OFF >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz_scenario fuzz_topology fuzz_flow_file fuzz_cdf
+	@for t in scenario topology flow_file cdf; do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t && echo "fuzz_$$t: $(FUZZ_SECONDS) s" && \
+	  $(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/crash-$$t- $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t \
+	    >$(FUZZ_BUILD)/fuzz_$$t.log 2>&1; rc=$$?; grep -E "number_of_executed_units|Test unit written" \
+	    $(FUZZ_BUILD)/fuzz_$$t.log; [ $$rc -eq 0 ] || { tail -n 40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; }; done
 
 bench: build
 	$(BUILD)/bench_fattree

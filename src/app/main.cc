@@ -1,4 +1,5 @@
 // The `rocesim` command: run, validate, list.
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -133,6 +134,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"csv", "hpcc"}));
   run->add_flag("--force", force, "Replace a result directory that already holds results");
   run->add_flag("-q,--quiet", quiet, "No progress line and no table");
+  bool check = false;
+  double check_interval_us = 1, watchdog_ms = 50;
+  run->add_flag("--check", check,
+                "Invariant mode: verify buffer, ingress, queue, PFC-state and per-flow byte counters at "
+                "sampled times and stop at the first violation");
+  run->add_option("--check-interval-us", check_interval_us, "With --check: sampling period (simulated us)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--watchdog-ms", watchdog_ms,
+                  "Stop when no payload reaches any receiver for this long (simulated ms) while flows are "
+                  "active; 0 = off")
+      ->check(CLI::NonNegativeNumber);
 
   auto* validate = app.add_subcommand("validate", "Check a scenario file and print the values it resolves to");
   Source vsrc;
@@ -186,9 +198,27 @@ int main(int argc, char** argv) {
       opt.progress = !quiet;
       opt.force = force;
       if (!out_dir.empty()) check_output_dir(out_dir, force);  // before spending time on the run
+      opt.checks.invariants = check;
+      opt.checks.invariant_interval = Time::from_us(check_interval_us);
+      opt.checks.watchdog = Time::from_ms(watchdog_ms);
+      // Ctrl-C stops the run at its next progress check and keeps the finished flows as a partial result.
+      struct sigaction sa {};
+      sa.sa_handler = [](int) { request_stop(); };
+      sigemptyset(&sa.sa_mask);
+      sigaction(SIGINT, &sa, nullptr);
       const RunResult r = run_scenario(s, opt);
+      signal(SIGINT, SIG_DFL);
       if (!quiet) print_table(s, r, out_dir);
+      if (r.partial) {
+        fmt::print(stderr, "interrupted: partial result{} (marked \"partial\": true, and a PARTIAL file)\n",
+                   out_dir.empty() ? "" : " in " + out_dir);
+        return 130;
+      }
       if (!quiet && !cfg.path.empty()) fmt::print("  {}: {}, {}\n", cfg.path, cfg.fct_output, cfg.pfc_output);
+      if (r.stopped.kind != CheckFailure::Kind::kNone) {
+        fmt::print(stderr, "error: run stopped ({}): {}\n", to_string(r.stopped.kind), r.stopped.message);
+        return 3;
+      }
       return 0;
     }
     if (validate->parsed()) {

@@ -4,6 +4,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -20,6 +22,14 @@
 namespace fs = std::filesystem;
 
 namespace rocesim {
+
+namespace {
+std::atomic<bool> g_stop_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+}  // namespace
+
+void request_stop() { g_stop_requested.store(true, std::memory_order_relaxed); }
+bool stop_requested() { return g_stop_requested.load(std::memory_order_relaxed); }
 
 int64_t peak_rss_bytes() {
   struct rusage ru {};
@@ -119,11 +129,23 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   std::unique_ptr<PfcTxt> pfc_txt;
   if (!opt.pfc_txt_path.empty()) pfc_txt = std::make_unique<PfcTxt>(net, opt.pfc_txt_path);
   // [monitors]: off unless asked; they only observe (stats/monitors.h), their CSVs go with the results.
+  // Checks (net/checks.h) before the monitors, so that they outlive them (observers are restored in order).
+  NetChecker checker(net, opt.checks);
   std::unique_ptr<Monitors> monitors;
   if (s.monitors.any()) monitors = std::make_unique<Monitors>(net, s.monitors);
   RunProgress progress(opt.progress, s.duration, net.sim());  // app/progress.h: stderr, terminals only
-  net.run(s.duration, s.stop_when_done, progress.callback());
+  {
+    const std::function<void(Time)> shown = progress.callback();
+    net.run(s.duration, s.stop_when_done, [&](Time t) {
+      if (shown) shown(t);
+      checker.on_progress(t);
+      if (stop_requested()) net.sim().stop();
+    });
+  }
+  checker.finish();
   progress.finish();
+  res.stopped = checker.failure();
+  res.partial = stop_requested() && !net.all_flows_done();
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.flows = net.finished();
   if (pfc_txt) pfc_txt->close();
@@ -147,6 +169,7 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   j["seed"] = s.seed;
   j["simulated_time_ms"] = net.now().ms();
   j["complete"] = net.all_flows_done();
+  if (res.partial) j["partial"] = true;  // interrupted (Ctrl-C): only the flows finished so far
   j["flows"] = {{"started", st.flows_started},
                 {"finished", st.flows_finished},
                 {"unfinished", st.flows_started - st.flows_finished}};
@@ -172,6 +195,21 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
                       {"packet_hops_per_second", res.wall_seconds > 0 ? st.packet_hops / res.wall_seconds : 0.0},
                       {"peak_memory_bytes", peak_rss_bytes()}};
   if (monitors) j["monitors"] = monitors->summary();
+  if (opt.checks.invariants) j["checks"] = {{"invariant_samples", checker.invariant_checks()}};
+  if (checker.failed()) {
+    const CheckFailure& f = checker.failure();
+    nlohmann::json stop = {{"reason", to_string(f.kind)}, {"time_us", f.at.us()}, {"message", f.message}};
+    if (f.kind == CheckFailure::Kind::kDeadlock) {
+      stop["since_us"] = f.since.us();
+      nlohmann::json cycle = nlohmann::json::array();
+      for (const DeadlockEdge& e : f.cycle)
+        cycle.push_back({{"node", e.node}, {"port", e.port}, {"priority", e.prio}, {"peer", e.peer},
+                         {"peer_port", e.peer_port}, {"paused_since_us", e.since.us()},
+                         {"queued_bytes", e.queued}});
+      stop["cycle"] = cycle;
+    }
+    j["stopped"] = stop;
+  }
   res.summary = j;
 
   if (!opt.out_dir.empty()) {
@@ -185,6 +223,10 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
       write_flows_csv(f, res.flows, s.class_labels);
     }
     write_file(tmp / "summary.json", j.dump(2) + "\n");
+    if (res.partial)
+      write_file(tmp / "PARTIAL", fmt::format("Interrupted at {:.3f} ms simulated: {} of {} flows finished. "
+                                              "Not a complete result; run again to redo it.\n",
+                                              net.now().ms(), st.flows_finished, st.flows_started));
     {
       std::ostringstream os;
       os << "# Every value this run used, defaults included (rocesim " ROCESIM_VERSION ")\n" << s.resolved << "\n";
@@ -204,7 +246,46 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   return res;
 }
 
+int64_t estimate_run_memory_bytes(const Scenario& s) {
+  const auto n = static_cast<int64_t>(s.topo.num_nodes);
+  int64_t switches = 0;
+  for (int i = 0; i < s.topo.num_nodes; ++i) switches += s.topo.is_switch[i] ? 1 : 0;
+  const auto ports = 2 * static_cast<int64_t>(s.topo.links.size());
+  int64_t b = n * n * 8;                   // Network::route_index_: (offset, count) per (node, destination)
+  b += switches * n * 2 * 2;               // route_ports_: about two equal-cost ports per entry
+  b += ports * (static_cast<int64_t>(sizeof(Port)) + kNumPriorities * 24);  // ports and ingress counters
+  b += n * 256;                                                               // nodes
+  return b;
+}
+
+int64_t available_memory_bytes() {
+  int64_t avail = 0;
+  std::ifstream mi("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  std::string unit;
+  while (mi >> key >> kb >> unit)
+    if (key == "MemAvailable:") avail = kb * 1024;
+  for (const char* cg : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream f(cg);
+    std::string v;
+    if (f >> v && !v.empty() && v != "max" && std::isdigit(static_cast<unsigned char>(v[0]))) {
+      const int64_t lim = std::stoll(v);
+      if (lim > 0 && (avail == 0 || lim < avail)) avail = lim;
+    }
+  }
+  return avail;
+}
+
 RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
+  // Refuse, before allocating anything, a run that cannot fit (rather than being killed hours into it).
+  const int64_t need = estimate_run_memory_bytes(s), avail = available_memory_bytes();
+  if (avail > 0 && need > avail)
+    throw std::runtime_error(fmt::format(
+        "{}: this run needs at least {:.1f} GB ({} nodes: the routing table alone takes {:.1f} GB) but only "
+        "{:.1f} GB of memory is available; use a smaller topology",
+        s.name, need / 1e9, s.topo.num_nodes,
+        static_cast<double>(s.topo.num_nodes) * s.topo.num_nodes * 8 / 1e9, avail / 1e9));
   Network net(s.topo, s.sw, s.nic, s.seed, s.make_scheme());
   return run_network(s, net, opt);
 }

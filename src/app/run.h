@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/scenario.h"
+#include "net/checks.h"
 #include "net/network.h"
 
 namespace rocesim {
@@ -21,12 +22,17 @@ struct RunOptions {
   // "time_ns node node_type ifindex 1/0" (node_type 1 = switch; ifindex = port + 1; 1 = pause).
   std::string fct_txt_path;
   std::string pfc_txt_path;
+  // Deadlock detection and the no-progress watchdog (on by default), invariant mode (--check): net/checks.h.
+  // A run they stop is written with "stopped" in summary.json and RunResult::stopped set.
+  CheckOptions checks;
 };
 
 struct RunResult {
   nlohmann::json summary;
   std::vector<FlowRecord> flows;     // in completion order
   double wall_seconds = 0;
+  CheckFailure stopped;              // kind kNone unless a check stopped the run
+  bool partial = false;              // interrupted by request_stop()
 };
 
 // Builds the network, runs it and (when out_dir is set) writes flows.csv, summary.json,
@@ -37,6 +43,17 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt);
 
 // Throws unless `out` is absent, an empty directory, or (with force) a previous result directory.
 void check_output_dir(const std::filesystem::path& out, bool force);
+
+// A lower bound of the memory a run of `s` needs before its first event (routing tables, nodes, ports),
+// and the memory this machine (or cgroup) makes available. run_scenario refuses a run that cannot fit.
+int64_t estimate_run_memory_bytes(const Scenario& s);
+int64_t available_memory_bytes();  // 0 when unknown
+
+// Ctrl-C: asks a running run_network to stop at its next progress check (every 2^20 events); the finished
+// flows are then written as a partial result ("partial": true in summary.json, and a PARTIAL file).
+// Async-signal-safe (a lock-free atomic flag).
+void request_stop();
+bool stop_requested();
 
 // Peak resident memory of this process, in bytes.
 int64_t peak_rss_bytes();

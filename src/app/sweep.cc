@@ -454,7 +454,7 @@ size_t write_results_csv(const fs::path& out_dir, const std::vector<GridAxis>& g
     const fs::path dir = out_dir / safe_dir_name(p.name);
     nlohmann::json j;
     try {
-      if (!fs::exists(dir / "summary.json")) continue;
+      if (!fs::exists(dir / "summary.json") || fs::exists(dir / "PARTIAL")) continue;
       j = nlohmann::json::parse(read_text(dir / "summary.json"));
     } catch (const std::exception&) {
       continue;  // unreadable: counted as not complete
@@ -527,7 +527,7 @@ int run_sweep(const SweepOptions& opt) {
   std::vector<size_t> pending;
   for (size_t i = 0; i < n; ++i) {
     const fs::path dir = opt.out_dir / safe_dir_name(points[i].name);
-    if (!opt.force && fs::exists(dir / "summary.json")) {
+    if (!opt.force && fs::exists(dir / "summary.json") && !fs::exists(dir / "PARTIAL")) {  // PARTIAL: Ctrl-C
       ++finished;
       if (!opt.quiet) fmt::print("[{}/{}] {} skipped (already complete)\n", finished, n, points[i].name);
     } else {

@@ -1,6 +1,7 @@
 #include "config/scenario.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -20,6 +21,31 @@
 namespace rocesim {
 
 namespace {
+
+// Rounds a size to one significant digit (two when it starts with 1), e.g. 73077 -> 70000, 1520 -> 1500.
+double round_size(double v) {
+  if (v < 1) return 1;
+  double mag = std::pow(10.0, std::floor(std::log10(v)));
+  if (v / mag < 2) mag /= 10;
+  return std::max(1.0, std::round(v / mag) * mag);
+}
+
+// Size buckets suited to the scenario's workload: edges at the 50/75/90/95/99th percentiles of the
+// first [[traffic]] CDF, rounded; the fixed 10 KB / 100 KB / 1 MB / 10 MB edges otherwise.
+std::vector<double> default_size_buckets(const Scenario& s) {
+  const std::vector<double> fixed{10e3, 100e3, 1e6, 10e6};
+  for (const TrafficSpec& t : s.traffic) {
+    if (t.workload_path.empty() || t.size_bytes > 0) continue;
+    const SizeCdf cdf = SizeCdf::load(t.workload_path);
+    std::vector<double> edges;
+    for (double q : {0.5, 0.75, 0.9, 0.95, 0.99}) {
+      const double e = round_size(cdf.quantile(q));
+      if (edges.empty() || e > edges.back()) edges.push_back(e);
+    }
+    if (edges.size() >= 2) return edges;
+  }
+  return fixed;
+}
 
 
 Rate gbps(Config& c, const std::string& key, double def) {
@@ -100,6 +126,14 @@ void read_switch(Config& c, SwitchSettings& s) {
   const std::string k = "switch.";
   s.buffer_bytes = c.get_int(k + "buffer_bytes", s.buffer_bytes, 10'000, int64_t{1} << 40);
   s.pfc_enabled = c.get_bool(k + "pfc", s.pfc_enabled);
+  // Link-level flow control: "pfc", "credit" (InfiniBand-style CBFC, net/credit.h) or "none";
+  // the default follows switch.pfc.
+  const std::string fc_def = s.credit_enabled ? "credit" : s.pfc_enabled ? "pfc" : "none";
+  const std::string fc = c.get_string(k + "flow_control", fc_def, {"pfc", "credit", "none"});
+  s.pfc_enabled = fc == "pfc";
+  s.credit_enabled = fc == "credit";
+  s.credit_buffer_bytes = c.get_int(k + "credit_buffer_bytes", s.credit_buffer_bytes, 10'000, int64_t{1} << 40);
+  s.credit_period = us(c, k + "credit_period_us", s.credit_period.us(), 0.001);
   const std::string mode = c.get_string(k + "pfc_mode", s.pfc_mode == PfcThresholdMode::kDynamic ? "dynamic" : "static",
                                         {"dynamic", "static"});
   s.pfc_mode = mode == "dynamic" ? PfcThresholdMode::kDynamic : PfcThresholdMode::kStatic;
@@ -238,7 +272,7 @@ static Scenario build(Config& c) {
     c.fail("flows", "the scenario declares no flows: add [[flows]], [flow_file] or [[traffic]]");
 
   s.size_buckets.clear();
-  for (double e : c.get_double_list("output.size_buckets_bytes", {10e3, 100e3, 1e6, 10e6}, 1, 1e15))
+  for (double e : c.get_double_list("output.size_buckets_bytes", default_size_buckets(s), 1, 1e15))
     s.size_buckets.push_back(static_cast<Bytes>(e));
   for (size_t i = 1; i < s.size_buckets.size(); ++i)
     if (s.size_buckets[i] <= s.size_buckets[i - 1])

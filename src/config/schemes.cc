@@ -13,6 +13,12 @@ const std::vector<SchemeEntry>& scheme_registry() {
       {"hpcc", "HPCC (INT per hop, window W = Wc / (U / eta) + W_AI paced at W / T)", read_scheme_hpcc},
       {"pcn", "PCN (NP-ECN spares paused packets; receiver rate in CNPs every 50 us)", read_scheme_pcn},
       {"pacc", "PACC (switch PI controller sends CNPs per flow every 80 us; DCQCN sender)", read_scheme_pacc},
+      {"icc", "ICC (switch judges qlen, qlen rate, utilisation; feedback in ACKs; Vmax/Vmin rates)",
+       read_scheme_icc},
+      {"dcqcn_tcd", "DCQCN+TCD (ternary detection: CE for congestion, UE for ON-OFF ports; UE-CNP holds rate)",
+       read_scheme_dcqcn_tcd},
+      {"mercury", "Mercury (switch PFC-aware port states, window-carrying CNPs; DCQCN paper sender + cwnd)",
+       read_scheme_mercury},
   };
   return r;
 }

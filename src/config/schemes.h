@@ -37,6 +37,9 @@ SchemeFactory read_scheme_timely(Config& c, const SchemeContext& ctx);
 SchemeFactory read_scheme_hpcc(Config& c, const SchemeContext& ctx);
 SchemeFactory read_scheme_pcn(Config& c, const SchemeContext& ctx);
 SchemeFactory read_scheme_pacc(Config& c, const SchemeContext& ctx);
+SchemeFactory read_scheme_icc(Config& c, const SchemeContext& ctx);
+SchemeFactory read_scheme_dcqcn_tcd(Config& c, const SchemeContext& ctx);
+SchemeFactory read_scheme_mercury(Config& c, const SchemeContext& ctx);
 
 // The DCQCN keys of [cc.dcqcn] read at `prefix` (config/cc_dcqcn.cc), for schemes whose sender is DCQCN's.
 struct DcqcnSettings;

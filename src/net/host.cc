@@ -72,14 +72,20 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
   qp.next_avail = net_.now() + tx_time(wire, qp.rate);
   ++net_.stats().data_packets_sent;
   net_.cc().on_data_sent(qp, *p);
-  if (net_.nic_settings().rto > Time::zero() || !net_.switch_settings().pfc_enabled) arm_rto(qp);
+  if (net_.nic_settings().rto > Time::zero() ||
+      (!net_.switch_settings().pfc_enabled && !net_.switch_settings().credit_enabled))
+    arm_rto(qp);
   return p;
 }
 
 Packet* Host::dequeue(Port& port) {
   if (!port.pfc_q.empty()) return port.pfc_q.pop();
-  for (int prio = 0; prio < kNumPriorities; ++prio)
-    if (!port.q[prio].empty() && (prio == 0 || !port.paused[prio])) return port.q[prio].pop();
+  for (int prio = 0; prio < kNumPriorities; ++prio) {
+    if (port.q[prio].empty() || (prio != 0 && port.paused[prio])) continue;
+    if (!credit_ok(port, prio, port.q[prio].head->size)) continue;
+    credit_consume(port, prio, port.q[prio].head->size);
+    return port.q[prio].pop();
+  }
   const size_t n = active_.size();
   if (n == 0) return nullptr;
   const Time now = net_.now();
@@ -88,13 +94,14 @@ Packet* Host::dequeue(Port& port) {
     const size_t idx = (rr_ + k) % n;
     const uint32_t slot = active_[idx];
     Qp& qp = net_.qp(slot);
-    if (port.paused[qp.prio]) continue;
+    if (port.paused[qp.prio] || !credit_ok(port, qp.prio, credit_max_packet())) continue;
     if (qp.window > 0 && qp.in_flight() >= qp.window) continue;  // an ACK will wake us
     if (qp.next_avail > now) {
       earliest = std::min(earliest, qp.next_avail);
       continue;
     }
     Packet* p = make_data(qp, slot);
+    credit_consume(port, p->prio, p->size);
     if (qp.all_sent()) {
       qp.active = false;
       active_[idx] = active_.back();
@@ -124,7 +131,7 @@ void Host::receive(Packet* p, int in_port) {
   }
   if (p->type == PktType::kData && net_.nic_settings().rx_rate.bps > 0) {
     // The NIC drains its receive buffer at rx_rate; past Xoff it pauses its ToR.
-    rx_q_.push(p);
+    rx_q_.push(p);  // credits for it return once processed (kRxDone)
     const NicSettings& nic = net_.nic_settings();
     if (rx_q_.bytes >= nic.rx_xoff_bytes && !rx_paused_tor_[p->prio]) {
       rx_paused_tor_[p->prio] = true;
@@ -133,6 +140,7 @@ void Host::receive(Packet* p, int in_port) {
     if (!rx_busy_) rx_start_next();
     return;
   }
+  credit_release(0, p->prio, p->size);
   process(p);
 }
 
@@ -148,6 +156,7 @@ void Host::rx_start_next() {
 void Host::on_node_event(uint32_t kind, uint64_t arg) {
   if (kind == kRxDone) {
     Packet* p = rx_q_.pop();
+    credit_release(0, p->prio, p->size);
     const NicSettings& nic = net_.nic_settings();
     for (int prio = 1; prio < kNumPriorities; ++prio) {
       if (rx_paused_tor_[prio] && rx_q_.bytes <= nic.rx_xon_bytes) {

@@ -71,6 +71,10 @@ void Node::send_pfc(int port_index, int prio, bool pause) {
 }
 
 void Node::handle_pfc(Packet* p, int in_port) {
+  if (p->flags & Packet::kFlagCredit) {
+    handle_credit(p, in_port);
+    return;
+  }
   Port& port = ports_[in_port];
   const int prio = p->pfc_class;
   const bool pause = p->pfc_pause;
@@ -102,6 +106,9 @@ void Node::on_event(uint32_t kind, uint64_t arg) {
     }
     case kDeliver:
       deliver_head(ports_[arg]);
+      break;
+    case kCreditTick:
+      credit_tick();
       break;
     default:
       on_node_event(kind, arg);

@@ -46,6 +46,14 @@ struct Port {
   Time next_wake = Time::max();      // earliest pending transmit-attempt event
   Bytes tx_bytes = 0;                // cumulative bytes sent (INT txBytes)
 
+  // Credit-based flow control (net/credit.h), per priority. Egress: bytes sent to the peer and the peer's
+  // latest cumulative freed count (credits = buffer + peer_freed - sent). Ingress: bytes received on this
+  // port and freed, and the freed count last advertised to the peer.
+  Bytes credit_sent[kNumPriorities] = {};
+  Bytes credit_peer_freed[kNumPriorities] = {};
+  Bytes credit_freed[kNumPriorities] = {};
+  Bytes credit_advertised[kNumPriorities] = {};
+
   Packet* fl_head = nullptr;         // packets on the link, in order of arrival
   Packet* fl_tail = nullptr;
 
@@ -54,7 +62,7 @@ struct Port {
 
 class Node : public EventHandler {
  public:
-  enum EventKind : uint32_t { kTxAttempt = 0, kDeliver = 1, kNodeKinds = 2 };
+  enum EventKind : uint32_t { kTxAttempt = 0, kDeliver = 1, kCreditTick = 2, kNodeKinds = 3 };
 
   Node(Network& net, int id) : net_(net), id_(id) {}
   ~Node() override = default;
@@ -88,6 +96,18 @@ class Node : public EventHandler {
   // A PFC frame arrived on `in_port`: the peer pauses or resumes our egress.
   void handle_pfc(Packet* p, int in_port);
   virtual void on_pfc_change(int port_index, int prio, bool paused) { (void)port_index; (void)prio; (void)paused; }
+
+  // Credit-based flow control (defined in net/credit.cc). credit_ok: true when `size` bytes of `prio` may
+  // go out of the port now (always without credit mode or for priority 0); else the priority is marked
+  // paused (credit-starved) until a credit update covers its next packet. credit_consume after sending;
+  // credit_release when a packet received on `in_port` leaves this node's buffer.
+  bool credit_ok(Port& port, int prio, Bytes size);
+  void credit_consume(Port& port, int prio, Bytes size);
+  void credit_release(int in_port, int prio, Bytes size);
+  Bytes credit_max_packet() const;
+  void handle_credit(Packet* p, int in_port);
+  void credit_tick();
+  bool credit_tick_pending_ = false;
 
   void schedule_wake(Port& port, Time t);
   void start_tx(Port& port, Packet* p);

@@ -28,6 +28,12 @@ struct SwitchSettings {
   bool ecn_scale_with_rate = true;          // thresholds scale with port speed [sim]
   Rate ecn_ref_rate = Rate::from_gbps(100);
   bool int_enabled = false;                 // stamp INT hop records (turned on by schemes that need it)
+  // Credit-based link-level flow control (InfiniBand style; net/credit.h) instead of PFC: set with
+  // pfc_enabled = false. Every (ingress port, priority) grants its upstream credit_buffer_bytes; the
+  // downstream returns freed space every credit_period (T_c).
+  bool credit_enabled = false;
+  Bytes credit_buffer_bytes = 800'000;      // per (ingress port, priority) [seed 003 testbed: 800 KB]
+  Time credit_period = Time::from_us(60);   // T_c [seed 003 testbed: 60 us; IB: <= 65536 symbol times]
 };
 
 struct NicSettings {

@@ -79,6 +79,7 @@ void Switch::forward(Packet* p) {
   }
   if (!admit(p, p->in_port)) {
     ++net_.stats().data_drops;
+    credit_release(p->in_port, p->prio, p->size);  // credit mode: the space is free again
     net_.pool().put(p);
     return;
   }
@@ -101,7 +102,7 @@ bool Switch::admit(Packet* p, int in_port) {
     return true;
   }
   IngressCounters& c = ingress_[in_port * kNumPriorities + p->prio];
-  if (s_.pfc_mode == PfcThresholdMode::kStatic) {
+  if (s_.pfc_mode == PfcThresholdMode::kStatic || s_.credit_enabled) {  // credits bound c.bytes upstream
     if (s_.pfc_enabled && c.bytes + size > s_.xoff_bytes + headroom_[in_port]) return false;
     c.bytes += size;
   } else {
@@ -159,7 +160,8 @@ void Switch::release(const Packet& p) {
   total_bytes_ -= size;
   if (p.in_port < 0) return;
   IngressCounters& c = ingress_[p.in_port * kNumPriorities + p.acct_prio];
-  if (s_.pfc_mode == PfcThresholdMode::kStatic) {
+  credit_release(p.in_port, p.acct_prio, size);
+  if (s_.pfc_mode == PfcThresholdMode::kStatic || s_.credit_enabled) {
     c.bytes -= size;
   } else {
     Bytes left = size;
@@ -211,8 +213,10 @@ Packet* Switch::dequeue(Port& port) {
   for (int k = 0; k < kNumPriorities - 1; ++k) {
     const int prio = 1 + (port.rr_next - 1 + k) % (kNumPriorities - 1);
     if (port.paused[prio] || port.q[prio].empty()) continue;
+    if (!credit_ok(port, prio, port.q[prio].head->size)) continue;
     port.rr_next = prio % (kNumPriorities - 1) + 1;
     Packet* p = port.q[prio].pop();
+    credit_consume(port, prio, p->size);
     port.data_bytes -= p->size;
     release(*p);
     if (p->type == PktType::kData) {

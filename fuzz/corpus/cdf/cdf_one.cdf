@@ -1,0 +1,2 @@
+# only one point
+0 0

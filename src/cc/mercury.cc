@@ -1,0 +1,163 @@
+#include "cc/mercury.h"
+
+#include <algorithm>
+
+#include "net/network.h"
+#include "net/switch.h"
+
+namespace rocesim {
+
+CcNeeds Mercury::needs() const {
+  CcNeeds n;
+  n.ecn_marking = false;  // the switch agent decides who gets a CNP [algorithms.md 3.1 (a)]
+  n.window = ms_.window;
+  return n;
+}
+
+void Mercury::attach(Network& net) {
+  Dcqcn::attach(net);
+  base_rtt_ = ms_.base_rtt > Time::zero() ? ms_.base_rtt : net.max_base_rtt();
+}
+
+std::unique_ptr<SwitchAgent> Mercury::make_switch_agent(Switch& sw) {
+  return std::make_unique<MercuryAgent>(*net_, sw, ms_, base_rtt_);
+}
+
+// Algorithm 2 line 20 ("Rate_recovery": cwnd = C x baseRTT), also the initial window [seed 000 text:
+// "Initially, the window sizes are uniformly set to C x baseRTT"]. C is the sender NIC's rate.
+Bytes Mercury::initial_window(const Qp& qp) const {
+  const Bytes mtu = net_->nic_settings().mtu_bytes;
+  return std::max(mtu, static_cast<Bytes>(qp.line_rate.bps * base_rtt_.sec() / 8.0));
+}
+
+void Mercury::on_flow_start(Qp& qp) {
+  Dcqcn::on_flow_start(qp);
+  if (last_win_.size() <= qp.slot) last_win_.resize(net_->qp_capacity() + 1024, 0);
+  last_win_[qp.slot] = 0;
+  if (ms_.window) net_->set_window(qp, initial_window(qp));
+}
+
+// Algorithm 2 lines 15-17: the DCQCN reaction (algorithms.md 2.2) and cwnd = min(cwnd, win).
+void Mercury::on_cnp(Qp& qp, const Packet& cnp) {
+  congestion_notified(qp);
+  const Bytes win = static_cast<Bytes>(cnp.cc_value);
+  if (!ms_.window || win <= 0) return;
+  last_win_[qp.slot] = win;
+  if (qp.window == 0 || win < qp.window) net_->set_window(qp, win);
+}
+
+// Algorithm 2 lines 18-20: any DCQCN increase step (fast recovery, additive, hyper) resets the window.
+void Mercury::on_increase_event(Qp& qp) {
+  if (ms_.window) net_->set_window(qp, initial_window(qp));
+}
+
+// ---------------------------------------------------------------------------------------------------
+MercuryAgent::MercuryAgent(Network& net, Switch& sw, const MercurySettings& s, Time base_rtt)
+    : net_(net), sw_(sw), s_(s), base_rtt_(base_rtt), mtu_(net.nic_settings().mtu_bytes),
+      q_(sw.ports().size() * kNumPriorities), th_(sw.ports().size()) {
+  for (size_t i = 0; i < th_.size(); ++i)
+    th_[i] = s.threshold_bytes > 0 ? s.threshold_bytes : sw.ecn(static_cast<int>(i)).kmin;
+}
+
+// Algorithm 1 lines 1-3 [restored in algorithms.md: "PFC triggered => Undetermined"]: a PAUSE starts
+// the pause clock and the rxByte count. Lines 6-14 at the RESUME.
+void MercuryAgent::on_pfc(int port, int prio, bool paused) {
+  QueueState& q = q_[idx(port, prio)];
+  const Time now = net_.now();
+  if (paused) {
+    q.paused = true;
+    q.pause_time = now;       // line 2
+    q.rx_bytes = 0;           // line 3
+    q.determined = false;     // [restored] the port affected by PFC is Undetermined
+    q.timer = false;
+    return;
+  }
+  if (!q.paused) return;
+  q.paused = false;
+  const Time t_pause = now - q.pause_time;                 // line 7
+  const Bytes qlen = sw_.egress_bytes(port, prio);
+  if (qlen >= th_[port]) {                                 // line 8
+    const double drain = sw_.port(port).rate.bps * t_pause.sec() / 8.0;
+    if (static_cast<double>(q.rx_bytes) <= drain) {        // line 9: rxRate <= C, backlog from the pause
+      q.determined = false;                                // line 10
+      q.q_rec = qlen;
+      q.timer = true;
+      q.timer_start = now;
+      ++resumes_undetermined_;
+    } else {
+      q.determined = true;                                 // line 12 [seed text]: grows at line rate
+      q.timer = false;
+      ++resumes_determined_;
+    }
+  } else {
+    q.determined = true;                                   // lines 13-14 [seed text]: not congested
+    q.timer = false;
+    ++resumes_determined_;
+  }
+}
+
+// Algorithm 1 lines 4-5 (rxByte while paused) and Algorithm 2 lines 1-4 (flow table on arrival).
+void MercuryAgent::on_enqueue(Packet& p, int port) {
+  if (p.type != PktType::kData) return;
+  QueueState& q = q_[idx(port, p.prio)];
+  if (q.paused) q.rx_bytes += p.size;
+  q.ft[flow_key(p)] += p.size;
+  q.sum_data += p.size;
+}
+
+// "Send_packet": Algorithm 1 lines 15-24 and Algorithm 2 lines 5-13.
+void MercuryAgent::on_dequeue(Packet& p, int port) {
+  if (p.type != PktType::kData) return;
+  QueueState& q = q_[idx(port, p.prio)];
+  const Time now = net_.now();
+  // The queue this packet leaves (the switch has already taken it off).
+  const Bytes qlen = sw_.egress_bytes(port, p.prio) + p.size;
+  const Bytes th = th_[port];
+  if (!q.determined && q.timer && now - q.timer_start >= s_.check_period) {  // lines 15-16
+    if (qlen >= th && qlen < q.q_rec) {    // line 17: still draining the backlog of a pause
+      q.timer_start = now;                 // lines 18-19: restart T, remember the queue
+      q.q_rec = qlen;
+    } else {
+      q.determined = true;                 // line 20
+      q.timer = false;
+    }
+  }
+  auto it = q.ft.find(flow_key(p));
+  if (q.determined && qlen > th && it != q.ft.end() && q.sum_data > 0) {  // lines 21-22
+    // Algorithm 2 lines 10-13 (Window_calculation), with the flow's bytes before this packet leaves.
+    const double share = static_cast<double>(it->second) / static_cast<double>(q.sum_data);
+    const double rate_bps = sw_.port(port).rate.bps * share;
+    const Bytes win = std::max(mtu_, static_cast<Bytes>(rate_bps * base_rtt_.sec() / 8.0));
+    send_cnp(p, win);                      // lines 23-24
+  }
+  // Algorithm 2 line 6 (the seed's "=" is a typo for "-=", algorithms.md) and lines 7-9.
+  if (it != q.ft.end()) {
+    it->second -= p.size;
+    if (it->second <= 0) q.ft.erase(it);
+  }
+  q.sum_data = std::max<Bytes>(0, q.sum_data - p.size);
+}
+
+// One CNP per flow per T_cnp (first immediate) [interp], to the QP of the packet that left.
+void MercuryAgent::send_cnp(const Packet& p, Bytes win) {
+  Qp* qp = net_.qp_of(p);
+  if (!qp) return;  // the flow has finished
+  const Time now = net_.now();
+  const uint64_t key = (static_cast<uint64_t>(p.qp) << 32) | p.qp_tag;
+  auto [it, fresh] = last_cnp_.try_emplace(key, now);
+  if (!fresh) {
+    if (now - it->second < s_.cnp_interval) return;
+    it->second = now;
+  }
+  if (last_cnp_.size() > 65536) {  // forget flows whose spacing has run out
+    for (auto e = last_cnp_.begin(); e != last_cnp_.end();)
+      e = now - e->second >= s_.cnp_interval ? last_cnp_.erase(e) : std::next(e);
+  }
+  Packet* c = net_.make_cnp(*qp, sw_.id());
+  c->cc_value = static_cast<double>(win);
+  ++cnps_sent_;
+  ++net_.stats().cnps_from_switches;
+  net_.inject(sw_.id(), c);
+}
+
+}  // namespace rocesim

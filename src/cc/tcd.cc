@@ -1,0 +1,160 @@
+#include "cc/tcd.h"
+
+#include <algorithm>
+
+#include "net/network.h"
+#include "net/switch.h"
+
+namespace rocesim {
+
+Time tcd_max_ton(Rate c, double epsilon, Bytes mtu, Time t_p, Bytes xoff_minus_xon) {
+  const double tau = 2.0 * static_cast<double>(mtu) * 8.0 / c.bps + 2.0 * t_p.sec();
+  const double fill = static_cast<double>(xoff_minus_xon) * 8.0 / (epsilon * c.bps);
+  return Time::from_s(fill + tau * (1.0 + 1.0 / (2.0 * epsilon)));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Switch agent
+
+TcdAgent::TcdAgent(Switch& sw, Network& net, const TcdSettings& s) : sw_(sw), net_(net), s_(s) {
+  const size_t n = sw.ports().size();
+  st_.assign(n * kNumPriorities, {});
+  max_ton_.assign(n, Time::zero());
+  period_.assign(n, Time::zero());
+  k_.assign(n, 0);
+  k_low_.assign(n, 0);
+  cnt_.assign(n, {});
+  const SwitchSettings& ss = net.switch_settings();
+  const Bytes mtu = net.nic_settings().mtu_bytes;
+  for (size_t i = 0; i < n; ++i) {
+    const Port& p = sw.ports()[i];
+    Time m = s.max_ton;
+    if (m <= Time::zero()) {
+      if (ss.credit_enabled) {
+        m = ss.credit_period;  // T_on = R_d T_c / (R_d + eps C) <= T_c [seed 003, eq. 4]
+      } else {
+        Bytes b = s.xoff_minus_xon_bytes;
+        if (b <= 0) b = ss.pfc_mode == PfcThresholdMode::kStatic ? ss.xoff_bytes - ss.xon_bytes : 2 * mtu;
+        if (b <= 0) b = 2 * mtu;
+        m = tcd_max_ton(p.rate, s.epsilon, mtu, p.delay, b);
+      }
+    }
+    max_ton_[i] = m;
+    period_[i] = s.timer_period > Time::zero() ? s.timer_period : m;
+    k_[i] = s.k_bytes > 0 ? s.k_bytes : sw.ecn(static_cast<int>(i)).kmin;
+    k_low_[i] = s.k_low_bytes > 0 ? s.k_low_bytes : k_[i];
+  }
+}
+
+// RESUME (or credit refill): the OFF period ended; RecordQueue(); ResetTimer(T).
+void TcdAgent::on_pfc(int port, int prio, bool paused) {
+  PortPrio& s = st_[idx(port, prio)];
+  const Time now = net_.now();
+  s.paused = paused;
+  if (paused) {
+    s.ever_paused = true;
+    return;
+  }
+  s.off_end = now;
+  s.q_rec = sw_.egress_bytes(port, prio);
+  s.timer_start = now;
+}
+
+// The flowchart of algorithms.md 2.9, run as each data packet is transmitted. Returns true always: TCD
+// replaces RED marking.
+bool TcdAgent::mark(Packet& p, int port) {
+  const int prio = p.prio;
+  PortPrio& s = st_[idx(port, prio)];
+  Counters& c = cnt_[port];
+  const Time now = net_.now();
+  const Bytes q = sw_.egress_bytes(port, prio);
+  const bool ect = p.ecn != kNotEct;
+  auto mark_ce = [&] {
+    if (ect && p.ecn != kCe) {
+      p.ecn = kCe;
+      ++c.ce;
+      ++sw_.port(port).stats.ecn_marked;
+    }
+  };
+  const bool in_on_off = s.ever_paused && (s.paused || now - s.off_end < max_ton_[port]);
+  if (in_on_off) {
+    s.last_state = TcdState::kUndetermined;
+    if (ect && p.ecn != kCe && p.ecn != kEct1) {
+      p.ecn = kEct1;  // UE
+      ++c.ue;
+    }
+  } else if (s.last_state == TcdState::kUndetermined) {
+    // Just released from an ON-OFF pattern.
+    if (now - s.timer_start >= period_[port]) {
+      const bool decreasing = q < s.q_rec;
+      s.q_rec = q;
+      s.timer_start = now;
+      if (!decreasing && q > k_[port]) {
+        mark_ce();
+        s.last_state = TcdState::kCongestion;
+      }
+    } else if (q < k_low_[port]) {
+      s.last_state = TcdState::kNonCongestion;
+    }
+  } else if (q > k_[port]) {
+    mark_ce();
+    s.last_state = TcdState::kCongestion;
+  } else {
+    s.last_state = TcdState::kNonCongestion;
+  }
+  ++c.seen[static_cast<int>(s.last_state)];
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// DCQCN+TCD
+
+void DcqcnTcd::on_flow_start(Qp& qp) {
+  Dcqcn::on_flow_start(qp);
+  if (ts_.size() < net_->qp_capacity()) ts_.resize(net_->qp_capacity() + 1024);
+  ts_[qp.slot] = TcdState2{};
+  ts_[qp.slot].last_ue_cnp_sent = Time{-(int64_t{1} << 62)};
+}
+
+std::unique_ptr<SwitchAgent> DcqcnTcd::make_switch_agent(Switch& sw) {
+  return std::make_unique<TcdAgent>(sw, *net_, t_);
+}
+
+// NP: DCQCN's CNP for CE; a UE-CNP (same spacing, own clock) for a packet marked only UE.
+RxDecision DcqcnTcd::on_data_received(Qp& qp, const Packet& data) {
+  if (data.ecn == kCe) return Dcqcn::on_data_received(qp, data);
+  if (data.ecn != kEct1) return {};
+  TcdState2& t = ts_[qp.slot];
+  const Time now = net_->now();
+  if (now - t.last_ue_cnp_sent < settings().cnp_interval) return {};
+  t.last_ue_cnp_sent = now;
+  ++t.ue_cnps_sent;
+  Packet* c = net_->make_cnp(qp, qp.dst);
+  c->cc_flags |= kUeCnp;
+  net_->inject(qp.dst, c);
+  return {};
+}
+
+// RP: a UE-CNP holds the rate for one T_inc; a normal CNP is DCQCN's.
+void DcqcnTcd::on_cnp(Qp& qp, const Packet& cnp) {
+  TcdState2& t = ts_[qp.slot];
+  if (cnp.cc_flags & kUeCnp) {
+    ++t.ue_cnps_received;
+    t.hold_until = net_->now() + settings().inc_period;
+    return;
+  }
+  ++t.ce_cnps_received;
+  Dcqcn::on_cnp(qp, cnp);
+}
+
+bool DcqcnTcd::increase_allowed(const Qp& qp) const { return net_->now() >= ts_[qp.slot].hold_until; }
+
+// While held, a rate-increase timer expiry does not advance the increase stage either.
+void DcqcnTcd::on_timer(Qp& qp, uint32_t kind) {
+  const int before = state(qp).t_cnt;
+  const bool held = !increase_allowed(qp);
+  Dcqcn::on_timer(qp, kind);
+  if (held && (kind & 0xf) == kIncrease && state(qp).t_cnt == before + 1) --st(qp).t_cnt;
+}
+
+}  // namespace rocesim

@@ -1,0 +1,260 @@
+// TCD (ternary congestion detection), DCQCN+TCD, and credit-based flow control (CBFC).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+
+#include "cc/dcqcn.h"
+#include "cc/none.h"
+#include "cc/tcd.h"
+#include "net/host.h"
+#include "net/network.h"
+#include "net/switch.h"
+#include "topo/builders.h"
+#include "workload/flow_file.h"
+
+using namespace rocesim;
+
+namespace {
+
+FlowSpec flow(int src, int dst, Bytes size, Time start = Time::zero()) {
+  FlowSpec f;
+  f.src = src;
+  f.dst = dst;
+  f.size_bytes = size;
+  f.start = start;
+  return f;
+}
+
+// Calls `fn` every `period` of simulated time.
+class Ticker : public EventHandler {
+ public:
+  Ticker(Network& net, Time period, std::function<void(Time)> fn)
+      : net_(net), period_(period), fn_(std::move(fn)) {
+    id_ = net_.sim().add_handler(this);
+    net_.sim().at(net_.now() + period_, id_, 0);
+  }
+  void on_event(uint32_t, uint64_t) override {
+    fn_(net_.now());
+    net_.sim().after(period_, id_, 0);
+  }
+
+ private:
+  Network& net_;
+  Time period_;
+  std::function<void(Time)> fn_;
+  uint32_t id_;
+};
+
+int port_towards(Network& net, int sw, int peer) {
+  for (auto& p : net.sw(sw).ports())
+    if (p.peer->id() == peer) return p.index;
+  return -1;
+}
+
+constexpr Bytes kLong = 10'000'000'000LL;
+
+}  // namespace
+
+TEST(Tcd, MaxTonTable) {
+  const double want[] = {34.4, 26.96, 24.48};
+  const double gbps[] = {40, 100, 200};
+  for (int i = 0; i < 3; ++i) {
+    const Time m = tcd_max_ton(Rate::from_gbps(gbps[i]), 0.05, 1000, Time::from_us(1));
+    std::printf("max(T_on) at %3.0f Gb/s: %.2f us (seed %.2f us)\n", gbps[i], m.us(), want[i]);
+    EXPECT_NEAR(m.us(), want[i], 0.005);
+  }
+  // Xoff - Xon enters through (B1 - B0) / (eps C): 4 MTU at 40 Gb/s adds 8 us.
+  EXPECT_NEAR(tcd_max_ton(Rate::from_gbps(40), 0.05, 1000, Time::from_us(1), 4000).us(), 42.4, 0.005);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// mercury/victim (tcd/victim): F1 (H1 -> R1) is the victim of the pauses the bursts to R2 cause at S3;
+// F2 (H2 -> R2) shares R2's port with the bursts. P1 = S1 -> S2, P2 = S2 -> S3, P3 = S3 -> R2.
+namespace {
+
+struct VictimRun {
+  double f1_before = 0, f1_during = 0;   // F1 goodput 2.5-3 ms and 3-4 ms (bursts), Gb/s
+  Rate f1_min_rate;
+  uint32_t f1_ce_cnps = 0, f1_ue_cnps = 0, f2_ce_cnps = 0, f2_ue_cnps = 0;
+  // Dequeues classified per state during 3-4 ms at P1, P2, P3 (TCD only), and CE/UE marks there.
+  uint64_t seen[3][3] = {};
+  uint64_t ce[3] = {}, ue[3] = {};
+  Bytes max_q[3] = {};
+  uint64_t starved_p2 = 0;               // PAUSEs (or credit starvation) S2's port to S3 saw
+  uint64_t drops = 0;
+  Bytes max_ingress = 0;
+  uint64_t bytes_delivered = 0;
+};
+
+VictimRun run_victim(std::unique_ptr<CongestionControl> cc, bool credit, Rate rate = Rate::from_gbps(40)) {
+  MercuryVictimParams mp;
+  mp.rate = rate;
+  const TopoSpec t = mercury_victim(mp);
+  SwitchSettings sw;
+  sw.pfc_mode = PfcThresholdMode::kStatic;
+  sw.xoff_bytes = 100'000;   // Xoff - Xon = 2 MTU, TCD's recommendation
+  sw.xon_bytes = 98'000;
+  sw.ecn_scale_with_rate = false;
+  sw.kmin_bytes = 5'000;     // the DCQCN paper's RED (TCD's K = Kmin)
+  sw.kmax_bytes = 200'000;
+  sw.pmax = 0.01;
+  if (credit) {
+    sw.pfc_enabled = false;
+    sw.credit_enabled = true;
+    sw.credit_buffer_bytes = 800'000;
+    sw.credit_period = Time::from_us(60);
+  }
+  Network net(t, sw, NicSettings{}, 1, std::move(cc));
+  const int h1 = lookup_node(t, "H1"), h2 = lookup_node(t, "H2"), r1 = lookup_node(t, "R1"),
+            r2 = lookup_node(t, "R2"), s1 = lookup_node(t, "S1"), s2 = lookup_node(t, "S2"),
+            s3 = lookup_node(t, "S3");
+  const int sws[3] = {s1, s2, s3};
+  const int ports[3] = {port_towards(net, s1, s2), port_towards(net, s2, s3), port_towards(net, s3, r2)};
+  std::vector<FlowSpec> flows{flow(h1, r1, kLong), flow(h2, r2, kLong)};
+  for (int b = 1; b <= 8; ++b)
+    for (int k = 0; k < 40; ++k)
+      flows.push_back(
+          flow(lookup_node(t, "B" + std::to_string(b)), r2, 50'000, Time::from_us(3000 + 12.5 * k)));
+  InlineFlows src(flows);
+  net.set_flow_source(&src);
+  auto got = [&](uint64_t id) { return net.find_flow(id)->rcv_nxt; };
+  auto gbps = [](Bytes b, double us) { return static_cast<double>(b) * 8.0 / (us * 1e-6) / 1e9; };
+  auto agent = [&](int i) { return dynamic_cast<TcdAgent*>(net.sw(sws[i]).agent()); };
+  VictimRun r;
+  net.run(Time::from_us(2500));
+  const Bytes a1 = got(0);
+  net.run(Time::from_us(3000));
+  const Bytes b1 = got(0);
+  uint64_t seen0[3][3] = {};
+  for (int i = 0; i < 3; ++i)
+    if (agent(i))
+      for (int s = 0; s < 3; ++s) seen0[i][s] = agent(i)->counters(ports[i]).seen[s];
+  r.f1_min_rate = net.find_flow(0)->rate;
+  Ticker sampler(net, Time::from_us(5), [&](Time) {
+    r.f1_min_rate = std::min(r.f1_min_rate, net.find_flow(0)->rate);
+    for (int i = 0; i < 3; ++i)
+      r.max_q[i] = std::max(r.max_q[i], net.sw(sws[i]).egress_data_bytes(ports[i]));
+  });
+  net.run(Time::from_us(4000));
+  r.f1_before = gbps(b1 - a1, 500);
+  r.f1_during = gbps(got(0) - b1, 1000);
+  for (int i = 0; i < 3; ++i) {
+    if (!agent(i)) continue;
+    const auto& c = agent(i)->counters(ports[i]);
+    for (int s = 0; s < 3; ++s) r.seen[i][s] = c.seen[s] - seen0[i][s];
+    r.ce[i] = c.ce;
+    r.ue[i] = c.ue;
+  }
+  if (auto* tcd = dynamic_cast<DcqcnTcd*>(&net.cc())) {
+    r.f1_ce_cnps = tcd->tcd_state(*net.find_flow(0)).ce_cnps_received;
+    r.f1_ue_cnps = tcd->tcd_state(*net.find_flow(0)).ue_cnps_received;
+    r.f2_ce_cnps = tcd->tcd_state(*net.find_flow(1)).ce_cnps_received;
+    r.f2_ue_cnps = tcd->tcd_state(*net.find_flow(1)).ue_cnps_received;
+  } else {
+    r.f1_ce_cnps = net.find_flow(0)->cnps_received;
+    r.f2_ce_cnps = net.find_flow(1)->cnps_received;
+  }
+  r.starved_p2 = net.sw(s2).port(ports[1]).stats.pause_received;
+  r.drops = net.stats().data_drops;
+  r.max_ingress = net.stats().max_ingress_bytes;
+  r.bytes_delivered = static_cast<uint64_t>(net.stats().bytes_delivered);
+  return r;
+}
+
+void print(const char* name, const VictimRun& r) {
+  std::printf("%-10s F1 %.1f -> %.1f Gb/s (min rate %.1f); CNPs F1 CE %u UE %u, F2 CE %u UE %u; "
+              "max queue P1/P2/P3 %ld/%ld/%ld KB; pauses at P2 %lu\n",
+              name, r.f1_before, r.f1_during, r.f1_min_rate.gbps(), r.f1_ce_cnps, r.f1_ue_cnps, r.f2_ce_cnps,
+              r.f2_ue_cnps, static_cast<long>(r.max_q[0] / 1000), static_cast<long>(r.max_q[1] / 1000),
+              static_cast<long>(r.max_q[2] / 1000), static_cast<unsigned long>(r.starved_p2));
+  const char* names[3] = {"P1 S1->S2", "P2 S2->S3", "P3 S3->R2"};
+  for (int i = 0; i < 3; ++i)
+    if (r.seen[i][0] + r.seen[i][1] + r.seen[i][2] > 0)
+      std::printf("           %s: dequeues non-congestion %lu congestion %lu undetermined %lu; CE %lu UE %lu\n",
+                  names[i], static_cast<unsigned long>(r.seen[i][0]), static_cast<unsigned long>(r.seen[i][1]),
+                  static_cast<unsigned long>(r.seen[i][2]), static_cast<unsigned long>(r.ce[i]),
+                  static_cast<unsigned long>(r.ue[i]));
+}
+
+DcqcnSettings dcqcn40() { return DcqcnSettings::mellanox(Rate::from_gbps(40)); }
+
+}  // namespace
+
+TEST(Tcd, VictimPortIsUndeterminedAndOnlyTheCongestedFlowIsCut) {
+  const VictimRun tcd = run_victim(std::make_unique<DcqcnTcd>(dcqcn40(), TcdSettings{}), false);
+  const VictimRun dcqcn = run_victim(std::make_unique<Dcqcn>(dcqcn40()), false);
+  print("DCQCN+TCD", tcd);
+  print("DCQCN", dcqcn);
+  EXPECT_GT(tcd.f1_before, 18.0);
+  EXPECT_GT(tcd.starved_p2, 0u);  // PFC spread the congestion to S2
+  // P1 and P2 carry only paused traffic: undetermined, never CE; P3 (the real bottleneck) is congestion.
+  EXPECT_GT(tcd.seen[0][2], 0u);
+  EXPECT_GT(tcd.seen[1][2], 0u);
+  EXPECT_EQ(tcd.ce[0], 0u);
+  EXPECT_GT(tcd.ue[0] + tcd.ue[1], 0u);
+  EXPECT_GT(tcd.seen[2][1], 0u);
+  EXPECT_GT(tcd.ce[2], 0u);
+  // The victim gets only UE-CNPs; the congested flow gets CNPs.
+  EXPECT_EQ(tcd.f1_ce_cnps, 0u);
+  EXPECT_GT(tcd.f1_ue_cnps, 0u);
+  EXPECT_GT(tcd.f2_ce_cnps, 0u);
+  // Plain DCQCN marks (and cuts) the victim.
+  EXPECT_GT(dcqcn.f1_ce_cnps, 0u);
+  EXPECT_LT(dcqcn.f1_min_rate.gbps(), tcd.f1_min_rate.gbps());
+  EXPECT_GT(tcd.f1_during, dcqcn.f1_during + 1.0);
+  EXPECT_EQ(tcd.drops, 0u);
+  EXPECT_EQ(dcqcn.drops, 0u);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Credit-based flow control
+
+TEST(Cbfc, IncastIsLosslessAndBoundedByTheCreditBuffer) {
+  const int n = 16;
+  const TopoSpec t = star({.hosts = n + 1, .rate = Rate::from_gbps(100), .delay = Time::from_us(1)});
+  SwitchSettings sw;
+  sw.pfc_enabled = false;
+  sw.credit_enabled = true;
+  sw.credit_buffer_bytes = 100'000;
+  sw.credit_period = Time::from_us(10);
+  Network net(t, sw, NicSettings{}, 1, std::make_unique<NoCc>());
+  std::vector<FlowSpec> flows;
+  const Bytes size = 1'000'000;
+  for (int i = 0; i < n; ++i) flows.push_back(flow(i, n, size));
+  InlineFlows src(flows);
+  net.set_flow_source(&src);
+  net.run(Time::from_ms(20));
+  const int s0 = n + 1;
+  uint64_t starved = 0;
+  for (auto& p : net.sw(s0).ports()) starved += p.stats.pause_received;
+  uint64_t host_starved = 0;
+  for (int i = 0; i < n; ++i) host_starved += net.host(i).port(0).stats.pause_received;
+  std::printf("CBFC 16:1 incast: %lu/%d flows done, %ld bytes delivered, drops %lu, max ingress %ld B "
+              "(credit buffer %ld), host starvation events %lu, switch %lu\n",
+              static_cast<unsigned long>(net.stats().flows_finished), n,
+              static_cast<long>(net.stats().bytes_delivered), static_cast<unsigned long>(net.stats().data_drops),
+              static_cast<long>(net.stats().max_ingress_bytes), static_cast<long>(sw.credit_buffer_bytes),
+              static_cast<unsigned long>(host_starved), static_cast<unsigned long>(starved));
+  EXPECT_EQ(net.stats().flows_finished, static_cast<uint64_t>(n));
+  EXPECT_EQ(net.stats().bytes_delivered, size * n);
+  EXPECT_EQ(net.stats().data_drops, 0u);
+  EXPECT_EQ(net.stats().timeouts, 0u);
+  EXPECT_LE(net.stats().max_ingress_bytes, sw.credit_buffer_bytes);
+  EXPECT_GT(net.stats().max_ingress_bytes, sw.credit_buffer_bytes / 2);  // the buffer was used
+  EXPECT_GT(host_starved, 0u);                                            // the senders were held back
+}
+
+TEST(Cbfc, TcdClassifiesTheVictimPortUndetermined) {
+  const VictimRun r = run_victim(std::make_unique<DcqcnTcd>(dcqcn40(), TcdSettings{}), true);
+  print("TCD/CBFC", r);
+  EXPECT_GT(r.starved_p2, 0u);       // S3 ran S2 out of credits
+  EXPECT_GT(r.seen[1][2], 0u);       // P2 undetermined
+  EXPECT_GT(r.seen[2][1], 0u);       // P3 congestion
+  EXPECT_GT(r.f2_ce_cnps, 0u);
+  EXPECT_EQ(r.f1_ce_cnps, 0u);
+  EXPECT_EQ(r.drops, 0u);
+  EXPECT_LE(r.max_ingress, 800'000);
+}
