@@ -89,9 +89,9 @@ struct VictimRun {
   uint64_t bytes_delivered = 0;
 };
 
-VictimRun run_victim(std::unique_ptr<CongestionControl> cc, bool credit, Rate rate = Rate::from_gbps(40)) {
+// credit_buffer > 0: credit-based flow control with that per-(ingress, priority) buffer and period t_c.
+VictimRun run_victim(std::unique_ptr<CongestionControl> cc, Bytes credit_buffer = 0, Time t_c = Time::zero()) {
   MercuryVictimParams mp;
-  mp.rate = rate;
   const TopoSpec t = mercury_victim(mp);
   SwitchSettings sw;
   sw.pfc_mode = PfcThresholdMode::kStatic;
@@ -101,11 +101,11 @@ VictimRun run_victim(std::unique_ptr<CongestionControl> cc, bool credit, Rate ra
   sw.kmin_bytes = 5'000;     // the DCQCN paper's RED (TCD's K = Kmin)
   sw.kmax_bytes = 200'000;
   sw.pmax = 0.01;
-  if (credit) {
+  if (credit_buffer > 0) {
     sw.pfc_enabled = false;
     sw.credit_enabled = true;
-    sw.credit_buffer_bytes = 800'000;
-    sw.credit_period = Time::from_us(60);
+    sw.credit_buffer_bytes = credit_buffer;
+    sw.credit_period = t_c;
   }
   Network net(t, sw, NicSettings{}, 1, std::move(cc));
   const int h1 = lookup_node(t, "H1"), h2 = lookup_node(t, "H2"), r1 = lookup_node(t, "R1"),
@@ -184,8 +184,8 @@ DcqcnSettings dcqcn40() { return DcqcnSettings::mellanox(Rate::from_gbps(40)); }
 }  // namespace
 
 TEST(Tcd, VictimPortIsUndeterminedAndOnlyTheCongestedFlowIsCut) {
-  const VictimRun tcd = run_victim(std::make_unique<DcqcnTcd>(dcqcn40(), TcdSettings{}), false);
-  const VictimRun dcqcn = run_victim(std::make_unique<Dcqcn>(dcqcn40()), false);
+  const VictimRun tcd = run_victim(std::make_unique<DcqcnTcd>(dcqcn40(), TcdSettings{}));
+  const VictimRun dcqcn = run_victim(std::make_unique<Dcqcn>(dcqcn40()));
   print("DCQCN+TCD", tcd);
   print("DCQCN", dcqcn);
   EXPECT_GT(tcd.f1_before, 18.0);
@@ -247,14 +247,21 @@ TEST(Cbfc, IncastIsLosslessAndBoundedByTheCreditBuffer) {
   EXPECT_GT(host_starved, 0u);                                            // the senders were held back
 }
 
+// With the TCD testbed's 800 KB per ingress, DCQCN cuts F2 before S3's ingress from S2 fills, so no
+// credit starvation spreads; a 150 KB buffer with T_c = 20 us (above C (T_c + RTT) at 40 Gb/s) does spread.
 TEST(Cbfc, TcdClassifiesTheVictimPortUndetermined) {
-  const VictimRun r = run_victim(std::make_unique<DcqcnTcd>(dcqcn40(), TcdSettings{}), true);
+  const Bytes buf = 150'000;
+  const VictimRun r = run_victim(std::make_unique<DcqcnTcd>(dcqcn40(), TcdSettings{}), buf, Time::from_us(20));
+  const VictimRun d = run_victim(std::make_unique<Dcqcn>(dcqcn40()), buf, Time::from_us(20));
   print("TCD/CBFC", r);
+  print("DCQCN/CBFC", d);
   EXPECT_GT(r.starved_p2, 0u);       // S3 ran S2 out of credits
   EXPECT_GT(r.seen[1][2], 0u);       // P2 undetermined
   EXPECT_GT(r.seen[2][1], 0u);       // P3 congestion
   EXPECT_GT(r.f2_ce_cnps, 0u);
   EXPECT_EQ(r.f1_ce_cnps, 0u);
   EXPECT_EQ(r.drops, 0u);
-  EXPECT_LE(r.max_ingress, 800'000);
+  EXPECT_LE(r.max_ingress, buf);
+  EXPECT_EQ(d.drops, 0u);
+  EXPECT_GT(r.f1_during, d.f1_during);
 }

@@ -406,6 +406,55 @@ std::vector<SweepPoint> expand_grid(const std::vector<GridAxis>& grid,
   return points;
 }
 
+// A short table on stdout: one line per complete run (flows, slowdown p50/p99 overall and in the
+// smallest and largest size buckets, PFC pauses).
+void print_summary_table(const fs::path& out_dir, const std::vector<SweepPoint>& points) {
+  struct Line {
+    std::string run, flows, p50, p99, small_p99, large_p99, pauses;
+  };
+  std::vector<Line> lines;
+  std::string small_label, large_label;
+  for (const auto& p : points) {
+    const fs::path dir = out_dir / safe_dir_name(p.name);
+    nlohmann::json j;
+    try {
+      if (!fs::exists(dir / "summary.json") || fs::exists(dir / "PARTIAL")) continue;
+      j = nlohmann::json::parse(read_text(dir / "summary.json"));
+    } catch (const std::exception&) {
+      continue;
+    }
+    const auto f2 = [](const nlohmann::json& v) { return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : "-"; };
+    Line l{p.name, num(at(j, "flows/finished")) + "/" + num(at(j, "flows/started")),
+           f2(at(j, "fct/slowdown/p50")), f2(at(j, "fct/slowdown/p99")), "-", "-", num(at(j, "pfc/pauses_sent"))};
+    const auto buckets = at(j, "fct/buckets");
+    if (buckets.is_array()) {
+      const nlohmann::json* first = nullptr;
+      const nlohmann::json* last = nullptr;
+      for (const auto& b : buckets)
+        if (at(b, "count").is_number() && at(b, "count").get<uint64_t>() > 0) {
+          if (!first) first = &b;
+          last = &b;
+        }
+      if (first) {
+        l.small_p99 = f2(at(*first, "slowdown/p99"));
+        l.large_p99 = f2(at(*last, "slowdown/p99"));
+        if (small_label.empty()) small_label = num(at(*first, "label"));
+        if (large_label.empty()) large_label = num(at(*last, "label"));
+      }
+    }
+    lines.push_back(l);
+  }
+  if (lines.empty()) return;
+  size_t w = 3;
+  for (const auto& l : lines) w = std::max(w, l.run.size());
+  const std::string hs = "p99 " + small_label, hl = "p99 " + large_label;
+  fmt::print("\n{:<{}}  {:>11}  {:>12}  {:>12}  {:>14}  {:>14}  {:>10}\n", "run", w, "flows", "slowdown p50",
+             "slowdown p99", hs, hl, "PFC pauses");
+  for (const auto& l : lines)
+    fmt::print("{:<{}}  {:>11}  {:>12}  {:>12}  {:>14}  {:>14}  {:>10}\n", l.run, w, l.flows, l.p50, l.p99,
+               l.small_p99, l.large_p99, l.pauses);
+}
+
 size_t write_results_csv(const fs::path& out_dir, const std::vector<GridAxis>& grid,
                          const std::vector<SweepPoint>& points) {
   // Columns: the grid keys, then scheme / load / seed when they are not grid keys, then the metrics.
@@ -666,6 +715,7 @@ int run_sweep(const SweepOptions& opt) {
   const size_t complete = write_results_csv(opt.out_dir, opt.grid, points);
   std::error_code ec;
   if (fs::exists(logs, ec) && fs::is_empty(logs, ec)) fs::remove(logs, ec);
+  if (!opt.quiet) print_summary_table(opt.out_dir, points);
   if (!opt.quiet)
     fmt::print("sweep finished in {}: {} run{} done, {} skipped, {} failed\nresults: {}\n",
                format_duration(seconds_since(t0)), done_runs, done_runs == 1 ? "" : "s", skipped,

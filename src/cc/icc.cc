@@ -21,10 +21,19 @@ void Icc::attach(Network& net) {
   if (s_.q_d_bytes > 0) {
     q_d_ = s_.q_d_bytes;
   } else {
-    const SwitchSettings& sw = net.switch_settings();
-    const double xoff = sw.pfc_mode == PfcThresholdMode::kStatic
-                            ? static_cast<double>(sw.xoff_bytes)
-                            : static_cast<double>(sw.buffer_bytes) / std::ldexp(1.0, sw.dt_shift_at_host_rate);
+    // Xoff = the smallest PFC threshold any switch port has with an empty buffer (static: Xoff; dynamic:
+    // alpha x the free shared buffer).
+    double xoff = static_cast<double>(net.switch_settings().xoff_bytes);
+    bool first = true;
+    for (int id = 0; id < net.num_nodes(); ++id) {
+      if (net.is_host(id)) continue;
+      Switch& sw = net.sw(id);
+      for (size_t p = 0; p < sw.ports().size(); ++p) {
+        const double t = static_cast<double>(sw.pfc_threshold(static_cast<int>(p)));
+        if (first || t < xoff) xoff = t;
+        first = false;
+      }
+    }
     q_d_ = static_cast<Bytes>(s_.q_d_fraction * xoff);
   }
 }

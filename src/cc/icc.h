@@ -58,8 +58,8 @@ struct IccSettings {
   Time feedback_period = Time::from_us(15);      // periodic feedback [seed 002]
   Time flow_window = Time::from_us(15);          // nFlows counting window [interp]
   Time flow_idle = Time::from_us(1000);          // flow-memory entries idle this long are dropped [ours]
-  Bytes q_d_bytes = 0;                           // Q_d; 0 = 0.8 x Xoff (static) or 0.8 x alpha x buffer
-                                                 //   (dynamic thresholds, empty buffer) [interp]
+  Bytes q_d_bytes = 0;                           // Q_d; 0 = q_d_fraction x the smallest PFC threshold of
+                                                 //   any switch port with an empty buffer (Xoff) [interp]
   double q_d_fraction = 0.8;                     // [interp, algorithms.md 3.3 (d)]
   Rate min_rate = Rate::from_mbps(100);          // Rmin [interp]
 };
