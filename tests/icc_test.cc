@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -86,7 +85,8 @@ TEST(Icc, RateRules) {
   // No queue: Eq. 6, V lu + lineRate (1 - lu).
   f.qlen = 0;
   f.lu = 0.6;
-  EXPECT_NEAR(Icc::next_rate(Rate::from_gbps(20), f, k100G, t, qd, rmin).gbps(), 20 * 0.6 + 100 * 0.4, 1e-9);
+  EXPECT_NEAR(Icc::next_rate(Rate::from_gbps(20), f, k100G, t, qd, rmin).gbps(), 20 * 0.6 + 100 * 0.4,
+              1e-9);
 }
 
 // One flow alone at line rate on a star: the port never has a queue ahead of a packet, so the only
@@ -107,7 +107,8 @@ TEST(Icc, FeedbackPeriodIs15usWhenNothingHappens) {
   std::printf("[icc] alone: immediate %lu periodic %lu, sender got %lu feedbacks, mean interval %.2f us, "
               "rate %.1f Gb/s\n",
               static_cast<unsigned long>(agent->immediate_feedbacks()),
-              static_cast<unsigned long>(agent->periodic_feedbacks()), static_cast<unsigned long>(s.feedbacks),
+              static_cast<unsigned long>(agent->periodic_feedbacks()),
+              static_cast<unsigned long>(s.feedbacks),
               mean_us, s.rate.gbps());
   EXPECT_EQ(agent->immediate_feedbacks(), 0u);
   EXPECT_NEAR(static_cast<double>(agent->periodic_feedbacks()), 2000.0 / 15, 3);
@@ -122,9 +123,7 @@ TEST(Icc, FeedbackPeriodIs15usWhenNothingHappens) {
 TEST(Icc, SteadyStateQueueNearZero) {
   const int n = 4;
   const TopoSpec t = dumbbell({.senders = n, .receivers = 1});
-  IccSettings is;
-  if (const char* e = std::getenv("ICC_QD")) is.q_d_bytes = std::atol(e);
-  Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<Icc>(is));
+  Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<Icc>(IccSettings{}));
   std::vector<FlowSpec> flows;
   for (int i = 0; i < n; ++i) flows.push_back(flow(i, n, kLong));
   InlineFlows src(flows);

@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <string>
 
 #include "cc/dcqcn.h"
 #include "cc/mercury.h"
+#include "config/scenario.h"
 #include "config/schemes.h"
 #include "net/network.h"
 #include "net/switch.h"
@@ -334,4 +336,21 @@ TEST(Mercury, ConfigDefaultsToThePaperVariant) {
   Config c2 = Config::parse("[cc.mercury]\nvariant = \"mellanox\"\n", "t.toml");
   auto cc2 = find_scheme("mercury")->read(c2, SchemeContext{Rate::from_gbps(40), Time::zero()})();
   EXPECT_EQ(dynamic_cast<Mercury*>(cc2.get())->settings().variant, "mellanox");
+}
+
+// Every scenario under scenarios/mercury loads, names the Mercury scheme and generates flows.
+TEST(Mercury, ScenariosLoad) {
+  const std::filesystem::path dir = std::filesystem::path(ROCESIM_SCENARIO_DIR) / "mercury";
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".toml") continue;
+    SCOPED_TRACE(e.path().string());
+    const Scenario s = load_scenario(e.path().string());
+    EXPECT_EQ(s.scheme, "mercury");
+    auto src = s.make_flow_source();
+    FlowSpec f;
+    EXPECT_TRUE(src->next(f));
+    ++n;
+  }
+  EXPECT_GE(n, 5);
 }

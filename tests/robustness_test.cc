@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -121,6 +122,7 @@ TEST(Deadlock, RingWithClockwiseFlowsIsReportedWithItsCycle) {
   EXPECT_NE(f.message.find("s0"), std::string::npos) << f.message;
   EXPECT_NE(f.message.find("priority 3"), std::string::npos) << f.message;
   EXPECT_LT(r.net->stats().flows_finished, r.net->stats().flows_started);
+  std::printf("%s\n", f.message.c_str());
 }
 
 TEST(Deadlock, SameRingWithDynamicThresholdsAndLargeBufferDoesNotFalselyReport) {
@@ -128,7 +130,7 @@ TEST(Deadlock, SameRingWithDynamicThresholdsAndLargeBufferDoesNotFalselyReport) 
   SwitchSettings sw;  // defaults: 32 MB, dynamic thresholds
   CheckOptions o;
   o.invariants = true;
-  o.invariant_interval = Time::from_us(20);
+  o.invariant_interval = Time::from_us(1);
   CheckedRun r = run_with_checks(ring(n, hosts), sw, ring_flows(n, hosts, 200'000), o, Time::from_ms(50));
   EXPECT_FALSE(r.checker->failed()) << r.checker->failure().message;
   EXPECT_TRUE(r.net->all_flows_done());
@@ -137,7 +139,7 @@ TEST(Deadlock, SameRingWithDynamicThresholdsAndLargeBufferDoesNotFalselyReport) 
 
 TEST(Watchdog, UnroutableFlowStallsAndIsStopped) {
   // h0 - s0 - h1, and h2 alone behind s1 (no path): h0's packets to h2 are all dropped as unroutable and
-  // with PFC on there is no retransmission timeout, so the run would idle-spin until its time limit.
+  // with PFC on there is no retransmission timeout: 800 ms of sending without a single delivery.
   TopoSpec t;
   t.num_nodes = 5;
   t.is_switch = {false, false, false, true, true};
@@ -146,12 +148,27 @@ TEST(Watchdog, UnroutableFlowStallsAndIsStopped) {
   t.links = {{0, 3, r, d}, {1, 3, r, d}, {2, 4, r, d}};
   CheckOptions o;
   o.watchdog = Time::from_ms(1);
-  CheckedRun run = run_with_checks(t, SwitchSettings{}, {flow(0, 2, 100'000'000), flow(1, 0, 10'000)}, o,
+  CheckedRun run = run_with_checks(t, SwitchSettings{}, {flow(0, 2, 10'000'000'000), flow(1, 0, 10'000)}, o,
                                    Time::from_ms(500));
   ASSERT_TRUE(run.checker->failed());
   EXPECT_EQ(run.checker->failure().kind, CheckFailure::Kind::kStall) << run.checker->failure().message;
   EXPECT_NE(run.checker->failure().message.find("no progress"), std::string::npos);
-  EXPECT_LT(run.net->now(), Time::from_ms(500));
+  EXPECT_LT(run.net->now(), Time::from_ms(200));  // at the first progress check (2^20 events)
+}
+
+TEST(Watchdog, DrainedEventQueueWithUnfinishedFlowsIsAStall) {
+  TopoSpec t;
+  t.num_nodes = 5;
+  t.is_switch = {false, false, false, true, true};
+  const Rate r = Rate::from_gbps(100);
+  const Time d = Time::from_us(1);
+  t.links = {{0, 3, r, d}, {1, 3, r, d}, {2, 4, r, d}};
+  CheckedRun run =
+      run_with_checks(t, SwitchSettings{}, {flow(0, 2, 100'000)}, CheckOptions{}, Time::from_ms(500));
+  ASSERT_TRUE(run.checker->failed());
+  EXPECT_EQ(run.checker->failure().kind, CheckFailure::Kind::kStall);
+  EXPECT_NE(run.checker->failure().message.find("1 flows unfinished"), std::string::npos)
+      << run.checker->failure().message;
 }
 
 TEST(Invariants, IncastHoldsEveryInvariantInBothPfcModes) {
@@ -187,7 +204,7 @@ TEST(Invariants, CheckingDoesNotChangeResults) {
     EXPECT_EQ(a.net->finished()[i].id, b.net->finished()[i].id);
     EXPECT_EQ(a.net->finished()[i].finish, b.net->finished()[i].finish);
   }
-  EXPECT_GT(b.checker->invariant_checks(), 100u);
+  EXPECT_GT(b.checker->invariant_checks(), 50u);
 }
 
 TEST(Invariants, ViolationsAreReportedPrecisely) {
@@ -205,12 +222,13 @@ TEST(Invariants, ViolationsAreReportedPrecisely) {
   NetChecker c(net, o);
   net.run(Time::from_us(100));
   ASSERT_EQ(c.check_invariants(), "");
-  // A host egress that believes it is paused while the switch never sent a PAUSE.
+  // The receiver's NIC egress believes it is paused while the switch never sent it a PAUSE.
   Switch& s = net.sw(5);
   int port = -1;
   for (int p = 0; p < 5; ++p)
-    if (!s.ingress(p, 3).pause_sent && s.port(p).pfc_q.empty() && !s.port(p).fl_head) port = p;
+    if (s.port(p).peer->id() == 4) port = p;
   ASSERT_GE(port, 0);
+  ASSERT_FALSE(s.ingress(port, 3).pause_sent);
   Port& hp = net.node(s.port(port).peer->id()).port(0);
   hp.paused[3] = true;
   const std::string v = c.check_invariants();

@@ -9,6 +9,7 @@
 #include "cc/dcqcn.h"
 #include "cc/none.h"
 #include "cc/tcd.h"
+#include "config/scenario.h"
 #include "net/host.h"
 #include "net/network.h"
 #include "net/switch.h"
@@ -90,7 +91,8 @@ struct VictimRun {
 };
 
 // credit_buffer > 0: credit-based flow control with that per-(ingress, priority) buffer and period t_c.
-VictimRun run_victim(std::unique_ptr<CongestionControl> cc, Bytes credit_buffer = 0, Time t_c = Time::zero()) {
+VictimRun run_victim(std::unique_ptr<CongestionControl> cc, Bytes credit_buffer = 0,
+                     Time t_c = Time::zero()) {
   MercuryVictimParams mp;
   const TopoSpec t = mercury_victim(mp);
   SwitchSettings sw;
@@ -173,8 +175,10 @@ void print(const char* name, const VictimRun& r) {
   const char* names[3] = {"P1 S1->S2", "P2 S2->S3", "P3 S3->R2"};
   for (int i = 0; i < 3; ++i)
     if (r.seen[i][0] + r.seen[i][1] + r.seen[i][2] > 0)
-      std::printf("           %s: dequeues non-congestion %lu congestion %lu undetermined %lu; CE %lu UE %lu\n",
-                  names[i], static_cast<unsigned long>(r.seen[i][0]), static_cast<unsigned long>(r.seen[i][1]),
+      std::printf("           %s: dequeues non-congestion %lu congestion %lu undetermined %lu; "
+                  "CE %lu UE %lu\n",
+                  names[i], static_cast<unsigned long>(r.seen[i][0]),
+                  static_cast<unsigned long>(r.seen[i][1]),
                   static_cast<unsigned long>(r.seen[i][2]), static_cast<unsigned long>(r.ce[i]),
                   static_cast<unsigned long>(r.ue[i]));
 }
@@ -235,7 +239,8 @@ TEST(Cbfc, IncastIsLosslessAndBoundedByTheCreditBuffer) {
   std::printf("CBFC 16:1 incast: %lu/%d flows done, %ld bytes delivered, drops %lu, max ingress %ld B "
               "(credit buffer %ld), host starvation events %lu, switch %lu\n",
               static_cast<unsigned long>(net.stats().flows_finished), n,
-              static_cast<long>(net.stats().bytes_delivered), static_cast<unsigned long>(net.stats().data_drops),
+              static_cast<long>(net.stats().bytes_delivered),
+              static_cast<unsigned long>(net.stats().data_drops),
               static_cast<long>(net.stats().max_ingress_bytes), static_cast<long>(sw.credit_buffer_bytes),
               static_cast<unsigned long>(host_starved), static_cast<unsigned long>(starved));
   EXPECT_EQ(net.stats().flows_finished, static_cast<uint64_t>(n));
@@ -251,7 +256,8 @@ TEST(Cbfc, IncastIsLosslessAndBoundedByTheCreditBuffer) {
 // credit starvation spreads; a 150 KB buffer with T_c = 20 us (above C (T_c + RTT) at 40 Gb/s) does spread.
 TEST(Cbfc, TcdClassifiesTheVictimPortUndetermined) {
   const Bytes buf = 150'000;
-  const VictimRun r = run_victim(std::make_unique<DcqcnTcd>(dcqcn40(), TcdSettings{}), buf, Time::from_us(20));
+  const VictimRun r =
+      run_victim(std::make_unique<DcqcnTcd>(dcqcn40(), TcdSettings{}), buf, Time::from_us(20));
   const VictimRun d = run_victim(std::make_unique<Dcqcn>(dcqcn40()), buf, Time::from_us(20));
   print("TCD/CBFC", r);
   print("DCQCN/CBFC", d);
@@ -264,4 +270,30 @@ TEST(Cbfc, TcdClassifiesTheVictimPortUndetermined) {
   EXPECT_LE(r.max_ingress, buf);
   EXPECT_EQ(d.drops, 0u);
   EXPECT_GT(r.f1_during, d.f1_during);
+}
+
+TEST(Cbfc, FlowControlKeySelectsCreditsAndKeepsSwitchPfcWorking) {
+  const std::string base =
+      "[topology]\nkind = \"star\"\n[[traffic]]\nsize_bytes = 1000\nload = 0.1\nstop_us = 10\n";
+  const Scenario c = load_scenario_text(
+      base + "[switch]\nflow_control = \"credit\"\ncredit_buffer_bytes = 300000\ncredit_period_us = 30\n",
+      "c.toml");
+  EXPECT_TRUE(c.sw.credit_enabled);
+  EXPECT_FALSE(c.sw.pfc_enabled);
+  EXPECT_EQ(c.sw.credit_buffer_bytes, 300'000);
+  EXPECT_EQ(c.sw.credit_period, Time::from_us(30));
+  const Scenario n = load_scenario_text(base + "[switch]\npfc = false\n", "n.toml");
+  EXPECT_FALSE(n.sw.pfc_enabled);
+  EXPECT_FALSE(n.sw.credit_enabled);
+  const Scenario p = load_scenario_text(base, "p.toml");
+  EXPECT_TRUE(p.sw.pfc_enabled);
+  EXPECT_FALSE(p.sw.credit_enabled);
+  EXPECT_THROW(load_scenario_text(base + "[switch]\nflow_control = \"xon\"\n", "x.toml"), std::exception);
+  // TCD's bound under credits is T_c.
+  const TopoSpec t = star({.hosts = 3});
+  SwitchSettings sw = c.sw;
+  Network net(t, sw, NicSettings{}, 1, std::make_unique<DcqcnTcd>(dcqcn40(), TcdSettings{}));
+  auto* a = dynamic_cast<TcdAgent*>(net.sw(3).agent());
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->max_ton(0), Time::from_us(30));
 }

@@ -80,7 +80,8 @@ def main():
             if r is icc:
                 continue
             red = 100.0 * (1 - icc["pauses"] / r["pauses"]) if r["pauses"] else float("nan")
-            print(f"  vs {r['scheme']:7} pauses {red:+6.1f} % fewer   victim {r['victim_fct_us'] / icc['victim_fct_us']:.2f}x"
+            vr = r['victim_fct_us'] / icc['victim_fct_us']
+            print(f"  vs {r['scheme']:7} pauses {red:+6.1f} % fewer   victim {vr:.2f}x"
                   f"   burst avg {r['burst_avg_us'] / icc['burst_avg_us']:.2f}x"
                   f"   burst p99 {r['burst_p99_us'] / icc['burst_p99_us']:.2f}x")
 

@@ -34,7 +34,7 @@ void Icc::attach(Network& net) {
         first = false;
       }
     }
-    q_d_ = static_cast<Bytes>(s_.q_d_fraction * xoff);
+    q_d_ = std::min(static_cast<Bytes>(s_.q_d_fraction * xoff), s_.q_d_cap_bytes);
   }
 }
 
@@ -123,7 +123,8 @@ void IccAgent::sample(int port) {
     const double dt = (now - ps.sample_t).sec();
     ps.r1 = ps.r2;
     ps.r2 = static_cast<double>(q - ps.sample_q) / dt;
-    ps.lu = std::clamp(static_cast<double>(tx - ps.sample_tx) * 8.0 / (sw_.port(port).rate.bps * dt), 0.0, 1.0);
+    const double bits = static_cast<double>(tx - ps.sample_tx) * 8.0;
+    ps.lu = std::clamp(bits / (sw_.port(port).rate.bps * dt), 0.0, 1.0);
   }
   ps.sampled = true;
   ps.sample_t = now;

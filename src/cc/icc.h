@@ -34,7 +34,7 @@
 //   Vmin = (C - qlen / T) / n
 // Derivation [interp; the seed's Eq. 1-5 add bytes to rates and, read literally, give a Vmax that grows
 // as the time to reach Q_d shrinks (t_m -> 1 us gives Tb/s) and a Vmin above the fair share (queue never
-// drains); algorithms.md's dimensionally restored forms keep both defects, see docs/icc.md]:
+// drains); algorithms.md's dimensionally restored forms keep both defects, see scenarios/icc/README.md]:
 //   Vmax: a new rate reaches the switch about one RTT after the sample (t_d ~ T/2 to the source, T/2
 //   back), so the queue is then qlen + r T; the port drains C lu (lu < 1 while it is paused). For the
 //   queue to stay under Q_d over the following loop T: n V T - C lu T <= Q_d - qlen - r T. The seed's
@@ -58,8 +58,12 @@ struct IccSettings {
   Time feedback_period = Time::from_us(15);      // periodic feedback [seed 002]
   Time flow_window = Time::from_us(15);          // nFlows counting window [interp]
   Time flow_idle = Time::from_us(1000);          // flow-memory entries idle this long are dropped [ours]
-  Bytes q_d_bytes = 0;                           // Q_d; 0 = q_d_fraction x the smallest PFC threshold of
-                                                 //   any switch port with an empty buffer (Xoff) [interp]
+  Bytes q_d_bytes = 0;                           // Q_d; 0 = min(q_d_fraction x the smallest PFC threshold
+                                                 //   of any switch port with an empty buffer (Xoff) [interp],
+                                                 //   q_d_cap_bytes)
+  Bytes q_d_cap_bytes = 500'000;                 // [ours, calibrated: Vmax lets the queue grow towards Q_d
+                                                 //   before it cuts; with Q_d = 3 MB (32 MB buffer) four
+                                                 //   flows hold a 330 KB average queue; <= 500 KB: < 1 KB]
   double q_d_fraction = 0.8;                     // [interp, algorithms.md 3.3 (d)]
   Rate min_rate = Rate::from_mbps(100);          // Rmin [interp]
 };

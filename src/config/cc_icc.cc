@@ -9,11 +9,14 @@ SchemeFactory read_scheme_icc(Config& c, const SchemeContext& ctx) {
   const std::string k = "cc.icc.";
   IccSettings s;
   s.lu_threshold = c.get_double(k + "lu_threshold", s.lu_threshold, 0, 1);
-  s.sample_interval = Time::from_us(c.get_double(k + "sample_interval_us", s.sample_interval.us(), 0.001, 1e6));
-  s.feedback_period = Time::from_us(c.get_double(k + "feedback_period_us", s.feedback_period.us(), 0.001, 1e6));
+  s.sample_interval =
+      Time::from_us(c.get_double(k + "sample_interval_us", s.sample_interval.us(), 0.001, 1e6));
+  s.feedback_period =
+      Time::from_us(c.get_double(k + "feedback_period_us", s.feedback_period.us(), 0.001, 1e6));
   s.flow_window = Time::from_us(c.get_double(k + "flow_window_us", s.flow_window.us(), 0.001, 1e6));
   s.flow_idle = Time::from_us(c.get_double(k + "flow_idle_us", s.flow_idle.us(), 1, 1e9));
   s.q_d_bytes = c.get_int(k + "q_d_bytes", s.q_d_bytes, 0, int64_t{1} << 40);
+  s.q_d_cap_bytes = c.get_int(k + "q_d_cap_bytes", s.q_d_cap_bytes, 1, int64_t{1} << 40);
   s.q_d_fraction = c.get_double(k + "q_d_fraction", s.q_d_fraction, 0.01, 1);
   s.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", s.min_rate.mbps(), 0.001, 1e6));
   return [s] { return std::make_unique<Icc>(s); };

@@ -144,14 +144,23 @@ void NetChecker::finish() {
       return;
     }
   }
+  if (net_.all_flows_done()) return;
   // A drained queue (or the time limit) with unfinished flows: any cycle now is final.
-  if (opt_.deadlock && !net_.all_flows_done()) {
+  if (opt_.deadlock) {
     const CheckOptions keep = opt_;
     opt_.deadlock_min_age = Time::zero();
     opt_.watchdog = Time::zero();
     on_progress(net_.now());
     opt_ = keep;
   }
+  // Nothing left to happen, yet flows are unfinished (a stall without events, e.g. every packet lost with
+  // no retransmission timer).
+  if (!failed() && opt_.watchdog > Time::zero() && net_.sim().foreground_pending() == 0 &&
+      net_.live_qps() > 0)
+    fail(CheckFailure::Kind::kStall,
+         fmt::format(
+             "no progress: no event left to run, {} flows unfinished ({} payload bytes delivered in total)",
+             net_.live_qps(), net_.stats().bytes_delivered));
 }
 
 // Wait-for graph over (switch, egress port, priority) vertices that are paused and hold packets. The vertex
