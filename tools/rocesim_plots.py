@@ -548,6 +548,44 @@ def fig_pfc_sweep(sweep, out_dir, name="pfc"):
     return save(fig, out_dir, name)
 
 
+def fig_fct_bars_sweep(sweep, out_dir, name="fct_bars"):
+    """Average and p99 FCT of all flows, and p99 FCT of the smallest and largest size buckets, per scheme."""
+    if not sweep.all_rows or "fct_avg_us" not in sweep.all_rows[0]:
+        return None
+    loads = sweep.loads
+    buckets = [r["bucket"] for r in sweep.rows if r["bucket"] != "all"]
+    order = list(OrderedDict.fromkeys(buckets))
+    panels = [("all flows: average FCT", "all", "fct_avg_us"), ("all flows: p99 FCT", "all", "fct_p99_us")]
+    if order:
+        panels.append((f"smallest flows ({order[0]}): p99 FCT", order[0], "fct_p99_us"))
+        panels.append((f"largest flows ({order[-1]}): p99 FCT", order[-1], "fct_p99_us"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.0))
+    width = 0.8 / max(1, len(loads))
+    x = np.arange(len(sweep.series))
+    for ax, (title, bucket, col) in zip(np.atleast_1d(axes), panels):
+        for j, l in enumerate(loads):
+            vals = []
+            for s in sweep.series:
+                v = [to_float(r[col], float("nan")) for r in sweep.rows
+                     if r["bucket"] == bucket and sweep.series_of(r) == s and r.get("load") == l]
+                v = [a for a in v if a == a]
+                vals.append(np.mean(v) if v else 0)
+            bars = ax.bar(x + (j - (len(loads) - 1) / 2) * width, vals, width * 0.92,
+                          label=load_label(l) or "all", color=COLORS[j % len(COLORS)])
+            ax.bar_label(bars, labels=[f"{v:,.0f}" if v >= 100 else f"{v:.3g}" for v in vals], fontsize=7,
+                         padding=1)
+        ax.set_title(title, fontsize=10)
+        ax.set_ylabel("FCT (us, mean over seeds)")
+        ax.set_xticks(x)
+        ax.set_xticklabels(sweep.series, rotation=30 if len(sweep.series) > 3 else 0)
+        ax.grid(axis="x", visible=False)
+        ax.margins(y=0.12)
+    if len(loads) > 1 or loads[0]:
+        np.atleast_1d(axes)[0].legend(frameon=False)
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
 def fig_pfc_run(run, out_dir, name="pfc", top=12):
     """A single run: the ports with the most PAUSE frames sent or the longest paused egress."""
     ports = run.summary.get("pfc", {}).get("ports", [])
@@ -714,6 +752,11 @@ def figures_for_sweep(sweep_dir, out_dir):
         seed = reps[0].values.get("seed", "")
         figs.append(Figure(p, f"Rates and queue over time{at}",
                            f"One run per scheme{at}" + (f" (seed {seed})" if seed else "") + ". " + cap))
+    p = fig_fct_bars_sweep(sw, out_dir)
+    if p:
+        figs.append(Figure(p, "FCT by scheme",
+                           "Average and 99th-percentile FCT of all flows, and the 99th percentile of the "
+                           "smallest and largest size buckets, per scheme (results.csv; mean over seeds)."))
     p = fig_pfc_sweep(sw, out_dir)
     if p:
         figs.append(Figure(p, "PFC pauses per scheme",
