@@ -59,26 +59,31 @@ constexpr Bytes kLong = 10'000'000'000LL;
 
 // Mercury that checks, for F2 (flow 1), that every data packet leaves with the bytes already in flight
 // below the last window a switch CNP carried, as long as no rate increase has reset the window since.
-class CheckedMercury : public Mercury {
- public:
-  using Mercury::Mercury;
+// What CheckedMercury observed; owned by the test so it outlives the network (which owns the scheme).
+struct WindowCheck {
   uint64_t window_cnps = 0;  // F2's CNPs carrying a window
   uint64_t checked = 0, violations = 0;
   Bytes smallest_window = 0;
+};
+
+class CheckedMercury : public Mercury {
+ public:
+  CheckedMercury(const MercurySettings& s, WindowCheck* out) : Mercury(s), out_(out) {}
 
   void on_cnp(Qp& qp, const Packet& cnp) override {
     Mercury::on_cnp(qp, cnp);
     if (qp.flow_id != 1 || cnp.cc_value <= 0) return;
-    ++window_cnps;
+    ++out_->window_cnps;
     capped_ = true;
-    smallest_window = smallest_window ? std::min(smallest_window, last_window(qp)) : last_window(qp);
+    out_->smallest_window =
+        out_->smallest_window ? std::min(out_->smallest_window, last_window(qp)) : last_window(qp);
   }
   void on_data_sent(Qp& qp, Packet& p) override {
     Mercury::on_data_sent(qp, p);
     if (qp.flow_id != 1 || !capped_) return;
-    ++checked;
+    ++out_->checked;
     const Bytes before = qp.in_flight() - p.payload;  // what was in flight when the NIC chose to send
-    if (before >= last_window(qp)) ++violations;
+    if (before >= last_window(qp)) ++out_->violations;
   }
 
  protected:
@@ -89,6 +94,7 @@ class CheckedMercury : public Mercury {
 
  private:
   bool capped_ = false;
+  WindowCheck* out_;
 };
 
 struct VictimRun {
@@ -196,8 +202,9 @@ void print(const char* what, const VictimRun& r) {
 // F2's in-flight bytes stay under the windows. (Here F2's windows keep its share of S3's queue far below
 // Xoff, so S3 never pauses S2: the next test lowers Xoff to make the pauses spread.)
 TEST(Mercury, WindowCnpsGoOnlyToTheCongestedFlowAndCapItsInflight) {
-  auto cc = std::make_unique<CheckedMercury>(mercury40());
-  CheckedMercury* m = cc.get();
+  WindowCheck wc;
+  const WindowCheck* m = &wc;
+  auto cc = std::make_unique<CheckedMercury>(mercury40(), &wc);
   const VictimRun r = run_victim(std::move(cc), 320'000);
   print("Mercury Xoff 320K:", r);
   std::printf("  F2: %lu window CNPs, smallest window %ld B, %lu packets sent under a window, %lu over\n",
@@ -221,8 +228,9 @@ TEST(Mercury, WindowCnpsGoOnlyToTheCongestedFlowAndCapItsInflight) {
 // Undetermined while paused or holding the backlog of a pause, P3 stays Determined, F1 gets no CNP and
 // keeps its rate, while under DCQCN F2 keeps enough rate for the pauses to reach H1 and cut F1.
 TEST(Mercury, PausedOnlyPortsAreUndeterminedAndTheVictimKeepsItsRate) {
-  auto cc = std::make_unique<CheckedMercury>(mercury40());
-  CheckedMercury* cm = cc.get();
+  WindowCheck cwc;
+  const WindowCheck* cm = &cwc;
+  auto cc = std::make_unique<CheckedMercury>(mercury40(), &cwc);
   const VictimRun m = run_victim(std::move(cc), 30'000);
   const VictimRun d =
       run_victim(std::make_unique<Dcqcn>(DcqcnSettings::for_variant("paper", Rate::from_gbps(40))), 30'000);

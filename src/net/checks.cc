@@ -246,8 +246,10 @@ std::vector<DeadlockEdge> NetChecker::find_deadlock(Time min_age) const {
 
 std::string NetChecker::check_invariants() const {
   const NetStats& st = net_.stats();
-  if (net_.switch_settings().pfc_enabled && st.data_drops > 0)
-    return fmt::format("lossless mode (PFC on) dropped {} data packets in switch buffers", st.data_drops);
+  const SwitchSettings& cfg = net_.switch_settings();
+  if ((cfg.pfc_enabled || cfg.credit_enabled) && st.data_drops > 0)
+    return fmt::format("lossless mode ({} on) dropped {} data packets in switch buffers",
+                       cfg.pfc_enabled ? "PFC" : "credit flow control", st.data_drops);
   for (int id = 0; id < net_.num_nodes(); ++id) {
     std::string v = check_links(id);
     if (v.empty() && !net_.is_host(id)) v = check_switch(id);
@@ -318,6 +320,8 @@ std::string NetChecker::check_switch(int id) const {
     return fmt::format("{}: buffer counter {} bytes, packets queued {} bytes, buffer size {}", name(id),
                        s.buffer_used(), total, cfg.buffer_bytes);
   const Bytes reserve = cfg.reserve_bytes;
+  // Credit mode accounts like static PFC (switch.cc): whole bytes per ingress, no shared pool.
+  const bool dynamic = cfg.pfc_mode == PfcThresholdMode::kDynamic && !cfg.credit_enabled;
   Bytes shared = 0;
   for (int port = 0; port < nports; ++port) {
     for (int prio = 0; prio < kNumPriorities; ++prio) {
@@ -331,18 +335,19 @@ std::string NetChecker::check_switch(int id) const {
       else if (cfg.pfc_enabled && cfg.pfc_mode == PfcThresholdMode::kStatic &&
                c.bytes > cfg.xoff_bytes + s.headroom(port))
         bad = "beyond Xoff + headroom";
-      else if (cfg.pfc_enabled && cfg.pfc_mode == PfcThresholdMode::kDynamic &&
-               c.hdrm_bytes > s.headroom(port))
+      else if (cfg.pfc_enabled && dynamic && c.hdrm_bytes > s.headroom(port))
         bad = "beyond the port's headroom";
+      else if (cfg.credit_enabled && c.bytes > cfg.credit_buffer_bytes)
+        bad = "beyond the credits granted upstream";
       if (bad)
         return fmt::format(
             "{} ingress port {} priority {}: counter {}: bytes={} hdrm_bytes={}, packets held {} "
             "bytes (headroom {}, threshold {})",
             name(id), port, prio, bad, c.bytes, c.hdrm_bytes, want, s.headroom(port), s.pfc_threshold(port));
-      if (cfg.pfc_mode == PfcThresholdMode::kDynamic) shared += c.bytes > reserve ? c.bytes - reserve : 0;
+      if (dynamic) shared += c.bytes > reserve ? c.bytes - reserve : 0;
     }
   }
-  if (cfg.pfc_mode == PfcThresholdMode::kDynamic && (s.shared_used() != shared || s.shared_used() < 0))
+  if (dynamic && (s.shared_used() != shared || s.shared_used() < 0))
     return fmt::format("{}: shared_used counter {} bytes, ingress counters beyond reserve add up to {}",
                        name(id), s.shared_used(), shared);
   return {};

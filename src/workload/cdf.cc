@@ -129,6 +129,8 @@ SizeCdf SizeCdf::parse(std::istream& in, const std::string& path, const std::str
       throw InputError(path, lineno, "expected a number for the CDF value, got '" + std::string(f[1]) + "'");
     }
     if (x < 0) throw InputError(path, lineno, "negative size " + num(x) + "; sizes must be >= 0 bytes");
+    // Samples become integer Bytes: larger sizes would overflow (found by fuzz/fuzz_cdf.cc).
+    if (x > 1e15) throw InputError(path, lineno, "size " + num(x) + " is too large; at most 1e15 bytes");
     if (c.x_.empty()) {
       first_line = lineno;
       if (y != 0) throw InputError(path, lineno, "first CDF value must be 0, got " + num(y));
