@@ -14,45 +14,13 @@
 #include "net/switch.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
+#include "test_util.h"
 
 using namespace rocesim;
+using namespace rocesim::test;
 
 namespace {
 
-FlowSpec flow(int src, int dst, Bytes size, Time start = Time::zero()) {
-  FlowSpec f;
-  f.src = src;
-  f.dst = dst;
-  f.size_bytes = size;
-  f.start = start;
-  return f;
-}
-
-// Calls `fn` every `period` of simulated time.
-class Ticker : public EventHandler {
- public:
-  Ticker(Network& net, Time period, std::function<void(Time)> fn)
-      : net_(net), period_(period), fn_(std::move(fn)) {
-    id_ = net_.sim().add_handler(this);
-    net_.sim().at(period_, id_, 0);
-  }
-  void on_event(uint32_t, uint64_t) override {
-    fn_(net_.now());
-    net_.sim().after(period_, id_, 0);
-  }
-
- private:
-  Network& net_;
-  Time period_;
-  std::function<void(Time)> fn_;
-  uint32_t id_;
-};
-
-int port_towards(Network& net, int sw, int peer) {
-  for (auto& p : net.sw(sw).ports())
-    if (p.peer->id() == peer) return p.index;
-  return -1;
-}
 
 constexpr Bytes kLong = 10'000'000'000LL;
 

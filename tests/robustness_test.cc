@@ -19,19 +19,12 @@
 #include "net/switch.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
+#include "test_util.h"
 
 using namespace rocesim;
+using namespace rocesim::test;
 
 namespace {
-
-FlowSpec flow(int src, int dst, Bytes size, Time start = Time::zero()) {
-  FlowSpec f;
-  f.src = src;
-  f.dst = dst;
-  f.size_bytes = size;
-  f.start = start;
-  return f;
-}
 
 // A ring of `n` switches s0..s{n-1}, each with `hosts` hosts; 100 Gb/s, 1 us links.
 TopoSpec ring(int n, int hosts) {
