@@ -16,38 +16,20 @@
 #include "net/switch.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
+#include "test_util.h"
 
 using namespace rocesim;
 
 namespace {
 
 FlowSpec long_flow(int src, int dst, Bytes size = 10'000'000'000LL, Time start = Time::zero()) {
-  FlowSpec f;
-  f.src = src;
-  f.dst = dst;
-  f.size_bytes = size;
-  f.start = start;
-  return f;
+  return test::flow(src, dst, size, start);
 }
 
 // Runs `fn` every `period` of simulated time while the network runs.
-class Sampler : public EventHandler {
- public:
+struct Sampler : test::Ticker {
   Sampler(Network& net, Time period, std::function<void()> fn)
-      : net_(net), period_(period), fn_(std::move(fn)) {
-    id_ = net_.sim().add_handler(this);
-    net_.sim().after(period_, id_, 0);
-  }
-  void on_event(uint32_t, uint64_t) override {
-    fn_();
-    net_.sim().after(period_, id_, 0);
-  }
-
- private:
-  Network& net_;
-  Time period_;
-  std::function<void()> fn_;
-  uint32_t id_ = 0;
+      : test::Ticker(net, net.now() + period, period, [fn = std::move(fn)](Time) { fn(); }) {}
 };
 
 // n long flows from senders 0..n-1 to receiver n over a 100 Gb/s dumbbell (switch A = n + 1 holds the

@@ -19,7 +19,6 @@ using namespace rocesim::test;
 
 namespace {
 
-
 constexpr Bytes kLong = 10'000'000'000LL;
 const Rate k100G = Rate::from_gbps(100);
 

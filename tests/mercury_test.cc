@@ -22,7 +22,6 @@ using namespace rocesim::test;
 
 namespace {
 
-
 constexpr Bytes kLong = 10'000'000'000LL;
 
 // What CheckedMercury observed; owned by the test so it outlives the network (which owns the scheme).

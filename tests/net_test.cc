@@ -20,7 +20,6 @@ using namespace rocesim::test;
 
 namespace {
 
-
 struct Incast {
   SwitchSettings sw;
   NicSettings nic;
