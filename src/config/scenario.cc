@@ -191,8 +191,7 @@ std::string resolve_path(const Config& c, const std::string& p) {
   return (std::filesystem::path(c.dir()) / fp).lexically_normal().string();
 }
 
-int node_ref(Config& c, const TopoSpec& topo, const std::string& key) {
-  const std::string v = c.get_id_or_name(key);
+int host_id(Config& c, const TopoSpec& topo, const std::string& key, const std::string& v) {
   int id = -1;
   if (!v.empty() && std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
     id = v.size() < 9 ? std::stoi(v) : -1;
@@ -204,6 +203,10 @@ int node_ref(Config& c, const TopoSpec& topo, const std::string& key) {
   }
   if (topo.is_switch[id]) c.fail(key, fmt::format("node '{}' is a switch; flows run between hosts", v));
   return id;
+}
+
+int node_ref(Config& c, const TopoSpec& topo, const std::string& key) {
+  return host_id(c, topo, key, c.get_id_or_name(key));
 }
 
 uint16_t class_index(std::vector<std::string>& labels, const std::string& name) {

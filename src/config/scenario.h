@@ -86,6 +86,8 @@ Scenario load_scenario_text(std::string_view text, const std::string& name,
 // Helpers shared by the config readers.
 std::string resolve_path(const Config& c, const std::string& p);          // relative to the scenario file
 int node_ref(Config& c, const TopoSpec& topo, const std::string& key);    // a host by name or id
+// The host named by `v` (a name, or an id as Config::get_id_or_name returns it); errors name `key`.
+int host_id(Config& c, const TopoSpec& topo, const std::string& key, const std::string& v);
 uint16_t class_index(std::vector<std::string>& labels, const std::string& name);
 
 // Names for `rocesim list`.

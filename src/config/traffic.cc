@@ -31,25 +31,6 @@ void resolved_note(Config& c, const std::string& key, const std::string& note) {
   c.set_resolved(key, toml::value<std::string>(note));
 }
 
-bool all_digits(const std::string& v) {
-  return !v.empty() && std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-}
-
-// One node reference (a name, or an id as Config::get_id_or_name returns it) -> a host id.
-int host_ref(Config& c, const TopoSpec& topo, const std::string& key, const std::string& v) {
-  int id = -1;
-  if (all_digits(v)) {
-    id = v.size() < 9 ? std::stoi(v) : -1;
-    if (id < 0 || id >= topo.num_nodes)
-      c.fail(key, fmt::format("node id {} out of range 0..{}", v, topo.num_nodes - 1));
-  } else {
-    id = lookup_node(topo, v);
-    if (id < 0) c.fail(key, fmt::format("no node named '{}' in this topology", v));
-  }
-  if (topo.is_switch[id]) c.fail(key, fmt::format("node '{}' is a switch; traffic runs between hosts", v));
-  return id;
-}
-
 // "h12" -> ("h", 12); "7" -> ("", 7). False without trailing digits.
 bool split_suffix(const std::string& v, std::string& prefix, int64_t& num) {
   size_t i = v.size();
@@ -65,7 +46,7 @@ void expand(Config& c, const TopoSpec& topo, const std::string& key, const std::
             std::vector<int>& out) {
   const size_t dots = v.find("..");
   if (dots == std::string::npos) {
-    out.push_back(host_ref(c, topo, key, v));
+    out.push_back(host_id(c, topo, key, v));
     return;
   }
   std::string pa, pb;
@@ -76,7 +57,7 @@ void expand(Config& c, const TopoSpec& topo, const std::string& key, const std::
                        v));
   if (nb < na) c.fail(key, fmt::format("range '{}' runs backwards", v));
   if (nb - na >= topo.num_nodes) c.fail(key, fmt::format("range '{}' is longer than the topology", v));
-  for (int64_t i = na; i <= nb; ++i) out.push_back(host_ref(c, topo, key, pa + std::to_string(i)));
+  for (int64_t i = na; i <= nb; ++i) out.push_back(host_id(c, topo, key, pa + std::to_string(i)));
 }
 
 // A list of hosts: one node, or an array of node names / ids / ranges. No host twice.
