@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -406,6 +407,16 @@ std::vector<SweepPoint> expand_grid(const std::vector<GridAxis>& grid,
   return points;
 }
 
+// The summary.json of a complete run directory; nothing when it is absent, partial or unreadable.
+std::optional<nlohmann::json> complete_summary(const fs::path& dir) {
+  try {
+    if (!fs::exists(dir / "summary.json") || fs::exists(dir / "PARTIAL")) return std::nullopt;
+    return nlohmann::json::parse(read_text(dir / "summary.json"));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 // A short table on stdout: one line per complete run (flows, slowdown p50/p99 overall and in the
 // smallest and largest size buckets, PFC pauses).
 void print_summary_table(const fs::path& out_dir, const std::vector<SweepPoint>& points) {
@@ -415,14 +426,9 @@ void print_summary_table(const fs::path& out_dir, const std::vector<SweepPoint>&
   std::vector<Line> lines;
   std::string small_label, large_label;
   for (const auto& p : points) {
-    const fs::path dir = out_dir / safe_dir_name(p.name);
-    nlohmann::json j;
-    try {
-      if (!fs::exists(dir / "summary.json") || fs::exists(dir / "PARTIAL")) continue;
-      j = nlohmann::json::parse(read_text(dir / "summary.json"));
-    } catch (const std::exception&) {
-      continue;
-    }
+    const auto summary = complete_summary(out_dir / safe_dir_name(p.name));
+    if (!summary) continue;
+    const nlohmann::json& j = *summary;
     const auto f2 = [](const nlohmann::json& v) { return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : "-"; };
     Line l{p.name, num(at(j, "flows/finished")) + "/" + num(at(j, "flows/started")),
            f2(at(j, "fct/slowdown/p50")), f2(at(j, "fct/slowdown/p99")), "-", "-", num(at(j, "pfc/pauses_sent"))};
@@ -501,13 +507,9 @@ size_t write_results_csv(const fs::path& out_dir, const std::vector<GridAxis>& g
   size_t runs = 0;
   for (const auto& p : points) {
     const fs::path dir = out_dir / safe_dir_name(p.name);
-    nlohmann::json j;
-    try {
-      if (!fs::exists(dir / "summary.json") || fs::exists(dir / "PARTIAL")) continue;
-      j = nlohmann::json::parse(read_text(dir / "summary.json"));
-    } catch (const std::exception&) {
-      continue;  // unreadable: counted as not complete
-    }
+    const auto summary = complete_summary(dir);
+    if (!summary) continue;  // absent, partial or unreadable: not complete
+    const nlohmann::json& j = *summary;
     ++runs;
     std::vector<std::string> lead;
     for (const auto& kv : p.values) lead.push_back(kv.second);
