@@ -2,8 +2,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -184,6 +186,31 @@ int main(int argc, char** argv) {
   report->add_option("dir", report_dir, "A run directory or a sweep directory")->required();
   report->add_flag("-q,--quiet", quiet, "Print only the report's path");
 
+  std::vector<std::string> papers;
+  std::string scale = "quick", docs_dir, only;
+  bool no_run = false;
+  auto* reproduce = app.add_subcommand(
+      "reproduce",
+      "Run a seed paper's experiments (scenarios/<paper>/reproduce.toml) as sweeps, measure each of its claims, "
+      "draw its figures; write OUT/report.html and regenerate docs/REPRODUCTION.md");
+  reproduce->add_option("paper", papers, "Paper key(s): mercury, rcm, icc, tcd, lscc (see --list), or all")
+      ->expected(0, -1);
+  reproduce->add_option("--scale", scale, "quick: smaller fabrics or shorter runs (said in the report); full: "
+                                          "the papers' sizes")
+      ->check(CLI::IsMember({"quick", "full"}));
+  reproduce->add_option("-j,--jobs", jobs, "Runs at once")->check(CLI::Range(1, 1024));
+  reproduce->add_option("-o,--out", out_dir, "Output directory (default runs/reproduce-SCALE)");
+  reproduce->add_option("--docs", docs_dir, "Where REPRODUCTION.md and reproduction/*.json go (default: the "
+                                            "repository's docs/)");
+  reproduce->add_option("--set", sets, "Override a scenario value in every run")->type_name("KEY=VALUE");
+  reproduce->add_option("--only", only, "test: only each paper's small test sweep")
+      ->check(CLI::IsMember({"test"}));
+  reproduce->add_flag("--no-run", no_run, "Evaluate the claims and draw the figures from existing results only");
+  reproduce->add_flag("--force", force, "Re-run complete runs too (otherwise an interrupted reproduction resumes)");
+  reproduce->add_flag("-q,--quiet", quiet, "Print only the report's path");
+  bool list_papers = false;
+  reproduce->add_flag("--list", list_papers, "List the papers, their sweeps and claims");
+
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -242,6 +269,24 @@ int main(int argc, char** argv) {
       return run_sweep(opt);
     }
     if (report->parsed()) return make_report(report_dir, quiet);
+    if (reproduce->parsed()) {
+      if (papers.empty() && !list_papers) throw InputError("reproduce", 0, "name a paper (or all); see --list");
+      std::error_code ec;
+      std::vector<std::string> args{"--rocesim", fs::canonical("/proc/self/exe", ec).string(), "--scale", scale,
+                                    "-j", std::to_string(jobs)};
+      if (reproduce->count("--jobs") == 0)
+        args.back() = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+      if (!out_dir.empty()) args.insert(args.end(), {"-o", out_dir});
+      if (!docs_dir.empty()) args.insert(args.end(), {"--docs", docs_dir});
+      if (!only.empty()) args.insert(args.end(), {"--only", only});
+      for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+      if (no_run) args.push_back("--no-run");
+      if (force) args.push_back("--force");
+      if (quiet) args.push_back("-q");
+      if (list_papers) args.push_back("--list");
+      args.insert(args.end(), papers.begin(), papers.end());
+      return run_python_tool("reproduce.py", args);
+    }
     if (list->parsed()) {
       if (what == "schemes" || what == "all") {
         fmt::print("schemes:\n");

@@ -4,12 +4,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -68,6 +70,35 @@ nlohmann::json pfc_summary(Network& net) {
     }
   }
   return {{"pauses_sent", pauses}, {"resumes_sent", resumes}, {"paused_time_us", paused_us}, {"ports", ports}};
+}
+
+// The switch agents' named per-port counters (SwitchAgent::port_counters), ports with any non-zero value,
+// plus their sums over all ports under "totals". Empty when the scheme reports none.
+nlohmann::json scheme_counters(Network& net) {
+  nlohmann::json ports = nlohmann::json::array();
+  std::map<std::string, double> totals;
+  std::vector<std::pair<const char*, double>> c;
+  const auto& names = net.topo().node_names;
+  auto name_of = [&](int id) { return names.size() > static_cast<size_t>(id) ? names[id] : std::to_string(id); };
+  for (int id = 0; id < net.num_nodes(); ++id) {
+    Node& n = net.node(id);
+    if (!n.is_switch()) continue;
+    const SwitchAgent* a = static_cast<Switch&>(n).agent();
+    if (!a) continue;
+    for (Port& p : n.ports()) {
+      c.clear();
+      a->port_counters(p.index, c);
+      if (std::none_of(c.begin(), c.end(), [](const auto& kv) { return kv.second != 0; })) continue;
+      nlohmann::json e = {{"node_name", name_of(id)}, {"port", p.index}, {"peer_name", name_of(p.peer->id())}};
+      for (const auto& [k, v] : c) {
+        e[k] = v;
+        totals[k] += v;
+      }
+      ports.push_back(std::move(e));
+    }
+  }
+  if (ports.empty()) return nullptr;
+  return {{"ports", ports}, {"totals", totals}};
 }
 
 // pfc.txt of the ns-3 HPCC simulator, written as frames arrive; restores the previous observer when done
@@ -195,6 +226,7 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
                       {"packet_hops_per_second", res.wall_seconds > 0 ? st.packet_hops / res.wall_seconds : 0.0},
                       {"peak_memory_bytes", peak_rss_bytes()}};
   if (monitors) j["monitors"] = monitors->summary();
+  if (auto sc = scheme_counters(net); !sc.is_null()) j["scheme_counters"] = std::move(sc);
   if (opt.checks.invariants) j["checks"] = {{"invariant_samples", checker.invariant_checks()}};
   if (checker.failed()) {
     const CheckFailure& f = checker.failure();

@@ -731,18 +731,15 @@ int run_sweep(const SweepOptions& opt) {
   return 0;
 }
 
-int make_report(const fs::path& dir, bool quiet) {
+int run_python_tool(const std::string& tool, const std::vector<std::string>& tool_args) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw InputError(dir.string(), 0, "no such directory");
-  if (!fs::exists(dir / "summary.json", ec) && !fs::exists(dir / "results.csv", ec))
-    throw InputError(dir.string(), 0, "holds neither a run (summary.json) nor a sweep (results.csv)");
   const char* env = std::getenv("ROCESIM_PYTHON");
   std::string python =
       env && *env ? env : (fs::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3");
-  const std::string script = std::string(ROCESIM_TOOLS_DIR) + "/report.py";
+  const std::string script = std::string(ROCESIM_TOOLS_DIR) + "/" + tool;
   if (!fs::exists(script, ec)) throw std::runtime_error("cannot find " + script);
-  std::vector<std::string> args{python, script, dir.string()};
-  if (quiet) args.push_back("--quiet");
+  std::vector<std::string> args{python, script};
+  args.insert(args.end(), tool_args.begin(), tool_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -755,6 +752,16 @@ int make_report(const fs::path& dir, bool quiet) {
   if (WIFEXITED(st)) return WEXITSTATUS(st);
   fmt::print(stderr, "error: {} {}: {}\n", python, script, describe_status(st));
   return 1;
+}
+
+int make_report(const fs::path& dir, bool quiet) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw InputError(dir.string(), 0, "no such directory");
+  if (!fs::exists(dir / "summary.json", ec) && !fs::exists(dir / "results.csv", ec))
+    throw InputError(dir.string(), 0, "holds neither a run (summary.json) nor a sweep (results.csv)");
+  std::vector<std::string> args{dir.string()};
+  if (quiet) args.push_back("--quiet");
+  return run_python_tool("report.py", args);
 }
 
 }  // namespace rocesim

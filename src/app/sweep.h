@@ -70,4 +70,8 @@ int run_sweep(const SweepOptions& opt);
 // $ROCESIM_PYTHON, else /usr/bin/python3 (Debian's, which has matplotlib), else python3 on PATH.
 int make_report(const std::filesystem::path& dir, bool quiet);
 
+// Runs tools/<tool> (a Python script) with `args` using the same Python; returns its exit status. SIGINT
+// reaches the child too (same process group), so an interrupted tool returns its own status (130).
+int run_python_tool(const std::string& tool, const std::vector<std::string>& args);
+
 }  // namespace rocesim

@@ -116,6 +116,18 @@ void DcqcnTcd::on_flow_start(Qp& qp) {
   ts_[qp.slot].last_ue_cnp_sent = Time{-(int64_t{1} << 62)};
 }
 
+void TcdAgent::port_counters(int port, std::vector<std::pair<const char*, double>>& out) const {
+  const Counters& c = cnt_[port];
+  out.emplace_back("ce_marks", static_cast<double>(c.ce));
+  out.emplace_back("ue_marks", static_cast<double>(c.ue));
+  out.emplace_back("dequeues_congestion", static_cast<double>(c.seen[static_cast<int>(TcdState::kCongestion)]));
+  out.emplace_back("dequeues_noncongestion",
+                   static_cast<double>(c.seen[static_cast<int>(TcdState::kNonCongestion)]));
+  out.emplace_back("dequeues_undetermined",
+                   static_cast<double>(c.seen[static_cast<int>(TcdState::kUndetermined)]));
+  out.emplace_back("max_ton_us", max_ton_[port].us());
+}
+
 std::unique_ptr<SwitchAgent> DcqcnTcd::make_switch_agent(Switch& sw) {
   return std::make_unique<TcdAgent>(sw, *net_, t_);
 }

@@ -59,6 +59,7 @@ class TcdAgent : public SwitchAgent {
     uint64_t seen[3] = {};  // by TcdState after the decision
   };
   const Counters& counters(int port) const { return cnt_[port]; }
+  void port_counters(int port, std::vector<std::pair<const char*, double>>& out) const override;
 
  private:
   struct PortPrio {

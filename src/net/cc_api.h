@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/time.h"
 #include "net/packet.h"
@@ -38,6 +40,12 @@ class SwitchAgent {
   virtual bool mark(Packet& p, int port) { (void)p; (void)port; return false; }
   // A scheme timer set with Network::schedule_agent_timer fired.
   virtual void on_timer(uint32_t kind, uint64_t arg) { (void)kind; (void)arg; }
+  // Named counters of egress `port` for summary.json "scheme_counters" (e.g. packets marked per detected
+  // state); called once at the end of a run. None by default.
+  virtual void port_counters(int port, std::vector<std::pair<const char*, double>>& out) const {
+    (void)port;
+    (void)out;
+  }
 };
 
 struct CcNeeds {

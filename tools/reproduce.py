@@ -1,0 +1,832 @@
+#!/usr/bin/env python3
+"""Reproduce the seed papers: run each paper's scenario set as sweeps, measure every claim, draw the figures,
+write an HTML report and regenerate docs/REPRODUCTION.md.
+
+    rocesim reproduce PAPER|all [--scale quick|full] [-j N] [-o DIR]     (or: make reproduce)
+    /usr/bin/python3 tools/reproduce.py --rocesim build/rocesim PAPER|all [options]
+
+Each paper is described by scenarios/<paper>/reproduce.toml (format below). For every sweep of the paper the
+script runs `rocesim sweep` (complete runs are skipped, so an interrupted reproduction resumes), evaluates each
+claim's metric expressions on the run directories, decides agree / partly / disagree from the claim's own
+conditions, and writes:
+
+  OUT/<paper>/<sweep>/...         the sweep directories (results.csv, run directories)
+  OUT/<paper>/claims.json         every claim's values, text shown and verdict
+  OUT/report.html                 figures grouped by paper in the papers' order, captions naming the paper figure
+  DOCS/reproduction/<paper>.<scale>.json   the measured values (kept in the repo, one file per paper and scale)
+  DOCS/REPRODUCTION.md            regenerated from those files: per paper, each claim, our number at quick and
+                                  full scale, verdict and reason. Never edit the numbers by hand.
+
+Manifest (TOML):
+
+  [paper]
+  key = "mercury"; order = 0; title = "..."; seed = "000_....txt"
+  quick = "what the quick scale reduces"           # said in the report and in REPRODUCTION.md
+  [[sweep]]
+  name = "victim"; scenario = "mercury/victim.toml"
+  grid = ["scheme=dcqcn,mercury"]                  # as `rocesim sweep --grid`
+  set = ["duration_ms=4.5"]                        # --set for both scales (optional)
+  quick = { set = [...], grid = [...] }            # per-scale additions / grid replacement (optional)
+  full = { set = [...], grid = [...] }
+  test = true                                      # the small sweep the test suite reproduces (one per paper)
+  [[claim]]
+  id = "M1"; sweeps = ["victim"]
+  claim = "text of docs/scenarios.md"; paper = "the paper's number"
+  values = { dcqcn = "R('victim', scheme='dcqcn').rate(0, 3000, 3500)", ... }   # metric expressions
+  show = "DCQCN {dcqcn:.1f} Gb/s"                  # str.format over the values
+  agree = "dcqcn < 15"; partly = "..."             # conditions over the values (partly optional)
+  why = "one-line reason shown when we do not agree"
+  [[figure]]
+  sweep = "victim"; kind = "timeseries"; caption = "Fig. 9: ..."; runs = { scheme = ["dcqcn", "mercury"] }
+  # kinds: timeseries, fct_bars, fct_vs_load, pfc, buffer_cdf, slowdown_vs_size, script (script = "path.py":
+  # called as `python3 SCRIPT --out PNG SWEEP_DIR`)
+
+Metric expressions see R(sweep, **grid values) -> a run (methods of class RunData below), S(sweep) -> the list of
+runs of a sweep, and ratio(a, b), reduction(a, b) (percent by which a is below b), mean, min, max, abs, all, any.
+"""
+
+import argparse
+import base64
+import csv
+import datetime
+import html
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from collections import OrderedDict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+TOOLS = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(TOOLS)
+SCALES = ("quick", "full")
+VERDICTS = ("agree", "partly", "disagree")
+
+
+class ManifestError(Exception):
+    pass
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Manifests
+
+
+def _need(table, key, kind, where):
+    if key not in table:
+        raise ManifestError(f"{where}: missing key '{key}'")
+    v = table[key]
+    if not isinstance(v, kind):
+        raise ManifestError(f"{where}: '{key}' must be {kind.__name__ if not isinstance(kind, tuple) else 'a number'}")
+    return v
+
+
+def _strings(table, key, where, default=()):
+    v = table.get(key, list(default))
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ManifestError(f"{where}: '{key}' must be a list of strings")
+    return v
+
+
+class Manifest:
+    def __init__(self, path):
+        self.path = path
+        try:
+            with open(path, "rb") as f:
+                doc = tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise ManifestError(f"{path}: {e}") from None
+        p = doc.get("paper")
+        if not isinstance(p, dict):
+            raise ManifestError(f"{path}: missing [paper] table")
+        w = f"{path} [paper]"
+        self.key = _need(p, "key", str, w)
+        self.order = _need(p, "order", int, w)
+        self.title = _need(p, "title", str, w)
+        self.seed = _need(p, "seed", str, w)
+        self.scale_notes = {s: p.get(s, "") for s in SCALES}
+        self.sweeps = []
+        names = set()
+        for i, s in enumerate(doc.get("sweep", [])):
+            w = f"{path} [[sweep]] #{i + 1}"
+            name = _need(s, "name", str, w)
+            if name in names:
+                raise ManifestError(f"{w}: sweep '{name}' defined twice")
+            names.add(name)
+            sw = {"name": name, "scenario": _need(s, "scenario", str, w), "grid": _strings(s, "grid", w),
+                  "set": _strings(s, "set", w), "test": bool(s.get("test", False))}
+            if not sw["grid"]:
+                raise ManifestError(f"{w}: 'grid' must not be empty")
+            for scale in SCALES:
+                t = s.get(scale, {})
+                if not isinstance(t, dict):
+                    raise ManifestError(f"{w}: '{scale}' must be a table {{ set = [...], grid = [...] }}")
+                sw[scale] = {"set": _strings(t, "set", f"{w} {scale}"), "grid": _strings(t, "grid", f"{w} {scale}")}
+                if t.get("skip", False):
+                    sw[scale]["skip"] = True
+            self.sweeps.append(sw)
+        if not self.sweeps:
+            raise ManifestError(f"{path}: no [[sweep]]")
+        if sum(s["test"] for s in self.sweeps) != 1:
+            raise ManifestError(f"{path}: exactly one [[sweep]] must have test = true")
+        self.claims = []
+        ids = set()
+        for i, c in enumerate(doc.get("claim", [])):
+            w = f"{path} [[claim]] #{i + 1}"
+            cid = _need(c, "id", str, w)
+            if cid in ids:
+                raise ManifestError(f"{w}: claim id '{cid}' used twice")
+            ids.add(cid)
+            vals = _need(c, "values", dict, w)
+            if not vals or not all(isinstance(v, str) for v in vals.values()):
+                raise ManifestError(f"{w}: 'values' must map names to metric expressions (strings)")
+            sweeps = _strings(c, "sweeps", w)
+            for s in sweeps:
+                if s not in names:
+                    raise ManifestError(f"{w}: unknown sweep '{s}' (have: {', '.join(sorted(names))})")
+            if not sweeps:
+                raise ManifestError(f"{w}: 'sweeps' must name the sweeps the claim reads")
+            self.claims.append({
+                "id": cid, "sweeps": sweeps, "claim": _need(c, "claim", str, w), "paper": _need(c, "paper", str, w),
+                "values": vals, "show": _need(c, "show", str, w), "agree": _need(c, "agree", str, w),
+                "partly": c.get("partly", ""), "why": c.get("why", ""), "figure": c.get("figure", ""),
+            })
+        self.figures = []
+        for i, f in enumerate(doc.get("figure", [])):
+            w = f"{path} [[figure]] #{i + 1}"
+            if _need(f, "sweep", str, w) not in names:
+                raise ManifestError(f"{w}: unknown sweep '{f['sweep']}'")
+            kind = _need(f, "kind", str, w)
+            if kind not in FIGURE_KINDS:
+                raise ManifestError(f"{w}: kind '{kind}' is not one of {', '.join(FIGURE_KINDS)}")
+            if kind == "script":
+                _need(f, "script", str, w)
+            self.figures.append({"sweep": f["sweep"], "kind": kind, "caption": _need(f, "caption", str, w),
+                                 "runs": f.get("runs", {}), "script": f.get("script", ""),
+                                 "name": f.get("name", f"{f['sweep']}_{kind}_{i}")})
+
+
+def load_manifests(scen_dir):
+    out = []
+    for d in sorted(os.listdir(scen_dir)):
+        p = os.path.join(scen_dir, d, "reproduce.toml")
+        if os.path.isfile(p):
+            out.append(Manifest(p))
+    out.sort(key=lambda m: (m.order, m.key))
+    keys = [m.key for m in out]
+    dup = {k for k in keys if keys.count(k) > 1}
+    if dup:
+        raise ManifestError(f"paper key(s) used twice: {', '.join(sorted(dup))}")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Results of one run
+
+
+def _f(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _csv(path):
+    if not os.path.exists(path):
+        raise MetricError(f"{os.path.basename(path)} missing in {os.path.dirname(path)} (monitor not enabled?)")
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+class MetricError(Exception):
+    pass
+
+
+def nearest_rank(values, q):
+    v = sorted(values)
+    if not v:
+        raise MetricError("no values")
+    k = max(0, min(len(v) - 1, math.ceil(q * len(v)) - 1))
+    return v[k]
+
+
+def _match_port(row, port):
+    """port: 'NODE:PEER' (names as in the scenario, case-insensitive)."""
+    node, _, peer = port.partition(":")
+    return row["node"].lower() == node.lower() and (not peer or row["peer"].lower() == peer.lower())
+
+
+class RunData:
+    """One run directory. Times are simulated microseconds; rates Gb/s; sizes bytes."""
+
+    def __init__(self, path):
+        self.path = path
+        self._cache = {}
+        if not os.path.isfile(os.path.join(path, "summary.json")):
+            raise MetricError(f"{path}: no complete run")
+
+    def _load(self, name):
+        if name not in self._cache:
+            p = os.path.join(self.path, name)
+            self._cache[name] = json.load(open(p)) if name.endswith(".json") else _csv(p)
+        return self._cache[name]
+
+    def summary(self, dotted):
+        """A value of summary.json by dotted path, e.g. 'pfc.pauses_sent'."""
+        v = self._load("summary.json")
+        for k in dotted.split("."):
+            if isinstance(v, list):
+                v = v[int(k)]
+            elif isinstance(v, dict) and k in v:
+                v = v[k]
+            else:
+                raise MetricError(f"summary.json has no '{dotted}'")
+        return _f(v)
+
+    def flows(self, cls=None, min_bytes=None, max_bytes=None):
+        rows = self._load("flows.csv")
+        out = []
+        for r in rows:
+            if cls is not None and r.get("class") != cls and not (isinstance(cls, (list, tuple)) and r.get("class") in cls):
+                continue
+            s = _f(r["size_bytes"])
+            if min_bytes is not None and s < min_bytes:
+                continue
+            if max_bytes is not None and s > max_bytes:
+                continue
+            out.append(r)
+        return out
+
+    def fct(self, stat="avg", cls=None, min_bytes=None, max_bytes=None, field="fct_us"):
+        """FCT (us) or slowdown (field='slowdown') of finished flows: avg, p50, p95, p99, max, count."""
+        v = [_f(r[field]) for r in self.flows(cls, min_bytes, max_bytes)]
+        v = [x for x in v if not math.isnan(x)]
+        if stat == "count":
+            return float(len(v))
+        if not v:
+            raise MetricError(f"no finished flows match (class={cls}, {min_bytes}..{max_bytes} B)")
+        if stat == "avg":
+            return sum(v) / len(v)
+        if stat == "max":
+            return max(v)
+        if stat.startswith("p"):
+            return nearest_rank(v, float(stat[1:]) / (10 ** (len(stat) - 1)))
+        raise MetricError(f"unknown statistic '{stat}'")
+
+    def flow_fct(self, fid):
+        for r in self._load("flows.csv"):
+            if int(r["id"]) == fid:
+                return _f(r["fct_us"])
+        raise MetricError(f"flow {fid} did not finish")
+
+    def _bins(self, kind, ident):
+        key = ("bins", kind, str(ident))
+        if key not in self._cache:
+            self._cache[key] = [(_f(r["time_us"]), _f(r["gbps"])) for r in self._load("rates.csv")
+                                if r["kind"] == kind and r["id"] == str(ident)]
+        return self._cache[key]
+
+    def rate_series(self, fid, t0=None, t1=None, kind="flow"):
+        b = self._bins(kind, fid)
+        if not b:
+            raise MetricError(f"no {kind} {fid} in rates.csv")
+        return [(t, g) for t, g in b if (t0 is None or t >= t0) and (t1 is None or t < t1)]
+
+    def rate(self, fid, t0, t1, kind="flow"):
+        """Mean goodput (Gb/s) of flow `fid` over the rate bins starting in [t0, t1) us (a bin the flow did not
+        send in counts as 0)."""
+        b = self._bins(kind, fid)
+        if not b:
+            raise MetricError(f"no {kind} {fid} in rates.csv")
+        width = b[1][0] - b[0][0] if len(b) > 1 else 10.0
+        n = max(1, round((t1 - t0) / width))
+        return sum(g for t, g in b if t0 <= t < t1) / n
+
+    def rate_min(self, fid, t0, t1, kind="flow", smooth=1):
+        """Lowest goodput (Gb/s) over [t0, t1) us, averaging `smooth` consecutive bins."""
+        s = self.rate_series(fid, t0, t1, kind)
+        if len(s) < smooth:
+            raise MetricError(f"flow {fid}: fewer than {smooth} rate bins in [{t0}, {t1}) us")
+        return min(sum(g for _, g in s[i:i + smooth]) / smooth for i in range(len(s) - smooth + 1))
+
+    def recovery_us(self, fid, end_us, pre, frac=0.9, hold=5):
+        """Time from `end_us` until flow `fid` is back to `frac` of its mean rate over `pre` = (t0, t1) and stays
+        there for `hold` bins."""
+        base = self.rate(fid, pre[0], pre[1])
+        post = self.rate_series(fid, end_us)
+        for i in range(len(post) - hold + 1):
+            if all(g >= frac * base for _, g in post[i:i + hold]):
+                return max(0.0, post[i][0] - end_us)
+        raise MetricError(f"flow {fid} never recovers to {frac:.0%} of {base:.2f} Gb/s")
+
+    def queue_max(self, port, t0=None, t1=None):
+        """Peak sampled egress queue (bytes) of port 'NODE:PEER' (queues.csv)."""
+        v = [_f(r["queue_bytes"]) for r in self._load("queues.csv") if _match_port(r, port)
+             and (t0 is None or _f(r["time_us"]) >= t0) and (t1 is None or _f(r["time_us"]) < t1)]
+        if not v:
+            raise MetricError(f"no samples of port {port} in queues.csv")
+        return max(v)
+
+    def queue_avg(self, port, t0=None, t1=None):
+        v = [_f(r["queue_bytes"]) for r in self._load("queues.csv") if _match_port(r, port)
+             and (t0 is None or _f(r["time_us"]) >= t0) and (t1 is None or _f(r["time_us"]) < t1)]
+        if not v:
+            raise MetricError(f"no samples of port {port} in queues.csv")
+        return sum(v) / len(v)
+
+    def pauses(self, port=None, t0=None, t1=None):
+        """PAUSE frames received (pfc.csv); port 'NODE:PEER' = received by NODE from PEER; None = all."""
+        n = 0
+        for r in self._load("pfc.csv"):
+            if r["event"] != "pause" or (port and not _match_port(r, port)):
+                continue
+            t = _f(r["time_us"])
+            if (t0 is None or t >= t0) and (t1 is None or t < t1):
+                n += 1
+        return float(n)
+
+    def paused_us(self, port=None):
+        """Total paused time (us) from pfc.csv's resume/end rows, for one port or all."""
+        return sum(_f(r["duration_us"]) for r in self._load("pfc.csv")
+                   if r["event"] != "pause" and (not port or _match_port(r, port)))
+
+    def cnps(self, fid, from_switches=False):
+        for r in self._load("cnps.csv"):
+            if int(r["flow_id"]) == fid:
+                return _f(r["cnps_from_switches" if from_switches else "cnps_received"])
+        return 0.0
+
+    def counter(self, port, name):
+        """A scheme's named counter of egress port 'NODE:PEER' (summary.json scheme_counters; 0 when the port
+        reported nothing)."""
+        sc = self._load("summary.json").get("scheme_counters")
+        if sc is None:
+            raise MetricError("summary.json has no scheme_counters (the scheme reports none)")
+        node, _, peer = port.partition(":")
+        for e in sc.get("ports", []):
+            if e["node_name"].lower() == node.lower() and e["peer_name"].lower() == peer.lower():
+                return _f(e.get(name, 0))
+        return 0.0
+
+    def buffer_quantile(self, switch, q):
+        """The q-quantile of a switch's sampled buffer occupancy (bytes) from buffer.csv."""
+        rows = [(_f(r["buffer_bytes"]), _f(r["cdf"])) for r in self._load("buffer.csv")
+                if r["switch"].lower() == switch.lower()]
+        if not rows:
+            raise MetricError(f"no buffer samples of {switch}")
+        for b, c in rows:
+            if c >= q:
+                return b
+        return rows[-1][0]
+
+
+def ratio(a, b):
+    if b == 0:
+        raise MetricError("ratio with a zero denominator")
+    return a / b
+
+
+def reduction(a, b):
+    """Percent by which a is below b (positive: a smaller)."""
+    if b == 0:
+        raise MetricError("reduction relative to zero")
+    return 100.0 * (1.0 - a / b)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Running
+
+
+def sweep_args(sw, scale):
+    grid = sw[scale]["grid"] or sw["grid"]
+    sets = sw["set"] + sw[scale]["set"]
+    return grid, sets
+
+
+def run_sweep(rocesim, scen_dir, out_dir, sw, scale, jobs, force, quiet):
+    grid, sets = sweep_args(sw, scale)
+    cmd = [rocesim, "sweep", os.path.join(scen_dir, sw["scenario"]), "-o", out_dir, "-j", str(jobs), "-q"]
+    cmd += ["--grid"] + grid
+    for s in sets:
+        cmd += ["--set", s]
+    if force:
+        cmd.append("--force")
+    t = time.time()
+    if not quiet:
+        print(f"  sweep {sw['name']}: {' '.join(grid)}" + (f"  (--set {' '.join(sets)})" if sets else ""), flush=True)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wall = time.time() - t
+    if r.returncode == 130:
+        raise KeyboardInterrupt
+    ok = r.returncode == 0
+    if not quiet or not ok:
+        tail = "" if ok else "\n" + "\n".join("    " + ln for ln in r.stdout.strip().splitlines()[-12:])
+        print(f"    {'done' if ok else 'FAILED'} in {wall:.1f} s{tail}", flush=True)
+    return {"ok": ok, "wall_s": wall, "grid": grid, "sets": sets, "rc": r.returncode}
+
+
+class SweepIndex:
+    """The run directories of one sweep, looked up by grid values."""
+
+    def __init__(self, path):
+        self.path = path
+        self.runs = []
+        m = os.path.join(path, "sweep.json")
+        if os.path.exists(m):
+            for name in json.load(open(m)).get("runs", []):
+                vals = dict(kv.split("=", 1) for kv in name.split(",") if "=" in kv)
+                self.runs.append((vals, os.path.join(path, safe_dir_name(name))))
+
+    def find(self, want):
+        hits = [d for vals, d in self.runs if all(vals.get(k) == str(v) for k, v in want.items())]
+        if not hits:
+            raise MetricError(f"sweep {os.path.basename(self.path)}: no run with {want}")
+        if len(hits) > 1:
+            raise MetricError(f"sweep {os.path.basename(self.path)}: {len(hits)} runs match {want}; be more specific")
+        return hits[0]
+
+
+def safe_dir_name(name):
+    return "".join(c if c.isalnum() or c in "._+=,-" else "_" for c in name)
+
+
+def evaluate(man, paper_dir, ran):
+    """Every claim of a manifest -> dict id -> {values, shown, verdict, note}. `ran`: sweep name -> status."""
+    indexes = {}
+    cache = {}
+
+    def R(sweep, *specs, **want):
+        """The run of `sweep` with the given grid values: keyword (scheme="dcqcn", load=0.5) or "key=value"
+        strings for dotted keys ("switch.xoff_bytes=30000")."""
+        for spec in specs:
+            for kv in spec.split(","):
+                k, eq, v = kv.partition("=")
+                if not eq:
+                    raise MetricError(f"'{spec}': expected key=value")
+                want[k.strip()] = v.strip()
+        if sweep not in indexes:
+            indexes[sweep] = SweepIndex(os.path.join(paper_dir, sweep))
+        d = indexes[sweep].find(want)
+        if d not in cache:
+            cache[d] = RunData(d)
+        return cache[d]
+
+    def S(sweep):
+        if sweep not in indexes:
+            indexes[sweep] = SweepIndex(os.path.join(paper_dir, sweep))
+        return [RunData(d) for _, d in indexes[sweep].runs if os.path.isfile(os.path.join(d, "summary.json"))]
+
+    env = {"R": R, "S": S, "ratio": ratio, "reduction": reduction, "mean": lambda v: sum(v) / len(v),
+           "min": min, "max": max, "abs": abs, "all": all, "any": any, "len": len, "sum": sum, "math": math,
+           "__builtins__": {}}
+    out = {}
+    for c in man.claims:
+        missing = [s for s in c["sweeps"] if s not in ran]
+        failed = [s for s in c["sweeps"] if s in ran and not ran[s]["ok"]]
+        entry = {"values": {}, "shown": "", "verdict": "not run", "note": ""}
+        if missing:
+            entry["note"] = f"sweep(s) not run: {', '.join(missing)}"
+            out[c["id"]] = entry
+            continue
+        vals = {}
+        errors = []
+        for name, expr in c["values"].items():
+            try:
+                v = eval(expr, env, {})  # noqa: S307 (manifests are the repo's own files)
+                vals[name] = float(v) if not isinstance(v, bool) else float(v)
+            except MetricError as e:
+                errors.append(f"{name}: {e}")
+            except (ArithmeticError, ValueError, KeyError, IndexError, TypeError) as e:
+                errors.append(f"{name}: {type(e).__name__}: {e}")
+            except (NameError, SyntaxError, AttributeError) as e:
+                raise ManifestError(f"{man.path} claim {c['id']} value '{name}': {type(e).__name__}: {e}") from None
+        entry["values"] = vals
+        if errors:
+            entry["verdict"] = "no number"
+            entry["note"] = "; ".join(errors) + (f" (failed sweep: {', '.join(failed)})" if failed else "")
+            out[c["id"]] = entry
+            continue
+        try:
+            entry["shown"] = c["show"].format(**vals)
+        except (KeyError, ValueError, IndexError) as e:
+            raise ManifestError(f"{man.path} claim {c['id']}: 'show' cannot be formatted: {e}") from None
+        cond_env = dict(vals)
+        cond_env.update({"abs": abs, "min": min, "max": max, "all": all, "any": any, "__builtins__": {}})
+        try:
+            if eval(c["agree"], cond_env, {}):
+                entry["verdict"] = "agree"
+            elif c["partly"] and eval(c["partly"], cond_env, {}):
+                entry["verdict"] = "partly"
+            else:
+                entry["verdict"] = "disagree"
+        except Exception as e:  # noqa: BLE001
+            raise ManifestError(f"{man.path} claim {c['id']}: condition fails: {type(e).__name__}: {e}") from None
+        out[c["id"]] = entry
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Figures
+
+FIGURE_KINDS = ("timeseries", "fct_bars", "fct_vs_load", "pfc", "buffer_cdf", "slowdown_vs_size", "script")
+
+
+def make_figure(fig, sweep_dir, out_dir, python):
+    import rocesim_plots as rp
+
+    name = fig["name"]
+    if fig["kind"] == "script":
+        png = os.path.join(out_dir, name + ".png")
+        r = subprocess.run([python, os.path.join(REPO, fig["script"]), "--out", png, sweep_dir],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0 or not os.path.exists(png):
+            raise MetricError(f"{fig['script']} failed: {r.stdout.strip()[-400:]}")
+        return png
+    sw = rp.Sweep(sweep_dir)
+    if fig["kind"] == "timeseries":
+        runs = [run for run in sw.runs.values()
+                if all(str(run.values.get(k, "")) in [str(x) for x in (v if isinstance(v, list) else [v])]
+                       for k, v in fig["runs"].items())]
+        path, _ = rp.fig_timeseries(runs, out_dir, name)
+        return path
+    if fig["kind"] == "fct_bars":
+        return rp.fig_fct_bars_sweep(sw, out_dir, name)
+    if fig["kind"] == "fct_vs_load":
+        return rp.fig_fct_vs_load(sw, out_dir, name)
+    if fig["kind"] == "pfc":
+        return rp.fig_pfc_sweep(sw, out_dir, name)
+    if fig["kind"] == "buffer_cdf":
+        top = sw.loads[-1] if sw.loads else None
+        groups = OrderedDict((s, sw.representative(s, top)) for s in sw.series)
+        return rp.fig_buffer_cdf(groups, out_dir, name)
+    if fig["kind"] == "slowdown_vs_size":
+        top = sw.loads[-1] if sw.loads else None
+        groups = OrderedDict((s, [r.flows() for r in sw.runs_at(s, top)]) for s in sw.series)
+        return rp.fig_slowdown_vs_size(groups, out_dir, name)
+    raise MetricError(f"unknown figure kind {fig['kind']}")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Outputs
+
+
+def git_commit():
+    try:
+        r = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=10)
+        return r.stdout.strip() + ("+changes" if dirty.stdout.strip() else "") if r.returncode == 0 else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def write_atomic(path, text):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def store_results(docs_dir, man, scale, claims, meta):
+    """Merge this evaluation into DOCS/reproduction/<paper>.<scale>.json (claims not evaluated keep theirs)."""
+    path = os.path.join(docs_dir, "reproduction", f"{man.key}.{scale}.json")
+    old = {}
+    if os.path.exists(path):
+        try:
+            old = json.load(open(path)).get("claims", {})
+        except (OSError, ValueError):
+            old = {}
+    merged = {}
+    for c in man.claims:
+        new = claims.get(c["id"])
+        if new and new["verdict"] != "not run":
+            merged[c["id"]] = dict(new, commit=meta["commit"], date=meta["date"])
+        elif c["id"] in old:
+            merged[c["id"]] = old[c["id"]]
+    doc = {"paper": man.key, "scale": scale, "notes": man.scale_notes.get(scale, ""), "claims": merged,
+           "last_run": meta}
+    write_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+
+def md_cell(s):
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def write_reproduction_md(docs_dir, manifests):
+    lines = ["# Reproducing the seed papers", "",
+             "Generated by `rocesim reproduce` (tools/reproduce.py) from `docs/reproduction/*.json`; do not edit by "
+             "hand. Each claim is the one in shared/docs/scenarios.md (its paper's experiment); *quick* and *full* "
+             "are our measured numbers at the two scales (`rocesim reproduce PAPER --scale quick|full`). The verdict "
+             "is decided by the claim's own condition in `scenarios/<paper>/reproduce.toml` on the full-scale "
+             "number when there is one, else on the quick one; the reason is given where we do not agree.", ""]
+    for man in manifests:
+        lines.append(f"- [{man.title}](#{anchor(man)}) (seed {man.seed})")
+    lines.append("")
+    for man in manifests:
+        res = {}
+        for scale in SCALES:
+            p = os.path.join(docs_dir, "reproduction", f"{man.key}.{scale}.json")
+            res[scale] = json.load(open(p)) if os.path.exists(p) else {"claims": {}}
+        lines += [f"## {man.title}", "", f"Seed `{man.seed}`; scenarios in `scenarios/{man.key}/`; "
+                  f"`rocesim reproduce {man.key}`.", ""]
+        for scale in SCALES:
+            note = man.scale_notes.get(scale)
+            lr = res[scale].get("last_run")
+            when = f" Last run: {lr['date']}, commit {lr['commit']}, {lr['wall_s']:.0f} s." if lr else " Not run yet."
+            lines.append(f"- *{scale}*: {note or 'the papers sizes'}.{when}")
+        lines += ["", "| # | Claim | Paper | Ours (quick) | Ours (full) | Verdict | Why we differ |",
+                  "|---|---|---|---|---|---|---|"]
+        counts = {v: 0 for v in VERDICTS}
+        for c in man.claims:
+            q = res["quick"]["claims"].get(c["id"])
+            f = res["full"]["claims"].get(c["id"])
+            best, scale = (f, "full") if f and f["verdict"] in VERDICTS else (q, "quick")
+            verdict = best["verdict"] if best else "not run"
+            if verdict in counts:
+                counts[verdict] += 1
+            vtext = verdict + (" (quick)" if best and scale == "quick" and verdict in VERDICTS else "")
+            why = c["why"] if verdict in ("partly", "disagree") else ""
+            if best and best.get("note") and verdict not in VERDICTS:
+                why = best["note"]
+
+            def num(e):
+                if not e:
+                    return "not run"
+                return e["shown"] if e["verdict"] in VERDICTS else f"n/a ({e['verdict']})"
+
+            lines.append(f"| {c['id']} | {md_cell(c['claim'])} | {md_cell(c['paper'])} | {md_cell(num(q))} | "
+                         f"{md_cell(num(f))} | {vtext} | {md_cell(why)} |")
+        lines += ["", "Verdicts: " + ", ".join(f"{v} {n}" for v, n in counts.items()) + ".", ""]
+    write_atomic(os.path.join(docs_dir, "REPRODUCTION.md"), "\n".join(lines))
+
+
+def anchor(man):
+    return "".join(ch for ch in man.title.lower().replace(" ", "-") if ch.isalnum() or ch == "-")
+
+
+CSS = """
+body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1200px;
+       color: #222; padding: 0 1em; }
+h2 { margin-top: 2em; border-bottom: 1px solid #ddd; } table { border-collapse: collapse; font-size: 0.86em; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; vertical-align: top; } th { background: #f3f5f8; text-align: left; }
+td.agree { background: #e7f5e9; } td.partly { background: #fff6dc; } td.disagree { background: #fbe5e5; }
+figure { margin: 1.2em 0 2em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { color: #444; font-size: 0.9em; max-width: 60em; } .meta { color: #555; font-size: 0.92em; }
+"""
+
+
+def write_html(out_dir, sections, scale):
+    e = html.escape
+    body = [f"<h1>rocesim: reproducing the seed papers ({e(scale)} scale)</h1>",
+            f"<p class=\"meta\">Generated {e(datetime.datetime.now().strftime('%Y-%m-%d %H:%M'))} by "
+            f"tools/reproduce.py, commit {e(git_commit())}.</p><nav>"]
+    body += [f"<a href=\"#{anchor(s['man'])}\">{e(s['man'].title)}</a> " for s in sections]
+    body.append("</nav>")
+    for s in sections:
+        man = s["man"]
+        body.append(f"<h2 id=\"{anchor(man)}\">{e(man.title)}</h2>")
+        body.append(f"<p class=\"meta\">Seed {e(man.seed)}; scenarios/{e(man.key)}/; {e(scale)} scale: "
+                    f"{e(man.scale_notes.get(scale) or 'the papers sizes')}. Runs: {s['wall_s']:.0f} s wall.</p>")
+        rows = ["<tr><th>#</th><th>Claim</th><th>Paper</th><th>Ours</th><th>Verdict</th><th>Why we differ</th></tr>"]
+        for c in man.claims:
+            r = s["claims"].get(c["id"], {})
+            v = r.get("verdict", "not run")
+            shown = r.get("shown") if v in VERDICTS else r.get("note", "")
+            why = c["why"] if v in ("partly", "disagree") else ""
+            rows.append(f"<tr><td>{e(c['id'])}</td><td>{e(c['claim'])}</td><td>{e(c['paper'])}</td>"
+                        f"<td>{e(shown or '')}</td><td class=\"{e(v)}\">{e(v)}</td><td>{e(why)}</td></tr>")
+        body.append("<table>" + "\n".join(rows) + "</table>")
+        for fig_path, caption in s["figures"]:
+            with open(fig_path, "rb") as f:
+                data = base64.b64encode(f.read()).decode()
+            body.append(f"<figure><img src=\"data:image/png;base64,{data}\" alt=\"{e(caption)}\">"
+                        f"<figcaption>{e(caption)}</figcaption></figure>")
+        for err in s["figure_errors"]:
+            body.append(f"<p class=\"meta\">figure skipped: {e(err)}</p>")
+    page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>rocesim reproduce</title>"
+            f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+    out = os.path.join(out_dir, "report.html")
+    write_atomic(out, page)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Reproduce the seed papers' experiments and claims")
+    ap.add_argument("papers", nargs="*", help="paper key(s) (see --list) or 'all'")
+    ap.add_argument("--scale", choices=SCALES, default="quick")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("-o", "--out", help="output directory (default runs/reproduce-SCALE)")
+    ap.add_argument("--docs", default=os.path.join(REPO, "docs"), help="where REPRODUCTION.md and reproduction/ go")
+    ap.add_argument("--rocesim", default=os.path.join(REPO, "build", "rocesim"))
+    ap.add_argument("--scenarios", default=os.path.join(REPO, "scenarios"))
+    ap.add_argument("--only", choices=["test"], help="test: only each paper's test sweep")
+    ap.add_argument("--set", action="append", default=[], help="extra --set for every sweep (e.g. duration_ms=1)")
+    ap.add_argument("--no-run", action="store_true", help="evaluate and report existing results only")
+    ap.add_argument("--force", action="store_true", help="re-run complete runs")
+    ap.add_argument("-q", "--quiet", action="store_true")
+    ap.add_argument("--list", action="store_true", help="list the papers and their sweeps and claims")
+    a = ap.parse_args(argv)
+    if a.jobs < 1:
+        ap.error("-j must be >= 1")
+    try:
+        manifests = load_manifests(a.scenarios)
+    except ManifestError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    keys = [m.key for m in manifests]
+    if a.list:
+        for m in manifests:
+            print(f"{m.key:8} {m.title} (seed {m.seed}): {len(m.sweeps)} sweeps, {len(m.claims)} claims")
+        return 0
+    if not a.papers:
+        print("error: name a paper (or all); have: " + ", ".join(keys), file=sys.stderr)
+        return 2
+    want = keys if "all" in a.papers else a.papers
+    bad = [p for p in want if p not in keys]
+    if bad:
+        print(f"error: unknown paper(s) {', '.join(bad)}; have: {', '.join(keys)} or all", file=sys.stderr)
+        return 2
+    out = os.path.abspath(a.out or os.path.join("runs", f"reproduce-{a.scale}"))
+    os.makedirs(out, exist_ok=True)
+    python = sys.executable or "/usr/bin/python3"
+    sections = []
+    status = 0
+    t_all = time.time()
+    try:
+        for man in [m for m in manifests if m.key in want]:
+            if not a.quiet:
+                print(f"{man.title} (seed {man.seed}), {a.scale} scale", flush=True)
+            paper_dir = os.path.join(out, man.key)
+            ran = {}
+            t0 = time.time()
+            for sw in man.sweeps:
+                if a.only == "test" and not sw["test"]:
+                    continue
+                if sw[a.scale].get("skip"):
+                    continue
+                d = os.path.join(paper_dir, sw["name"])
+                if a.no_run:
+                    if os.path.exists(os.path.join(d, "sweep.json")):
+                        ran[sw["name"]] = {"ok": True, "wall_s": 0.0}
+                    continue
+                swx = dict(sw)
+                swx[a.scale] = dict(sw[a.scale], set=sw[a.scale]["set"] + a.set)
+                ran[sw["name"]] = run_sweep(a.rocesim, a.scenarios, d, swx, a.scale, a.jobs, a.force, a.quiet)
+                if not ran[sw["name"]]["ok"]:
+                    status = 1
+            wall = time.time() - t0
+            claims = evaluate(man, paper_dir, ran)
+            figs, fig_errors = [], []
+            figdir = os.path.join(paper_dir, "figures")
+            os.makedirs(figdir, exist_ok=True)
+            for fig in man.figures:
+                if fig["sweep"] not in ran or not ran[fig["sweep"]]["ok"]:
+                    continue
+                try:
+                    p = make_figure(fig, os.path.join(paper_dir, fig["sweep"]), figdir, python)
+                    if p:
+                        figs.append((p, fig["caption"]))
+                    else:
+                        fig_errors.append(f"{fig['name']}: no data")
+                except (MetricError, OSError, KeyError, ValueError, IndexError) as e:
+                    fig_errors.append(f"{fig['name']}: {e}")
+            meta = {"commit": git_commit(), "date": datetime.date.today().isoformat(), "wall_s": wall,
+                    "sweeps": {k: {kk: v[kk] for kk in ("ok", "wall_s") if kk in v} for k, v in ran.items()},
+                    "only": a.only or "", "extra_sets": a.set}
+            write_atomic(os.path.join(paper_dir, "claims.json"),
+                         json.dumps({"paper": man.key, "scale": a.scale, "claims": claims, "meta": meta}, indent=1)
+                         + "\n")
+            store_results(a.docs, man, a.scale, claims, meta)
+            sections.append({"man": man, "claims": claims, "figures": figs, "figure_errors": fig_errors,
+                             "wall_s": wall})
+            if not a.quiet:
+                for c in man.claims:
+                    r = claims[c["id"]]
+                    shown = r["shown"] if r["verdict"] in VERDICTS else r["note"]
+                    print(f"  {c['id']:4} {r['verdict']:9} {shown}", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted: complete runs are kept; run the same command again to resume", file=sys.stderr)
+        return 130
+    except ManifestError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    write_reproduction_md(a.docs, manifests)
+    page = write_html(out, sections, a.scale)
+    if not a.quiet:
+        print(f"{len(sections)} paper(s) in {time.time() - t_all:.0f} s; report:")
+        print(os.path.join(a.docs, "REPRODUCTION.md"))
+    print(page)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
