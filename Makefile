@@ -6,7 +6,7 @@ DEMO_GRID ?= scheme=dcqcn,none load=0.3,0.6
 DEMO_OUT  ?= runs/demo_sweep
 DIR       ?= $(DEMO_OUT)
 
-.PHONY: all setup build run report test test-sanitize fuzz bench clean format
+.PHONY: all setup build run report reproduce test test-sanitize fuzz bench clean format
 
 all: build
 
@@ -20,6 +20,13 @@ build: setup
 run: build
 	$(BUILD)/rocesim sweep demo_sweep --grid $(DEMO_GRID) -j $(JOBS) -o $(DEMO_OUT) --force
 	@$(BUILD)/rocesim report $(DEMO_OUT)
+
+# make reproduce [PAPER=mercury|rcm|icc|tcd|lscc|all] [SCALE=quick|full]: the seed papers' experiments, their
+# claims beside our numbers (runs/reproduce-SCALE/report.html) and docs/REPRODUCTION.md regenerated.
+PAPER ?= all
+SCALE ?= quick
+reproduce: build
+	$(BUILD)/rocesim reproduce $(PAPER) --scale $(SCALE) -j $(JOBS)
 
 # make report DIR=<run or sweep directory>  (default: the demo sweep)
 report: build

@@ -38,6 +38,7 @@ Manifest (TOML):
   why = "one-line reason shown when we do not agree"
   [[figure]]
   sweep = "victim"; kind = "timeseries"; caption = "Fig. 9: ..."; runs = { scheme = ["dcqcn", "mercury"] }
+  flows = { "0" = "F1 (victim)" }; window_us = [2000, 4500]      # timeseries: flows drawn, time window
   # kinds: timeseries, fct_bars, fct_vs_load, pfc, buffer_cdf, slowdown_vs_size, script (script = "path.py":
   # called as `python3 SCRIPT --out PNG SWEEP_DIR`)
 
@@ -165,8 +166,16 @@ class Manifest:
                 raise ManifestError(f"{w}: kind '{kind}' is not one of {', '.join(FIGURE_KINDS)}")
             if kind == "script":
                 _need(f, "script", str, w)
+            win = f.get("window_us")
+            if win is not None and not (isinstance(win, list) and len(win) == 2
+                                        and all(isinstance(x, (int, float)) for x in win) and win[0] < win[1]):
+                raise ManifestError(f"{w}: 'window_us' must be [t0, t1] with t0 < t1")
+            flows = f.get("flows", {})
+            if not isinstance(flows, dict) or not all(isinstance(v, str) for v in flows.values()):
+                raise ManifestError(f"{w}: 'flows' must map flow ids to labels")
             self.figures.append({"sweep": f["sweep"], "kind": kind, "caption": _need(f, "caption", str, w),
-                                 "runs": f.get("runs", {}), "script": f.get("script", ""),
+                                 "runs": f.get("runs", {}), "script": f.get("script", ""), "window": win,
+                                 "flows": flows,
                                  "name": f.get("name", f"{f['sweep']}_{kind}_{i}")})
 
 
@@ -551,7 +560,8 @@ def make_figure(fig, sweep_dir, out_dir, python):
         runs = [run for run in sw.runs.values()
                 if all(str(run.values.get(k, "")) in [str(x) for x in (v if isinstance(v, list) else [v])]
                        for k, v in fig["runs"].items())]
-        path, _ = rp.fig_timeseries(runs, out_dir, name)
+        path, _ = rp.fig_timeseries(runs, out_dir, name, flows=fig["flows"] or None,
+                                    window=tuple(fig["window"]) if fig["window"] else None)
         return path
     if fig["kind"] == "fct_bars":
         return rp.fig_fct_bars_sweep(sw, out_dir, name)

@@ -418,29 +418,37 @@ FLOW_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
 QUEUE_COLORS = ["#333333", "#D55E00", "#0072B2"]
 
 
-def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_shown=3):
+def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_shown=3, flows=None, window=None):
     """runs: list of Run (one column each). Row 1: goodput of selected flows (+ monitored port throughput);
     row 2: the monitored egress queues with the highest peaks (over all runs) in the same window.
-    Returns (path, caption) or (None, "")."""
+    flows: optional {flow id: label} to draw instead of the automatic choice (flows need not have finished);
+    window: optional (t0, t1) in us. Returns (path, caption) or (None, "")."""
     data = []
     for run in runs:
         if not run.file("rates.csv") and not run.file("queues.csv"):
             continue
-        flows, ports = read_rates(run)
-        picked, what = pick_flows(run, flows) if flows and run.file("flows.csv") else ([], "")
-        data.append((run, flows, ports, picked, what))
+        rates, ports = read_rates(run)
+        if flows:
+            picked = [(str(fid), label, None) for fid, label in flows.items() if str(fid) in rates]
+            what = ", ".join(label for label in flows.values())
+        else:
+            picked, what = pick_flows(run, rates) if rates and run.file("flows.csv") else ([], "")
+        data.append((run, rates, ports, picked, what))
     if not data:
         return None, ""
     # A common window: the selected flows' lifetime with a margin, else the whole run.
-    t0, t1 = math.inf, -math.inf
+    t0, t1 = (window[0], window[1]) if window else (math.inf, -math.inf)
     for run, flows, ports, picked, _ in data:
         for fid, _, _ in picked:
+            if window:
+                break
             t = flows[fid][0]
             t0, t1 = min(t0, t[0]), max(t1, t[-1])
     if not math.isfinite(t0):
         t0, t1 = 0.0, max(r.summary.get("simulated_time_ms", 1) for r, *_ in data) * 1e3
-    pad = 0.1 * (t1 - t0) + 10
-    window = (max(0.0, t0 - pad), t1 + pad)
+    if not window:
+        pad = 0.1 * (t1 - t0) + 10
+        window = (max(0.0, t0 - pad), t1 + pad)
     queues = [read_queues(run, window) for run, *_ in data]
     peak = defaultdict(float)
     for q in queues:
@@ -465,7 +473,7 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
                 t, g = flows[fid]
                 rmax = max(rmax, max(g))
                 ax.step(np.array(t) / 1e3, g, where="post", lw=1.1, color=FLOW_COLORS[j % len(FLOW_COLORS)],
-                        label=f"flow {fid} ({src}\u2192{dst})")
+                        label=src if dst is None else f"flow {fid} ({src}\u2192{dst})")
             for pid, (t, g) in ports.items():
                 t = np.array(t)
                 m = (t >= window[0]) & (t <= window[1])
