@@ -86,6 +86,15 @@ def _need(table, key, kind, where):
     return v
 
 
+def _unique(table, key, seen, where, what):
+    """A string key whose value must not repeat within the manifest (`seen` collects them)."""
+    v = _need(table, key, str, where)
+    if v in seen:
+        raise ManifestError(f"{where}: {what} '{v}' used twice")
+    seen.add(v)
+    return v
+
+
 def _strings(table, key, where, default=()):
     v = table.get(key, list(default))
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
@@ -114,10 +123,7 @@ class Manifest:
         names = set()
         for i, s in enumerate(doc.get("sweep", [])):
             w = f"{path} [[sweep]] #{i + 1}"
-            name = _need(s, "name", str, w)
-            if name in names:
-                raise ManifestError(f"{w}: sweep '{name}' defined twice")
-            names.add(name)
+            name = _unique(s, "name", names, w, "sweep")
             sw = {"name": name, "scenario": _need(s, "scenario", str, w), "grid": _strings(s, "grid", w),
                   "set": _strings(s, "set", w), "test": bool(s.get("test", False))}
             if not sw["grid"]:
@@ -138,10 +144,7 @@ class Manifest:
         ids = set()
         for i, c in enumerate(doc.get("claim", [])):
             w = f"{path} [[claim]] #{i + 1}"
-            cid = _need(c, "id", str, w)
-            if cid in ids:
-                raise ManifestError(f"{w}: claim id '{cid}' used twice")
-            ids.add(cid)
+            cid = _unique(c, "id", ids, w, "claim id")
             vals = _need(c, "values", dict, w)
             if not vals or not all(isinstance(v, str) for v in vals.values()):
                 raise ManifestError(f"{w}: 'values' must map names to metric expressions (strings)")
