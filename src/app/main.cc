@@ -211,7 +211,13 @@ int main(int argc, char** argv) {
   bool list_papers = false;
   reproduce->add_flag("--list", list_papers, "List the papers, their sweeps and claims");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help / --version exit 0; any other command-line error is bad input: exit 2, as for a bad file.
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
 
   try {
     if (run->parsed()) {
@@ -255,6 +261,7 @@ int main(int argc, char** argv) {
       std::cout << "# " << s.file << ": valid (" << s.topo.num_hosts() << " hosts, "
                 << s.topo.num_nodes - s.topo.num_hosts() << " switches, scheme " << s.scheme << ")\n"
                 << s.resolved << "\n";
+      if (!s.resolved_notes.empty()) std::cout << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
       return 0;
     }
     if (sweep->parsed()) {

@@ -262,6 +262,7 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
     {
       std::ostringstream os;
       os << "# Every value this run used, defaults included (rocesim " ROCESIM_VERSION ")\n" << s.resolved << "\n";
+      if (!s.resolved_notes.empty()) os << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
       write_file(tmp / "scenario.resolved.toml", os.str());
     }
     if (opt.fct_hpcc || s.write_hpcc_fct) {

@@ -44,6 +44,10 @@ class Config {
   const toml::table& resolved() const { return resolved_; }
   // Records a value computed from others (e.g. the seed actually used).
   void set_resolved(const std::string& key, toml::node&& value);
+  // Records how a value left out was decided by rule (e.g. "all hosts"), for the resolved file's comments:
+  // such values are not written as keys, so the resolved file stays a loadable scenario.
+  void note(const std::string& key, const std::string& text) { notes_.emplace_back(key, text); }
+  const std::vector<std::pair<std::string, std::string>>& notes() const { return notes_; }
 
  private:
   const toml::node* find(const std::string& key) const;
@@ -56,6 +60,7 @@ class Config {
   toml::table resolved_;
   std::set<std::string> used_;
   std::set<std::string> overridden_;
+  std::vector<std::pair<std::string, std::string>> notes_;
 };
 
 }  // namespace rocesim

@@ -287,6 +287,7 @@ static Scenario build(Config& c) {
   c.reject_unknown_keys();
   c.set_resolved("seed", toml::value<int64_t>(static_cast<int64_t>(s.seed)));
   s.resolved = c.resolved();
+  for (const auto& [key, text] : c.notes()) s.resolved_notes += "# " + key + ": " + text + "\n";
   return s;
 }
 

@@ -71,6 +71,7 @@ struct Scenario {
   MonitorSpec monitors;                   // [monitors]: nothing by default (config/monitors.h)
 
   toml::table resolved;                   // every value used
+  std::string resolved_notes;             // "# key: how it was decided" lines for values decided by rule
 
   // The scheme object configured by this scenario.
   std::unique_ptr<CongestionControl> make_scheme() const;

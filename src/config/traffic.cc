@@ -27,9 +27,7 @@ Time us(Config& c, const std::string& key, double def, double lo = 0, double hi 
   return Time::from_us(c.get_double(key, def, lo, hi));
 }
 
-void resolved_note(Config& c, const std::string& key, const std::string& note) {
-  c.set_resolved(key, toml::value<std::string>(note));
-}
+void resolved_note(Config& c, const std::string& key, const std::string& note) { c.note(key, note); }
 
 // "h12" -> ("h", 12); "7" -> ("", 7). False without trailing digits.
 bool split_suffix(const std::string& v, std::string& prefix, int64_t& num) {
@@ -278,7 +276,7 @@ void read_long_lived(Config& c, const Scenario& s, const std::string& k, Traffic
       const double def_rate = table_rate > 0 ? table_rate : std::min(rates[f.src], rates[f.dst]).gbps();
       const Rate rate = Rate::from_gbps(c.get_double(fk + "rate_gbps", def_rate, 1e-6, 1e5));
       f.size_bytes = std::max<Bytes>(1, bytes_in(rate, stop - f.start));
-      c.set_resolved(fk + "size_bytes", toml::value<int64_t>(f.size_bytes));
+      resolved_note(c, fk + "size_bytes", std::to_string(f.size_bytes) + " (from stop_us)");
     } else {
       c.fail(fk + "src", "a long-lived flow needs size_bytes or stop_us (here or in its [[traffic]] table)");
     }
