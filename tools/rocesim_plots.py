@@ -12,6 +12,7 @@ writes the PNGs (default DIR/figures/) and prints their paths. Figures whose dat
                      with two or more loads)
   timeseries         per-flow goodput and the busiest queue over time, one column per scheme (rates.csv,
                      queues.csv from [monitors])
+  fct_bars           average and p99 FCT (all flows, smallest and largest size bucket) per scheme (sweeps)
   pfc                PFC PAUSE frames and paused time per scheme (summary.json / results.csv)
   buffer_cdf         CDF of switch buffer occupancy per scheme (buffer.csv from [monitors])
 
