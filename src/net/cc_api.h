@@ -38,6 +38,9 @@ class SwitchAgent {
   virtual bool mark(Packet& p, int port) { (void)p; (void)port; return false; }
   // A scheme timer set with Network::schedule_agent_timer fired.
   virtual void on_timer(uint32_t kind, uint64_t arg) { (void)kind; (void)arg; }
+  // A switch-to-switch message (PktType::kCtrl addressed to this switch, sent at priority 0 through
+  // Network::inject) arrived on `in_port`; the packet is freed after the call.
+  virtual void on_message(const Packet& p, int in_port) { (void)p; (void)in_port; }
 };
 
 struct CcNeeds {
