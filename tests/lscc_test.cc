@@ -12,6 +12,7 @@
 #include "cc/lscc.h"
 #include "cc/none.h"
 #include "cc/swing.h"
+#include "config/scenario.h"
 #include "net/network.h"
 #include "net/switch.h"
 #include "topo/builders.h"
@@ -156,4 +157,139 @@ TEST(Swing, RelaysInDcPausesAcrossTheLongHaulLink) {
   EXPECT_GT(r.long_pauses, 0u);
   EXPECT_GE(r.long_ingress_at_first_pause, 0);
   EXPECT_LT(r.long_ingress_at_first_pause, 5'000'000);
+}
+
+namespace {
+
+struct StabilityRun {
+  std::vector<std::vector<double>> window_gbps;  // per 5 ms window from 0, per flow (goodput)
+  double queue_mean = 0;                         // remote ingress queue, mean over 40-60 ms (bytes)
+  uint64_t long_pauses = 0;                      // PAUSEs across the long-haul link after 20 ms
+  uint64_t direct = 0;                           // direct CNPs / direct INTs
+  uint64_t drops = 0;
+};
+
+// lscc/stability (scenarios/lscc/stability.toml): 4 sources in DC A, one receiver in DC B, 60 ms.
+StabilityRun run_stability(std::unique_ptr<CongestionControl> cc, Time until) {
+  const TopoSpec t = tiny_cross_dc();
+  Network net(t, lscc_switch(), NicSettings{}, 1, std::move(cc));
+  const int b0 = lookup_node(t, "b0"), ea = lookup_node(t, "egress_a"), eb = lookup_node(t, "egress_b");
+  InlineFlows src({flow(lookup_node(t, "a0"), b0, kLong), flow(lookup_node(t, "a1"), b0, kLong),
+                   flow(lookup_node(t, "a2"), b0, kLong), flow(lookup_node(t, "a3"), b0, kLong)});
+  net.set_flow_source(&src);
+  const int lp_b = long_port(net, eb);
+  StabilityRun r;
+  double q_sum = 0;
+  int q_n = 0;
+  uint64_t pauses_at_20ms = 0;
+  Ticker q(net, Time::from_us(100), [&](Time now) {
+    if (now == Time::from_ms(20)) pauses_at_20ms = net.sw(eb).port(lp_b).stats.pause_sent;
+    if (now < Time::from_ms(40) || now > Time::from_ms(60)) return;
+    auto* a = dynamic_cast<LsccSwitchAgent*>(net.sw(eb).agent());
+    q_sum += static_cast<double>(a ? a->ingress_queue(lp_b) : 0);
+    ++q_n;
+  });
+  std::vector<Bytes> last(4, 0);
+  for (Time w = Time::from_ms(5); w <= until; w += Time::from_ms(5)) {
+    net.run(w, false);
+    std::vector<double> g;
+    for (uint64_t f = 0; f < 4; ++f) {
+      const Bytes now = net.find_flow(f)->rcv_nxt;
+      g.push_back(static_cast<double>(now - last[f]) * 8 / 5e-3 / 1e9);
+      last[f] = now;
+    }
+    r.window_gbps.push_back(g);
+  }
+  r.queue_mean = q_n ? q_sum / q_n : 0;
+  r.long_pauses = net.sw(eb).port(lp_b).stats.pause_sent - pauses_at_20ms;
+  if (auto* a = dynamic_cast<LsccAgent*>(net.sw(ea).agent())) r.direct = a->direct_cnps();
+  if (auto* a = dynamic_cast<HpccStarAgent*>(net.sw(ea).agent())) r.direct = a->direct_ints();
+  r.drops = net.stats().data_drops;
+  return r;
+}
+
+void print_windows(const char* what, const StabilityRun& r) {
+  std::printf("%s: remote queue mean 40-60 ms %.2f MB, direct %lu, long-haul PAUSEs after 20 ms %lu\n", what,
+              r.queue_mean / 1e6, static_cast<unsigned long>(r.direct), static_cast<unsigned long>(r.long_pauses));
+  for (size_t w = 0; w < r.window_gbps.size(); ++w)
+    std::printf("  %2zu-%2zu ms: %5.2f %5.2f %5.2f %5.2f Gb/s\n", 5 * w, 5 * w + 5, r.window_gbps[w][0],
+                r.window_gbps[w][1], r.window_gbps[w][2], r.window_gbps[w][3]);
+}
+
+}  // namespace
+
+// Seed 004 Fig. 8: N = 4 long flows across the long-haul link reach the fair share within 50 ms (25 long-haul
+// RTTs) and stay there; the remote egress switch's long-haul ingress queue settles at Q_ref (2 MB).
+TEST(Lscc, StabilityFairShareWithin50msAndQueueAtQref) {
+  const StabilityRun r = run_stability(std::make_unique<Lscc>(LsccSettings{}), Time::from_ms(60));
+  print_windows("LSCC", r);
+  const double fair = 40.0 * 1000 / 1048 / 4;  // goodput share of the 40 Gb/s receiver link
+  for (size_t w = 8; w < r.window_gbps.size(); ++w)  // every 5 ms window from 40 ms on
+    for (double g : r.window_gbps[w]) EXPECT_NEAR(g, fair, 0.1 * fair) << "window " << w;
+  EXPECT_NEAR(r.queue_mean, 2e6, 0.2 * 2e6);
+  EXPECT_GT(r.direct, 0u);
+  EXPECT_EQ(r.long_pauses, 0u);
+  EXPECT_EQ(r.drops, 0u);
+}
+
+// The Alg. 1 loop without the near-source loop does not hold the queue: PFC alone (no CC) keeps the long-haul
+// ingress far above Q_ref and pauses the long-haul link (the stability test above can fail).
+TEST(Lscc, WithoutLsccTheRemoteQueueIsNotHeld) {
+  const TopoSpec t = tiny_cross_dc();
+  Network net(t, lscc_switch(), NicSettings{}, 1, std::make_unique<NoCc>());
+  const int b0 = lookup_node(t, "b0"), eb = lookup_node(t, "egress_b");
+  InlineFlows src({flow(lookup_node(t, "a0"), b0, kLong), flow(lookup_node(t, "a1"), b0, kLong)});
+  net.set_flow_source(&src);
+  net.run(Time::from_ms(20), false);
+  EXPECT_GT(net.sw(eb).port(long_port(net, eb)).stats.pause_sent, 0u);
+}
+
+// HPCC* (seed 004 section V): direct INT from the near egress switch; the sources hold the long-haul ingress
+// queue bounded without long-haul PAUSEs and keep the link busy.
+TEST(HpccStar, DirectIntKeepsTheLongHaulLinkPauseFree) {
+  HpccStarSettings s;
+  s.hpcc = HpccSettings::for_nic_rate(Rate::from_gbps(40));
+  const StabilityRun r = run_stability(std::make_unique<HpccStar>(s), Time::from_ms(sanitized() ? 20 : 40));
+  print_windows("HPCC*", r);
+  EXPECT_GT(r.direct, 1000u);
+  EXPECT_EQ(r.long_pauses, 0u);
+  EXPECT_EQ(r.drops, 0u);
+  double total = 0;
+  for (double g : r.window_gbps.back()) total += g;
+  EXPECT_GT(total, 0.8 * 40 * 1000 / 1048);  // utilisation of the 40 Gb/s bottleneck
+}
+
+namespace {
+
+// lscc/load at `load` (scenarios/lscc/load.toml, the seed's two k = 4 fat-trees, WebSearch) for `scheme`:
+// PAUSEs sent across the long-haul link and the peak egress_b buffer.
+std::pair<uint64_t, Bytes> run_load(const std::string& scheme, double load, int stop_us) {
+  const Scenario s = load_scenario(std::string(ROCESIM_SCENARIO_DIR) + "/lscc/load.toml",
+                                   {"cc.scheme=" + scheme, "traffic[0].load=" + std::to_string(load),
+                                    "traffic[0].stop_us=" + std::to_string(stop_us)});
+  Network net(s.topo, s.sw, s.nic, s.seed, s.make_scheme());
+  auto src = s.make_flow_source();
+  net.set_flow_source(src.get());
+  const int ea = lookup_node(s.topo, "egress_a"), eb = lookup_node(s.topo, "egress_b");
+  Bytes peak = 0;
+  Ticker t(net, Time::from_us(50), [&](Time) { peak = std::max(peak, net.sw(eb).buffer_used()); });
+  net.run(s.duration, true);
+  EXPECT_EQ(net.stats().data_drops, 0u);
+  return {net.sw(eb).port(long_port(net, eb)).stats.pause_sent + net.sw(ea).port(long_port(net, ea)).stats.pause_sent,
+          peak};
+}
+
+}  // namespace
+
+// Seed 004 Fig. 12: no PFC PAUSE crosses the long-haul link under LSCC (lscc/load, 50 % of the long-haul
+// link); PFC-only pauses it (the check can fail).
+TEST(Lscc, NoLongHaulPauseInLoadAt50Percent) {
+  const int stop_us = sanitized() ? 5000 : 20000;
+  const auto [lscc_pauses, lscc_peak] = run_load("lscc", 0.5, stop_us);
+  const auto [pfc_pauses, pfc_peak] = run_load("none", 0.5, stop_us);
+  std::printf("long-haul PAUSEs: LSCC %lu (egress_b peak %.1f MB), PFC-only %lu (peak %.1f MB)\n",
+              static_cast<unsigned long>(lscc_pauses), lscc_peak / 1e6, static_cast<unsigned long>(pfc_pauses),
+              pfc_peak / 1e6);
+  EXPECT_EQ(lscc_pauses, 0u);
+  EXPECT_GT(pfc_pauses, 0u);
 }

@@ -36,6 +36,11 @@ struct LsccRateSettings {
   Rate rate_unit = Rate::from_mbps(10);           // delta F, the feedback message's rate unit [interp]
   Time rtt = Time::zero();                        // long-haul RTT 2D for N = 2D / T; zero = 2 x link delay
   Bytes message_bytes = 64;                       // feedback message (an ICMP packet) on the wire [interp]
+  // Lowest static PFC Xoff of the long-haul ports (raised at start when the switch's is lower); zero =
+  // 4 x Q_ref [interp: the seed's large-scale runs hold Q_ref = 5 MB, report no long-haul PAUSE under LSCC
+  // and buffer samples "mostly below 10 MB", so its long-haul Xoff must have been above its queue peaks;
+  // ours reach 17 MB in lscc/load at 50 %].
+  Bytes long_haul_xoff_bytes = 0;
 };
 
 // Algorithm 1 of the seed, one instance per long-haul port: pure arithmetic, tested in isolation.
@@ -64,6 +69,7 @@ class LsccSwitchAgent : public SwitchAgent, public EventHandler {
  public:
   static constexpr uint32_t kFeedbackTag = 0x15CC;  // Packet::cc_flags of a feedback-rate message
 
+  // Raises the long-haul ports' static Xoff/Xon to at least 2 x Q_ref (see the constructor).
   LsccSwitchAgent(Network& net, Switch& sw, const LsccRateSettings& s);
   // True when the switch has at least one long-haul port (else the scheme installs no agent).
   static bool has_long_haul(Switch& sw);

@@ -21,6 +21,7 @@ LsccRateSettings read_rate_settings(Config& c, const std::string& k) {
   r.rate_unit = Rate::from_mbps(c.get_double(k + "rate_unit_mbps", r.rate_unit.mbps(), 0, 1e6));
   r.rtt = Time::from_us(c.get_double(k + "long_haul_rtt_us", r.rtt.us(), 0, 1e8));
   r.message_bytes = c.get_int(k + "message_bytes", r.message_bytes, 1, 9000);
+  r.long_haul_xoff_bytes = c.get_int(k + "long_haul_xoff_bytes", r.long_haul_xoff_bytes, 0, int64_t{1} << 40);
   return r;
 }
 
@@ -55,6 +56,7 @@ SchemeFactory read_scheme_lscc(Config& c, const SchemeContext& ctx) {
   s.long_flow_bytes = c.get_int(k + "long_flow_bytes", s.long_flow_bytes, 0, int64_t{1} << 50);
   s.flow_table_entries = static_cast<int>(c.get_int(k + "flow_table_entries", s.flow_table_entries, 1, 1 << 22));
   s.mark_at_rate_calc = c.get_bool(k + "mark_at_rate_calc", s.mark_at_rate_calc);
+  s.flag_hold = Time::from_us(c.get_double(k + "flag_hold_us", s.flag_hold.us(), 0, 1e9));
   return [s] { return std::make_unique<Lscc>(s); };
 }
 
