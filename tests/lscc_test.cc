@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -51,26 +52,50 @@ int long_port(Network& net, int sw) {
 
 }  // namespace
 
-TEST(LsccRateCalc, ClampsByDeltaRThenSettlesOnTheBottleneckRate) {
-  // R_last starts at R_max; with Q = Q_ref the rate walks down by delta R per period to BR.
+TEST(LsccRateCalc, StartsAtTheFirstBrThenMovesByDeltaRUpToRmax) {
+  // R_last starts at the first measured BR; with Q = Q_ref, a jump of BR moves R by delta R per period.
   LsccRateCalc c(Time::from_us(200), 2'000'000, Rate::from_gbps(1), Rate::from_gbps(1), Rate::from_gbps(190), 10);
   EXPECT_EQ(c.n(), 10);
-  EXPECT_DOUBLE_EQ(c.step(Rate::from_gbps(40), 2'000'000).gbps(), 189);
-  for (int i = 0; i < 200; ++i) c.step(Rate::from_gbps(40), 2'000'000);
-  EXPECT_NEAR(c.last().gbps(), 40, 1e-6);
+  EXPECT_DOUBLE_EQ(c.step(Rate{}, 0).gbps(), 190);  // no traffic yet: nothing measured, R_max stands
+  EXPECT_DOUBLE_EQ(c.step(Rate::from_gbps(40), 2'000'000).gbps(), 40);
+  EXPECT_DOUBLE_EQ(c.step(Rate::from_gbps(100), 2'000'000).gbps(), 41);
+  EXPECT_DOUBLE_EQ(c.step(Rate::from_gbps(100), 2'000'000).gbps(), 42);
+  for (int i = 0; i < 400; ++i) c.step(Rate::from_gbps(500), 2'000'000);
+  EXPECT_DOUBLE_EQ(c.last().gbps(), 190);  // R_max
+}
+
+// Alg. 1 in a closed loop with sources that send exactly R after one long-haul RTT (N periods): from a
+// queue of 6 MB and a rate step, the queue returns to Q_ref and R to BR (the in-flight list makes the
+// loop dead-beat up to the delta R clamp).
+TEST(LsccRateCalc, ClosedLoopSettlesAtQrefAndBr) {
+  const int n = 10;
+  const double t = 200e-6, br = 40e9;
+  LsccRateCalc c(Time::from_us(200), 2'000'000, Rate::from_gbps(1), Rate::from_gbps(1), Rate::from_gbps(190), n);
+  std::vector<double> sent(n, 60e9);  // what arrives in the next n periods (the sources ran at 60 Gb/s)
+  double q = 6e6;
+  double max_late_dev = 0;
+  for (int k = 0; k < 600; ++k) {
+    const double r = c.step(Rate::from_bps(br), static_cast<Bytes>(q)).bps;
+    q = std::max(0.0, q + (sent[k % n] - br) * t / 8);  // arrivals of R from n periods ago
+    sent[k % n] = r;
+    if (k > 400) max_late_dev = std::max(max_late_dev, std::abs(q - 2e6));
+  }
+  EXPECT_NEAR(c.last().gbps(), 40, 0.01);
+  EXPECT_LT(max_late_dev, 0.05e6);
 }
 
 TEST(LsccRateCalc, CountsTheAdjustmentsInFlightOnce) {
-  // Without clamps: a queue 1 MB above Q_ref asks for Ra = 1 MB / T once; while that Ra is in flight
-  // (N periods) the same queue asks for nothing more, so R returns to BR the next period (Alg. 1 line 2).
+  // Without clamps: a queue 0.5 MB above Q_ref asks for Ra = 0.5 MB / T = 20 Gb/s once; while that Ra is in
+  // flight (N periods) the same queue asks for nothing more, so R returns to BR the next period (Alg. 1
+  // line 2); N periods later the Ra has left the list and the still-high queue asks again.
   LsccRateCalc c(Time::from_us(200), 2'000'000, Rate::from_gbps(1000), Rate::from_gbps(0.001), Rate::from_gbps(200), 10);
-  for (int i = 0; i < 10; ++i) c.step(Rate::from_gbps(40), 2'000'000);  // reach BR
-  const double ra = 1e6 * 8 / 200e-6;                                    // 40 Gb/s
-  EXPECT_NEAR(c.step(Rate::from_gbps(40), 3'000'000).bps, 40e9 - ra, 1);
-  for (int i = 0; i < 9; ++i) EXPECT_NEAR(c.step(Rate::from_gbps(40), 3'000'000).gbps(), 40, 1e-6);
+  for (int i = 0; i < 10; ++i) c.step(Rate::from_gbps(40), 2'000'000);
+  const double ra = 0.5e6 * 8 / 200e-6;  // 20 Gb/s
+  EXPECT_NEAR(c.step(Rate::from_gbps(40), 2'500'000).bps, 40e9 - ra, 1);
+  for (int i = 0; i < 9; ++i) EXPECT_NEAR(c.step(Rate::from_gbps(40), 2'500'000).gbps(), 40, 1e-6);
   EXPECT_NEAR(c.ra_sent(), ra, 1);
-  // N periods later the first Ra has left the list: the still-high queue asks again.
-  EXPECT_NEAR(c.step(Rate::from_gbps(40), 3'000'000).bps, 40e9 - ra, 1);
+  EXPECT_NEAR(c.step(Rate::from_gbps(40), 2'500'000).gbps(), 40, 1e-6);  // the Ra leaves the list now
+  EXPECT_NEAR(c.step(Rate::from_gbps(40), 2'500'000).bps, 40e9 - ra, 1);
 }
 
 TEST(CrossDc, ShapeAndLongHaulLink) {
@@ -232,9 +257,9 @@ TEST(Lscc, StabilityFairShareWithin50msAndQueueAtQref) {
   EXPECT_EQ(r.drops, 0u);
 }
 
-// The Alg. 1 loop without the near-source loop does not hold the queue: PFC alone (no CC) keeps the long-haul
-// ingress far above Q_ref and pauses the long-haul link (the stability test above can fail).
-TEST(Lscc, WithoutLsccTheRemoteQueueIsNotHeld) {
+// Without a scheme the same incast (two sources are enough) fills the long-haul ingress past its Xoff and
+// pauses the long-haul link: the stability test's "no long-haul PAUSE" can fail.
+TEST(Lscc, PfcOnlyPausesTheLongHaulLinkInTheSameIncast) {
   const TopoSpec t = tiny_cross_dc();
   Network net(t, lscc_switch(), NicSettings{}, 1, std::make_unique<NoCc>());
   const int b0 = lookup_node(t, "b0"), eb = lookup_node(t, "egress_b");

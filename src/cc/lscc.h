@@ -23,8 +23,9 @@ namespace rocesim {
 
 struct LsccSettings {
   // The sources' DCQCN [interp]: the seed only says "favourable values according to Mellanox's
-  // recommendations". We use the DCQCN paper's timers (K = 55 us, T_dec = 50 us, T_inc = 55 us) and rates
-  // (R_AI 40 Mb/s, R_HAI 400 Mb/s) with the Mellanox NIC's fast recovery F = 1 and no byte counter: with
+  // recommendations". We use the DCQCN paper's timers (K = 55 us, T_dec = 50 us, T_inc = 55 us), rates
+  // (R_AI 40 Mb/s, R_HAI 400 Mb/s) and target rule (Rt = Rc at every cut: without it the four flows of
+  // lscc/stability keep +-25 % apart) with the Mellanox NIC's fast recovery F = 1 and no byte counter: with
   // the simulator's Mellanox timers (K = 1 us, T_inc = 300 us, R_AI 8 Mb/s at 40G) the sources cannot
   // follow an increase of the feedback rate (the seed's Eq. 12 bound delta R < M T R_AI / T_i fails by
   // 50x) and lscc/stability cycles with the queue at 0 and 80 % utilisation (scenarios/lscc/README.md).
@@ -35,6 +36,7 @@ struct LsccSettings {
     d.inc_period = Time::from_us(55);
     d.rate_ai = Rate::from_mbps(40);
     d.rate_hai = Rate::from_mbps(400);
+    d.clamp_target = true;
     return d;
   }
   // Sources: DCQCN with the Mellanox-recommended values [seed 004: "favourable values according to
