@@ -4,8 +4,8 @@
 Usage:
   /usr/bin/python3 scenarios/lscc/figures.py RUN_DIR [RUN_DIR ...]   micro-benchmarks (stability, convergence,
         fairness, motivation): per-flow rates and queues over time -> RUN_DIR/lscc_rates.png, and a table:
-        per-flow mean rate over the last 20 % of the run, Jain's fairness index, first time all flows are
-        within 10 % of their fair share (stability: N flows sharing 40 Gb/s), remote queue mean/p95 then.
+        per-flow mean rate over the last 20 % of the run, Jain's fairness index, first 5 ms window from which all
+        flows stay within 10 % of their fair share (stability: N flows sharing 40 Gb/s), remote queue mean/p95 then.
   /usr/bin/python3 scenarios/lscc/figures.py SWEEP_DIR                lscc/load sweep: average and p95 FCT,
         average PFC pause time per node, PAUSEs sent across the long-haul link, egress buffer CDF p50/p95
         -> SWEEP_DIR/lscc_load.png, lscc_buffer_cdf.png and a table.
@@ -71,17 +71,22 @@ def micro(dirs):
             v = [g for t, g in rates[fid] if t >= tail0]
             means.append(sum(v) / len(v) if v else 0.0)
         jain = (sum(means) ** 2 / (len(means) * sum(m * m for m in means))) if means and any(means) else float("nan")
-        # First bin from which every flow stays within 10 % of 40/N Gb/s (all flows live from t = 0).
+        # First 5 ms window from which every flow stays within 10 % of its share of the 40 Gb/s receiver link
+        # (stability: all flows live from t = 0), from the rate bins averaged per window.
         t_fair = float("nan")
         if rates:
             n = len(rates)
             fair = 40.0 * 1000 / 1048 / n  # goodput share of the 40 Gb/s receiver link
-            bins = sorted({t for s in rates.values() for t, _ in s})
-            by = {fid: dict(rates[fid]) for fid in rates}
-            ok = [all(abs(by[f].get(t, 0.0) - fair) <= 0.1 * fair for f in by) for t in bins]
-            for i in range(len(bins)):
+            win = {}
+            for fid, s in rates.items():
+                for t, g in s:
+                    win.setdefault(int(t // 5000), {}).setdefault(fid, []).append(g)
+            keys = sorted(win)
+            ok = [all(abs(sum(win[k].get(f, [0])) / len(win[k].get(f, [0])) - fair) <= 0.1 * fair for f in rates)
+                  for k in keys]
+            for i in range(len(keys)):
                 if all(ok[i:]):
-                    t_fair = bins[i] / 1000
+                    t_fair = keys[i] * 5.0
                     break
         qkey = next((k for k in queues if k.startswith("egress_b->")), None)
         qv = [q for t, q in queues.get(qkey, []) if t >= tail0] if qkey else []
