@@ -14,6 +14,7 @@
 #include "cc/none.h"
 #include "cc/swing.h"
 #include "config/scenario.h"
+#include "core/error.h"
 #include "net/network.h"
 #include "net/switch.h"
 #include "topo/builders.h"
@@ -317,4 +318,17 @@ TEST(Lscc, NoLongHaulPauseInLoadAt50Percent) {
               pfc_peak / 1e6);
   EXPECT_EQ(lscc_pauses, 0u);
   EXPECT_GT(pfc_pauses, 0u);
+}
+
+TEST(LsccConfig, BadKeysAreInputErrors) {
+  const std::string base = "[topology]\nkind = \"cross_dc\"\nk = 2\nhosts_per_edge = 1\n[[flows]]\nsrc = \"a0\"\ndst = \"b0\"\n";
+  EXPECT_NO_THROW(load_scenario_text(base + "[cc]\nscheme = \"lscc\"\n", "ok.toml"));
+  EXPECT_THROW(load_scenario_text(base, "k.toml", {"topology.k=3"}), InputError);
+  EXPECT_THROW(load_scenario_text(base + "[cc]\nscheme = \"lscc\"\n[cc.lscc]\nq_reff_bytes = 1\n", "u.toml"), InputError);
+  EXPECT_THROW(load_scenario_text(base + "[cc]\nscheme = \"lscc\"\n[cc.lscc]\nperiod_us = 0\n", "p.toml"), InputError);
+  EXPECT_THROW(load_scenario_text(base + "[cc]\nscheme = \"swing\"\n[cc.swing]\nxon_bdp = 2\n", "s.toml"), InputError);
+  // A table of a scheme that is not selected is still checked.
+  EXPECT_THROW(load_scenario_text(base + "[cc]\nscheme = \"none\"\n[cc.hpcc_star]\neta = 7\n", "h.toml"), InputError);
+  EXPECT_THROW(load_scenario_text(base + "[switch]\nlong_haul_xoff_bytes = 1000\nlong_haul_xon_bytes = 2000\n", "x.toml"),
+               InputError);
 }
