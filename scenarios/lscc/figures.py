@@ -7,7 +7,7 @@ Usage:
         per-flow mean rate over the last 20 % of the run, Jain's fairness index, first 5 ms window from which all
         flows stay within 10 % of their fair share (stability: N flows sharing 40 Gb/s), remote queue mean/p95 then.
   /usr/bin/python3 scenarios/lscc/figures.py SWEEP_DIR                lscc/load sweep: average and p95 FCT,
-        average PFC pause time per node, PAUSEs sent across the long-haul link, egress buffer CDF p50/p95
+        average PFC pause time per node (egress paused time summed per node, over the nodes that paused), PAUSEs sent across the long-haul link, egress buffer CDF p50/p95
         -> SWEEP_DIR/lscc_load.png, lscc_buffer_cdf.png and a table.
 """
 import csv
@@ -127,8 +127,6 @@ def load_sweep(d):
         if not os.path.exists(os.path.join(rd, "summary.json")):
             continue
         s = load_json(os.path.join(rd, "summary.json"))
-        res = load_json(os.path.join(rd, "scenario.resolved.toml.json")) if os.path.exists(
-            os.path.join(rd, "scenario.resolved.toml.json")) else None
         load = None
         try:
             import tomllib
@@ -142,7 +140,6 @@ def load_sweep(d):
         per_node = {}
         for p in ports:
             per_node[p["node_name"]] = per_node.get(p["node_name"], 0.0) + p["paused_time_us"]
-        n_nodes = len(load_json(os.path.join(rd, "summary.json")).get("nodes", [])) or 1
         long_pauses = sum(p["pauses_sent"] for p in ports
                           if {p["node_name"], p["peer_name"]} == {"egress_a", "egress_b"})
         buf = {}
