@@ -9,7 +9,7 @@
 //    clears) or which have sent less than the long-flow threshold (> BDP of the long-haul link, so every
 //    flow is held by direct CNPs while it starts). A flag expires flag_hold after the CNP that set it;
 //    ResetTable every T drops flows idle for a period (see LsccSettings::flag_hold).
-// Sources run DCQCN unchanged (cc/dcqcn, the Mellanox-recommended values [seed 004]); receivers send normal
+// Sources run DCQCN unchanged (cc/dcqcn; values: LsccSettings::sender_defaults); receivers send normal
 // CNPs at a coarser interval, normal_cnp_multiple x T_dcnp (10 in the seed; 0 = none, "infinity").
 // ECN marking is off at the rate-calculation hop (packets that came over the long-haul link) [seed 004].
 #pragma once
