@@ -71,9 +71,11 @@ class Hpcc : public CongestionControl {
   };
   const State& state(const Qp& qp) const { return st_[qp.slot]; }
 
- private:
-  void apply(Qp& qp, double w);
+ protected:
+  // Sets the window W (and the pacing rate W / T); HPCC* (cc/hpcc_star.h) takes min(W, W*) here.
+  virtual void apply(Qp& qp, double w);
 
+ private:
   HpccSettings s_;
   Time t_;                       // T
   std::vector<State> st_;

@@ -111,6 +111,18 @@ TopoSpec read_topology(Config& c) {
     p.delay = us(c, t + "link_delay_us", p.delay.us());
     return fat_tree_3tier(p);
   }
+  if (kind == "cross_dc") {
+    CrossDcParams p;
+    p.k = static_cast<int>(c.get_int(t + "k", p.k, 2, 64));
+    if (p.k % 2) c.fail(t + "k", "k must be even");
+    p.hosts_per_edge = static_cast<int>(c.get_int(t + "hosts_per_edge", p.hosts_per_edge, 0, 1024));
+    p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
+    p.fabric_rate = gbps(c, t + "fabric_rate_gbps", p.fabric_rate.gbps());
+    p.delay = us(c, t + "link_delay_us", p.delay.us());
+    p.long_haul_rate = gbps(c, t + "long_haul_rate_gbps", p.long_haul_rate.gbps());
+    p.long_haul_delay = us(c, t + "long_haul_delay_us", p.long_haul_delay.us());
+    return cross_dc(p);
+  }
   // mercury_victim
   MercuryVictimParams p;
   p.host_rate_h12 = gbps(c, t + "h12_rate_gbps", p.host_rate_h12.gbps());
@@ -154,6 +166,11 @@ void read_switch(Config& c, SwitchSettings& s) {
   s.pmax = c.get_double(k + "pmax", s.pmax, 0, 1);
   s.ecn_scale_with_rate = c.get_bool(k + "ecn_scale_with_rate", s.ecn_scale_with_rate);
   s.ecn_ref_rate = gbps(c, k + "ecn_ref_rate_gbps", s.ecn_ref_rate.gbps());
+  s.long_haul_headroom_bytes = c.get_int(k + "long_haul_headroom_bytes", s.long_haul_headroom_bytes, 0, int64_t{1} << 40);
+  s.long_haul_xoff_bytes = c.get_int(k + "long_haul_xoff_bytes", s.long_haul_xoff_bytes, 0, int64_t{1} << 40);
+  s.long_haul_xon_bytes = c.get_int(k + "long_haul_xon_bytes", s.long_haul_xon_bytes, 0, int64_t{1} << 40);
+  if (s.long_haul_xoff_bytes > 0 && s.long_haul_xon_bytes > s.long_haul_xoff_bytes)
+    c.fail(k + "long_haul_xon_bytes", fmt::format("must not exceed long_haul_xoff_bytes ({})", s.long_haul_xoff_bytes));
 }
 
 void read_nic(Config& c, NicSettings& n) {
@@ -222,7 +239,7 @@ std::vector<std::string> scheme_names() {
   return n;
 }
 std::vector<std::string> topology_kinds() {
-  return {"dumbbell", "star", "leaf_spine", "fat_tree", "fat_tree_3tier", "mercury_victim", "file"};
+  return {"dumbbell", "star", "leaf_spine", "fat_tree", "fat_tree_3tier", "mercury_victim", "file", "cross_dc"};
 }
 
 static Scenario build(Config& c) {
@@ -246,6 +263,10 @@ static Scenario build(Config& c) {
     if (!s.topo.is_switch[l.a] || !s.topo.is_switch[l.b]) nic_rate = std::max(nic_rate, l.rate);
   s.scheme = c.get_string("cc.scheme", s.scheme, scheme_names());
   s.scheme_factory = find_scheme(s.scheme)->read(c, SchemeContext{nic_rate, Time::zero()});
+  // [cc.<name>] tables of schemes not selected are read (and checked) too, so that one scenario can carry
+  // several schemes' settings and be swept over cc.scheme.
+  for (const auto& e : scheme_registry())
+    if (e.name != s.scheme && c.has("cc." + e.name)) (void)e.read(c, SchemeContext{nic_rate, Time::zero()});
 
   // Inline flows
   const size_t nflows = c.table_array_size("flows");

@@ -19,6 +19,12 @@ const std::vector<SchemeEntry>& scheme_registry() {
        read_scheme_dcqcn_tcd},
       {"mercury", "Mercury (switch PFC-aware port states, window-carrying CNPs; DCQCN paper sender + cwnd)",
        read_scheme_mercury},
+      {"lscc", "LSCC (cross-DC: rate calc at the far egress switch, pseudo queue + direct CNPs near the sources; DCQCN)",
+       read_scheme_lscc},
+      {"hpcc_star", "HPCC* (HPCC with LSCC's rate calc and direct INT from the near egress switch; min(W, W*))",
+       read_scheme_hpcc_star},
+      {"swing", "SWING (PFC relay at both ends of the long-haul link, early resume; line-rate hosts)",
+       read_scheme_swing},
   };
   return r;
 }

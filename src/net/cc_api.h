@@ -38,14 +38,15 @@ class SwitchAgent {
   virtual void on_pfc(int port, int prio, bool paused) { (void)port; (void)prio; (void)paused; }
   // Replaces RED marking when it returns true (the agent marked or decided not to mark).
   virtual bool mark(Packet& p, int port) { (void)p; (void)port; return false; }
-  // A scheme timer set with Network::schedule_agent_timer fired.
-  virtual void on_timer(uint32_t kind, uint64_t arg) { (void)kind; (void)arg; }
   // Named counters of egress `port` for summary.json "scheme_counters" (e.g. packets marked per detected
   // state); called once at the end of a run. None by default.
   virtual void port_counters(int port, std::vector<std::pair<const char*, double>>& out) const {
     (void)port;
     (void)out;
   }
+  // A switch-to-switch message (PktType::kCtrl addressed to this switch, sent at priority 0 through
+  // Network::inject) arrived on `in_port`; the packet is freed after the call.
+  virtual void on_message(const Packet& p, int in_port) { (void)p; (void)in_port; }
 };
 
 struct CcNeeds {

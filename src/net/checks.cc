@@ -333,7 +333,7 @@ std::string NetChecker::check_switch(int id) const {
       else if (c.bytes + c.hdrm_bytes != want)
         bad = "does not match the packets it holds";
       else if (cfg.pfc_enabled && cfg.pfc_mode == PfcThresholdMode::kStatic &&
-               c.bytes > cfg.xoff_bytes + s.headroom(port))
+               c.bytes > s.xoff(port) + s.headroom(port))
         bad = "beyond Xoff + headroom";
       else if (cfg.pfc_enabled && dynamic && c.hdrm_bytes > s.headroom(port))
         bad = "beyond the port's headroom";

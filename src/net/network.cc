@@ -53,6 +53,7 @@ void Network::build_nodes() {
     x.error_rate = l.error_rate;
     y.node = &b; y.index = pb; y.peer = &a; y.peer_port = pa; y.rate = l.rate; y.delay = l.delay;
     y.error_rate = l.error_rate;
+    x.long_haul = y.long_haul = l.long_haul;
   }
   // Host speed for per-speed switch settings: the fastest host link.
   Rate host_rate = sw_.host_rate;

@@ -34,6 +34,7 @@ struct Port {
   Rate rate;
   Time delay;
   double error_rate = 0;
+  bool long_haul = false;            // LinkSpec::long_haul
 
   PacketQueue pfc_q;                 // PFC frames go before anything else
   PacketQueue q[kNumPriorities];     // 0 = control, strict priority; 1..7 data, round robin

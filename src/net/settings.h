@@ -34,6 +34,12 @@ struct SwitchSettings {
   bool credit_enabled = false;
   Bytes credit_buffer_bytes = 800'000;      // per (ingress port, priority) [seed 003 testbed: 800 KB]
   Time credit_period = Time::from_us(60);   // T_c [seed 003 testbed: 60 us; IB: <= 65536 symbol times]
+  // Ports of long-haul links (LinkSpec::long_haul). Headroom: one BDP of the link, rate x 2 x delay, plus
+  // the headroom extra above [seed 004: "headroom >= one BDP"; algorithms.md 1.2]; 0 = that auto value.
+  // Static Xoff/Xon of those ports; 0 = the values above [seed 004: 5 MB on long-haul ports].
+  Bytes long_haul_headroom_bytes = 0;
+  Bytes long_haul_xoff_bytes = 0;
+  Bytes long_haul_xon_bytes = 0;
 };
 
 struct NicSettings {

@@ -16,6 +16,8 @@ void Switch::configure(const SwitchSettings& s, Rate host_rate) {
   headroom_.assign(n, 0);
   dt_shift_.assign(n, s.dt_shift_at_host_rate);
   ecn_.assign(n, {});
+  xoff_.assign(n, s.xoff_bytes);
+  xon_.assign(n, s.xon_bytes);
   hdrm_total_ = 0;
   reserve_total_ = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -28,6 +30,17 @@ void Switch::configure(const SwitchSettings& s, Rate host_rate) {
                              (s.headroom_extra_bytes >= 0
                                   ? s.headroom_extra_bytes
                                   : 2 * (net_.nic_settings().mtu_bytes + net_.nic_settings().header_bytes));
+    if (p.long_haul) {
+      // One BDP of the long-haul link [seed 004; algorithms.md 1.2] and its own static thresholds.
+      headroom_[i] = s.long_haul_headroom_bytes > 0
+                         ? s.long_haul_headroom_bytes
+                         : static_cast<Bytes>(2.0 * p.rate.bps * p.delay.sec() / 8.0) +
+                               (s.headroom_extra_bytes >= 0
+                                    ? s.headroom_extra_bytes
+                                    : 2 * (net_.nic_settings().mtu_bytes + net_.nic_settings().header_bytes));
+      if (s.long_haul_xoff_bytes > 0) xoff_[i] = s.long_haul_xoff_bytes;
+      if (s.long_haul_xon_bytes > 0) xon_[i] = s.long_haul_xon_bytes;
+    }
     // Dynamic threshold: shift at host speed, one less per doubling of port speed [sim].
     int shift = s.dt_shift_at_host_rate;
     for (double r = host_rate.bps * 2; r <= p.rate.bps * 1.0001 && shift > 0; r *= 2) --shift;
@@ -42,7 +55,7 @@ void Switch::configure(const SwitchSettings& s, Rate host_rate) {
 }
 
 Bytes Switch::pfc_threshold(int port) const {
-  if (s_.pfc_mode == PfcThresholdMode::kStatic) return s_.xoff_bytes;
+  if (s_.pfc_mode == PfcThresholdMode::kStatic) return xoff_[port];
   const Bytes free_shared = s_.buffer_bytes - hdrm_total_ - reserve_total_ - shared_used_;
   return free_shared > 0 ? (free_shared >> dt_shift_[port]) : 0;
 }
@@ -57,6 +70,11 @@ int Switch::route(const Packet& p) const {
 void Switch::receive(Packet* p, int in_port) {
   if (p->type == PktType::kPfc) {
     handle_pfc(p, in_port);
+    return;
+  }
+  if (p->type == PktType::kCtrl && p->dst == id_) {  // a switch-to-switch message for our agent
+    if (agent_) agent_->on_message(*p, in_port);
+    net_.pool().put(p);
     return;
   }
   p->in_port = static_cast<int16_t>(in_port);
@@ -103,7 +121,7 @@ bool Switch::admit(Packet* p, int in_port) {
   }
   IngressCounters& c = ingress_[in_port * kNumPriorities + p->prio];
   if (s_.pfc_mode == PfcThresholdMode::kStatic || s_.credit_enabled) {  // credits bound c.bytes upstream
-    if (s_.pfc_enabled && c.bytes + size > s_.xoff_bytes + headroom_[in_port]) return false;
+    if (s_.pfc_enabled && c.bytes + size > xoff_[in_port] + headroom_[in_port]) return false;
     c.bytes += size;
   } else {
     const Bytes thresh = pfc_threshold(in_port);
@@ -130,7 +148,7 @@ void Switch::maybe_pause(int in_port, int prio) {
   IngressCounters& c = ingress_[in_port * kNumPriorities + prio];
   if (c.pause_sent) return;
   bool over;
-  if (s_.pfc_mode == PfcThresholdMode::kStatic) over = c.bytes >= s_.xoff_bytes;
+  if (s_.pfc_mode == PfcThresholdMode::kStatic) over = c.bytes >= xoff_[in_port];
   else over = c.hdrm_bytes > 0 || shared_of(c) >= pfc_threshold(in_port);
   if (over) {
     c.pause_sent = true;
@@ -140,10 +158,10 @@ void Switch::maybe_pause(int in_port, int prio) {
 
 void Switch::maybe_resume(int in_port, int prio) {
   IngressCounters& c = ingress_[in_port * kNumPriorities + prio];
-  if (!c.pause_sent) return;
+  if (!c.pause_sent || c.agent_hold) return;
   bool under;
   if (s_.pfc_mode == PfcThresholdMode::kStatic) {
-    under = c.bytes <= s_.xon_bytes;
+    under = c.bytes <= xon_[in_port];
   } else {
     const Bytes sh = shared_of(c);
     under = c.hdrm_bytes == 0 && (sh == 0 || sh + s_.resume_offset_bytes <= pfc_threshold(in_port));
@@ -151,6 +169,23 @@ void Switch::maybe_resume(int in_port, int prio) {
   if (under) {
     c.pause_sent = false;
     send_pfc(in_port, prio, false);
+  }
+}
+
+void Switch::hold_pause(int port, int prio, bool hold) {
+  IngressCounters& c = ingress_[port * kNumPriorities + prio];
+  if (hold == c.agent_hold) return;
+  c.agent_hold = hold;
+  if (hold) {
+    if (!c.pause_sent) {
+      c.pause_sent = true;
+      send_pfc(port, prio, true);
+    }
+  } else if (s_.pfc_enabled) {
+    maybe_resume(port, prio);
+  } else if (c.pause_sent) {
+    c.pause_sent = false;
+    send_pfc(port, prio, false);
   }
 }
 

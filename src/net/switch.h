@@ -17,6 +17,7 @@ struct IngressCounters {
   Bytes bytes = 0;        // reserve + shared bytes held by this (port, priority)
   Bytes hdrm_bytes = 0;   // bytes that landed in headroom
   bool pause_sent = false;
+  bool agent_hold = false; // a switch agent holds this (port, priority) paused (Switch::hold_pause)
 };
 
 struct EgressEcn {
@@ -48,6 +49,14 @@ class Switch : public Node {
   Bytes pfc_threshold(int port) const;
   const EgressEcn& ecn(int port) const { return ecn_[port]; }
   void set_ecn(int port, const EgressEcn& e) { ecn_[port] = e; }
+  // Per-port static PFC thresholds (long-haul ports get SwitchSettings::long_haul_*; agents may override).
+  Bytes xoff(int port) const { return xoff_[port]; }
+  Bytes xon(int port) const { return xon_[port]; }
+  void set_port_thresholds(int port, Bytes xoff, Bytes xon) { xoff_[port] = xoff; xon_[port] = xon; }
+  // An agent holds (hold = true) ingress `port`'s priority `prio` paused towards the upstream neighbour:
+  // a PAUSE goes out now unless one is out already, and the switch's own RESUME waits until the agent
+  // releases the hold (hold = false) and the buffer rule allows it (PFC relay of long-haul links).
+  void hold_pause(int port, int prio, bool hold);
 
  protected:
   Packet* dequeue(Port& port) override;
@@ -70,6 +79,7 @@ class Switch : public Node {
   std::vector<Bytes> headroom_;            // per port
   std::vector<int> dt_shift_;              // per port
   std::vector<EgressEcn> ecn_;             // per port
+  std::vector<Bytes> xoff_, xon_;          // per port (static mode)
   Bytes hdrm_total_ = 0;
   Bytes reserve_total_ = 0;
   Bytes shared_used_ = 0;

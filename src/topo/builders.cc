@@ -258,6 +258,58 @@ TopoSpec mercury_victim(const MercuryVictimParams& p) {
   return std::move(as).finish();
 }
 
+TopoSpec cross_dc(const CrossDcParams& p) {
+  const char* kName = "cross_dc";
+  require_count(p.k, 2, kName, "k");
+  require(p.k % 2 == 0, "cross_dc: k must be even");
+  require_count(p.hosts_per_edge, 0, kName, "hosts_per_edge");
+  require_rate(p.host_rate, kName, "host_rate");
+  require_rate(p.fabric_rate, kName, "fabric_rate");
+  require_rate(p.long_haul_rate, kName, "long_haul_rate");
+  require_delay(p.delay, kName, "delay");
+  require_delay(p.long_haul_delay, kName, "long_haul_delay");
+  const int k = p.k, half = k / 2;
+  const int hpe = p.hosts_per_edge > 0 ? p.hosts_per_edge : half;
+  const int64_t edges = int64_t{k} * half;  // per DC; also aggregation switches per DC
+  const int64_t cores = int64_t{half} * half;
+  const int64_t hosts = edges * hpe;        // per DC
+  const int64_t sw_per_dc = 2 * edges + cores;
+  const int64_t nodes = 2 * (hosts + sw_per_dc) + 2;
+  const int64_t links = 2 * (hosts + edges * half + edges * half + cores) + 1;
+  require_size(nodes, links, kName);
+
+  Assembler as(kName, nodes, links);
+  for (int dc = 0; dc < 2; ++dc)
+    for (int e = 0; e < edges; ++e)
+      for (int h = 0; h < hpe; ++h)
+        as.add_host(dc * static_cast<int>(edges) + e, std::string(dc ? "b" : "a") + std::to_string(e * hpe + h));
+  int first_sw[2];
+  for (int dc = 0; dc < 2; ++dc) {
+    const std::string pre = dc ? "b_" : "a_";
+    first_sw[dc] = as.add_switch(pre + "tor0");
+    for (int e = 1; e < edges; ++e) as.add_switch(pre + "tor" + std::to_string(e));
+    for (int a = 0; a < edges; ++a) as.add_switch(pre + "agg" + std::to_string(a));
+    for (int c = 0; c < cores; ++c) as.add_switch(pre + "core" + std::to_string(c));
+  }
+  const int egress[2] = {as.add_switch("egress_a"), as.add_switch("egress_b")};
+  for (int dc = 0; dc < 2; ++dc) {
+    const int h0 = dc * static_cast<int>(hosts);
+    for (int h = 0; h < hosts; ++h) as.link(h0 + h, first_sw[dc] + h / hpe, p.host_rate, p.delay);
+  }
+  for (int dc = 0; dc < 2; ++dc) {
+    const int fe = first_sw[dc], fa = fe + static_cast<int>(edges), fc = fa + static_cast<int>(edges);
+    for (int e = 0; e < edges; ++e)
+      for (int j = 0; j < half; ++j) as.link(fe + e, fa + (e / half) * half + j, p.fabric_rate, p.delay);
+    for (int a = 0; a < edges; ++a)
+      for (int c = 0; c < half; ++c) as.link(fa + a, fc + (a % half) * half + c, p.fabric_rate, p.delay);
+    for (int c = 0; c < cores; ++c) as.link(fc + c, egress[dc], p.fabric_rate, p.delay);
+  }
+  as.link(egress[0], egress[1], p.long_haul_rate, p.long_haul_delay);
+  TopoSpec t = std::move(as).finish();
+  t.links.back().long_haul = true;
+  return t;
+}
+
 int lookup_node(const TopoSpec& topo, std::string_view name) {
   const int n = std::min(topo.num_nodes, static_cast<int>(topo.node_names.size()));
   for (int i = 0; i < n; ++i)

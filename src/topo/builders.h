@@ -115,6 +115,25 @@ struct MercuryVictimParams {
 };
 TopoSpec mercury_victim(const MercuryVictimParams& p = {});
 
+// Two datacenters joined by a long-haul link (docs/scenarios.md "LSCC"; seed 004 Fig. 1): each is a k-ary
+// fat-tree (as fat_tree() above, but with hosts_per_edge hosts on each edge switch) whose core switches all
+// link one egress switch; the two egress switches are joined by one long-haul link (LinkSpec::long_haul).
+// Defaults: the seed's ns-3 setting: k = 4 (16 hosts per DC, 2 per ToR), 40 Gb/s host links, 100 Gb/s
+// elsewhere inside a DC, 1 us per in-DC link, long-haul 200 Gb/s and 1 ms (200 km).
+// Ids: DC A hosts (edge-major) "a0".., DC B hosts "b0".., then DC A's edges, aggregations and cores, DC B's,
+// then the egress switches "egress_a", "egress_b". host_group: global edge index (DC A's edges first), so
+// the DC of a host is host_group / (k * k / 2 / 2) = host_group / edges_per_dc.
+struct CrossDcParams {
+  int k = 4;
+  int hosts_per_edge = 0;                        // 0 = k / 2
+  Rate host_rate = Rate::from_gbps(40);
+  Rate fabric_rate = Rate::from_gbps(100);       // edge-agg, agg-core, core-egress
+  Time delay = Time::from_us(1);                 // every in-DC link
+  Rate long_haul_rate = Rate::from_gbps(200);
+  Time long_haul_delay = Time::from_ms(1);
+};
+TopoSpec cross_dc(const CrossDcParams& p = {});
+
 // The id of the node named `name` (exact, case-sensitive match on topo.node_names), or -1.
 int lookup_node(const TopoSpec& topo, std::string_view name);
 

@@ -15,6 +15,8 @@ struct LinkSpec {
   Rate rate;                 // same rate both directions
   Time delay;                // one-way propagation delay
   double error_rate = 0.0;   // per-packet loss probability (ns-3 files carry it; 0 = lossless wire)
+  bool long_haul = false;    // an inter-datacenter link: its switch ports size headroom to the link's BDP
+                             // and may use their own PFC thresholds (SwitchSettings long_haul_*)
 };
 
 struct TopoSpec {

@@ -1,0 +1,131 @@
+#include "cc/hpcc_star.h"
+
+#include <algorithm>
+
+#include "net/network.h"
+#include "net/switch.h"
+
+namespace rocesim {
+
+void HpccStar::on_flow_start(Qp& qp) {
+  Hpcc::on_flow_start(qp);
+  if (qp.slot >= near_.size()) {
+    near_.resize(std::max<size_t>(net_->qp_capacity(), qp.slot + 1) + 1024);
+    far_w_.resize(near_.size());
+  }
+  near_[qp.slot] = Near{};
+  far_w_[qp.slot] = qp.line_rate.bps * t().sec() / 8;
+}
+
+std::unique_ptr<SwitchAgent> HpccStar::make_switch_agent(Switch& sw) {
+  if (!LsccSwitchAgent::has_long_haul(sw)) return nullptr;
+  return std::make_unique<HpccStarAgent>(*net_, sw, hs_.rate);
+}
+
+// Effective window = min(W, W*) [seed 004: "W* is used only when it is smaller"].
+void HpccStar::apply(Qp& qp, double w) {
+  far_w_[qp.slot] = w;
+  const Near& n = near_[qp.slot];
+  Hpcc::apply(qp, n.have_ref && n.w > 0 ? std::min(w, n.w) : w);
+}
+
+// The near loop: algorithms.md 2.5 (c) on the direct INT's records (the local hops and the pseudo hop).
+void HpccStar::on_cnp(Qp& qp, const Packet& cnp) {
+  if (cnp.cc_flags != kDirectIntTag || !cnp.hops || cnp.n_hops == 0) return;
+  Near& s = near_[qp.slot];
+  const int n = std::min<int>(cnp.n_hops, kMaxIntHops);
+  const Time now = net_->now();
+  auto store = [&] {
+    s.n_hops = n;
+    std::copy(cnp.hops, cnp.hops + n, s.hop);
+  };
+  if (!s.have_ref || n != s.n_hops) {
+    if (!s.have_ref) {
+      s.last_update = now;
+      s.wc = s.w = far_w_[qp.slot];
+    }
+    s.have_ref = true;
+    store();
+    return;
+  }
+  const bool full = cnp.ts > s.last_update;  // reports a packet sent after the last reference update
+  const HpccSettings& hs = settings();
+  const double t_sec = t().sec();
+  double u_max = 0;
+  Time tau;
+  bool any = false;
+  for (int i = 0; i < n; ++i) {
+    const IntHop& a = cnp.hops[i];
+    const IntHop& b = s.hop[i];
+    const Time dt = a.ts - b.ts;
+    if (dt <= Time::zero() || a.rate.bps <= 0) continue;
+    const double tx_rate = static_cast<double>(a.tx_bytes - b.tx_bytes) * 8 / dt.sec();
+    const double qlen = static_cast<double>(std::min(a.qlen_bytes, b.qlen_bytes));
+    const double u = qlen * 8 / (a.rate.bps * t_sec) + tx_rate / a.rate.bps;
+    if (!any || u > u_max) {
+      u_max = u;
+      tau = dt;
+    }
+    any = true;
+  }
+  store();
+  if (!any) return;
+  tau = std::min(tau, t());
+  const double w_tau = tau.sec() / t_sec;
+  s.u = (1 - w_tau) * s.u + w_tau * u_max;
+  const double w_ai = hs.rate_ai.bps * t_sec / 8;
+  double w;
+  int stage;
+  if (s.u >= hs.eta || s.inc_stage >= hs.max_stage) {
+    w = s.wc / (s.u / hs.eta) + w_ai;
+    stage = 0;
+  } else {
+    w = s.wc + w_ai;
+    stage = s.inc_stage + 1;
+  }
+  const double w_min = hs.min_rate.bps * t_sec / 8, w_init = qp.line_rate.bps * t_sec / 8;
+  w = std::clamp(w, w_min, w_init);
+  if (full) {
+    s.wc = w;
+    s.inc_stage = stage;
+    s.last_update = now;
+  }
+  s.w = w;
+  Hpcc::apply(qp, std::min(far_w_[qp.slot], w));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Direct INT for every internal data packet leaving on the long-haul link [seed 004 section V].
+void HpccStarAgent::on_dequeue(Packet& p, int port) {
+  LsccSwitchAgent::on_dequeue(p, port);
+  const int i = long_index(port);
+  if (i < 0 || p.type != PktType::kData || !internal(p) || !p.hops) return;
+  Qp* qp = net_.qp_of(p);
+  if (!qp) return;
+  LongPort& l = lp_[i];
+  drain(l);
+  const NicSettings& nic = net_.nic_settings();
+  Packet* d = net_.make_cnp(*qp, sw_.id());
+  d->cc_flags = HpccStar::kDirectIntTag;
+  d->ts = p.ts;
+  net_.pool().attach_int(d);
+  // The local DC's records: everything stamped before this switch's own long-haul record.
+  int local = p.n_hops;
+  if (local > 0 && p.hops[local - 1].rate == sw_.port(port).rate && p.hops[local - 1].ts == net_.now()) --local;
+  local = std::min(local, kMaxIntHops - 1);
+  for (int h = 0; h < local; ++h) d->hops[h] = p.hops[h];
+  IntHop& ph = d->hops[local];  // the pseudo queue as one more hop
+  ph.ts = net_.now();
+  ph.tx_bytes = sw_.port(port).tx_bytes + p.size;
+  ph.qlen_bytes = static_cast<Bytes>(l.q_star);
+  ph.rate = l.r_fb;
+  ph.extra = l.r_fb.bps;  // B* [seed 004: a 24-bit field per hop]
+  d->n_hops = static_cast<uint8_t>(local + 1);
+  d->size = static_cast<uint32_t>(nic.cnp_bytes + nic.int_base_bytes + (local + 1) * nic.int_hop_bytes);
+  p.n_hops = 0;  // the ACK carries the remote hops only
+  ++direct_ints_;
+  ++net_.stats().cnps_from_switches;
+  net_.inject(sw_.id(), d);
+}
+
+}  // namespace rocesim

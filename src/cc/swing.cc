@@ -1,0 +1,50 @@
+#include "cc/swing.h"
+
+#include <algorithm>
+
+#include "net/network.h"
+#include "net/switch.h"
+
+namespace rocesim {
+
+std::unique_ptr<SwitchAgent> Swing::make_switch_agent(Switch& sw) {
+  for (const Port& p : sw.ports())
+    if (p.long_haul && p.peer->is_switch()) return std::make_unique<SwingAgent>(*net_, sw, s_);
+  return nullptr;
+}
+
+SwingAgent::SwingAgent(Network& net, Switch& sw, const SwingSettings& s)
+    : net_(net), sw_(sw), s_(s), is_long_(sw.ports().size(), false) {
+  const Bytes mtu = net.nic_settings().mtu_bytes + net.nic_settings().header_bytes;
+  for (const Port& p : sw.ports()) {
+    if (!p.long_haul || !p.peer->is_switch()) continue;
+    long_ports_.push_back(p.index);
+    is_long_[p.index] = true;
+    // R_d's thresholds on the long-haul ingress [algorithms.md 2.10 (c)]: X_on = C x RTT (early resume),
+    // X_off = B_d - C x RTT - 2 MTU (the BDP headroom above it is the switch's long-haul headroom).
+    const double bdp = p.rate.bps * (p.delay * 2).sec() / 8;
+    const Bytes xon = static_cast<Bytes>(s.xon_bdp * bdp);
+    const Bytes xoff = std::max(xon + mtu, static_cast<Bytes>(s.buffer_bdp * bdp - bdp) - 2 * mtu);
+    sw.set_port_thresholds(p.index, xoff, xon);
+  }
+}
+
+void SwingAgent::on_pfc(int port, int prio, bool paused) {
+  if (!s_.relay_in_dc_pause || prio <= 0 || prio >= 8) return;
+  if (is_long_[port]) {
+    // R_u: the far relay paused our long-haul egress: pause the DC side now (relay), release on RESUME.
+    for (const Port& p : sw_.ports())
+      if (!is_long_[p.index]) sw_.hold_pause(p.index, prio, paused);
+    ++relayed_;
+    return;
+  }
+  // R_d: our DC paused one of our in-DC egresses: relay across the long-haul link at once.
+  const int before = in_dc_paused_[prio];
+  in_dc_paused_[prio] = std::max(0, before + (paused ? 1 : -1));
+  if ((before == 0) != (in_dc_paused_[prio] == 0)) {
+    for (int l : long_ports_) sw_.hold_pause(l, prio, in_dc_paused_[prio] > 0);
+    ++relayed_;
+  }
+}
+
+}  // namespace rocesim
