@@ -264,3 +264,52 @@ TEST(Cbfc, FlowControlKeySelectsCreditsAndKeepsSwitchPfcWorking) {
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->max_ton(0), Time::from_us(30));
 }
+
+// Credit starvation reaches the PFC observer (and so pfc.csv) as pause/resume: one pause per starved
+// interval, one resume per refill, and the intervals add up to the ports' paused time.
+TEST(Cbfc, StarvationIsReportedLikePauseAndResume) {
+  const int n = 8;
+  const TopoSpec t = star({.hosts = n + 1, .rate = Rate::from_gbps(100), .delay = Time::from_us(1)});
+  SwitchSettings sw;
+  sw.pfc_enabled = false;
+  sw.credit_enabled = true;
+  sw.credit_buffer_bytes = 100'000;
+  sw.credit_period = Time::from_us(10);
+  Network net(t, sw, NicSettings{}, 1, std::make_unique<NoCc>());
+  std::vector<FlowSpec> flows;
+  for (int i = 0; i < n; ++i) flows.push_back(flow(i, n, 500'000));
+  InlineFlows src(flows);
+  net.set_flow_source(&src);
+  uint64_t pauses = 0, resumes = 0;
+  int64_t starved_ps = 0;
+  std::vector<int64_t> since(static_cast<size_t>(n + 2) * 64 * kNumPriorities, -1);
+  net.observers().on_pfc_rx = [&](const Node& node, int port, int prio, bool pause, Time now) {
+    int64_t& s = since[(static_cast<size_t>(node.id()) * 64 + port) * kNumPriorities + prio];
+    if (pause) {
+      ++pauses;
+      EXPECT_EQ(s, -1);  // a pause only while not starved
+      s = now.ps;
+    } else {
+      ++resumes;
+      ASSERT_GE(s, 0);  // a resume only after a pause
+      starved_ps += now.ps - s;
+      s = -1;
+    }
+  };
+  net.run(Time::from_ms(20));
+  uint64_t received = 0;
+  int64_t paused_ps = 0;
+  for (int i = 0; i <= n + 1; ++i) {  // the hosts and the switch
+    for (auto& p : net.node(i).ports()) {
+      received += p.stats.pause_received;
+      paused_ps += p.stats.paused_time.ps;
+    }
+  }
+  std::printf("CBFC 8:1 incast: %lu starved intervals, %lu refills, %.1f us starved\n",
+              static_cast<unsigned long>(pauses), static_cast<unsigned long>(resumes), starved_ps / 1e6);
+  EXPECT_EQ(net.stats().flows_finished, static_cast<uint64_t>(n));
+  EXPECT_GT(pauses, 0u);
+  EXPECT_EQ(pauses, resumes);  // every flow finished, so every starved port was refilled
+  EXPECT_EQ(pauses, received);
+  EXPECT_EQ(starved_ps, paused_ps);
+}

@@ -23,6 +23,8 @@ bool Node::credit_ok(Port& port, int prio, Bytes size) {
     port.paused_since[prio] = net_.now();
     ++port.stats.pause_received;
     on_pfc_change(port.index, prio, true);
+    // Logged like a received PAUSE (pfc.csv "pause" = credit-starved under credits).
+    if (net_.observers().on_pfc_rx) net_.observers().on_pfc_rx(*this, port.index, prio, true, net_.now());
   }
   return false;
 }
@@ -76,6 +78,8 @@ void Node::handle_credit(Packet* p, int in_port) {
   port.paused[prio] = false;
   port.stats.paused_time += net_.now() - port.paused_since[prio];
   on_pfc_change(in_port, prio, false);
+  // Logged like a received RESUME (pfc.csv "resume" = credit refill, with the starved time).
+  if (net_.observers().on_pfc_rx) net_.observers().on_pfc_rx(*this, in_port, prio, false, net_.now());
   kick(in_port);
 }
 

@@ -17,6 +17,8 @@
 //               duration empty), resume (duration = time paused), end (still paused when the run ended;
 //               duration so far). One pause/resume pair per paused interval (repeated PAUSE frames while
 //               paused are not events), so the resume durations of a port sum to its PortStats::paused_time.
+//               Under credits (switch.flow_control = "credit") pause/resume are the egress running out of
+//               credits (credit-starved) and the credit frame that refills it.
 //   cnps.csv    flow_id,src,dst,cnps_received,cnps_from_switches   every flow started (src/dst node ids as
 //               in flows.csv); CNPs counted when they reach the sender of a live flow.
 //   buffer.csv  switch,buffer_bytes,cdf              per switch, the empirical CDF of its sampled shared
