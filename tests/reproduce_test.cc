@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kBinary = ROCESIM_BINARY;
-const fs::path kScenarios = fs::path(ROCESIM_TEST_DIR) / ".." / "scenarios";
+const fs::path kManifests = fs::path(ROCESIM_TEST_DIR) / ".." / "reproduce";
 
 struct Out {
   int code = -1;
@@ -73,9 +73,9 @@ TEST(Reproduce, QuickTestSweepOfEveryPaperGivesEveryItsClaimANumber) {
   const std::string md = slurp(docs / "REPRODUCTION.md");
   const std::string page = slurp(out / "report.html");
   size_t papers = 0, numbered = 0;
-  for (const auto& e : fs::directory_iterator(kScenarios)) {
-    const fs::path m = e.path() / "reproduce.toml";
-    if (!fs::exists(m)) continue;
+  for (const auto& e : fs::directory_iterator(kManifests)) {
+    const fs::path m = e.path();
+    if (m.extension() != ".toml") continue;
     ++papers;
     const toml::table t = toml::parse_file(m.string());
     const std::string key = *t["paper"]["key"].value<std::string>();
@@ -121,14 +121,14 @@ TEST(Reproduce, UnknownPaperAndBadManifestAreInputErrors) {
   EXPECT_FALSE(fs::exists(tmp.path / "d" / "REPRODUCTION.md"));
 
   // A manifest whose claim reads a sweep it does not define.
-  const fs::path scen = tmp.path / "scenarios" / "p";
-  fs::create_directories(scen);
-  std::ofstream(scen / "reproduce.toml") << "[paper]\nkey = \"p\"\norder = 0\ntitle = \"P\"\nseed = \"x.txt\"\n"
+  const fs::path man = tmp.path / "manifests";
+  fs::create_directories(man);
+  std::ofstream(man / "p.toml") << "[paper]\nkey = \"p\"\norder = 0\ntitle = \"P\"\nseed = \"x.txt\"\n"
                                             "[[sweep]]\nname = \"a\"\nscenario = \"a.toml\"\ngrid = [\"seed=1\"]\n"
                                             "test = true\n[[claim]]\nid = \"C1\"\nsweeps = [\"b\"]\nclaim = \"c\"\n"
                                             "paper = \"p\"\nvalues = { x = \"1\" }\nshow = \"{x}\"\nagree = \"x\"\n";
-  const Out bad = sh("/usr/bin/python3 " + std::string(ROCESIM_TEST_DIR) + "/../tools/reproduce.py --scenarios '" +
-                     (tmp.path / "scenarios").string() + "' --no-run p");
+  const Out bad = sh("/usr/bin/python3 " + std::string(ROCESIM_TEST_DIR) + "/../tools/reproduce.py --manifests '" +
+                     man.string() + "' --no-run p");
   EXPECT_EQ(bad.code, 2) << bad.text;
-  EXPECT_NE(bad.text.find("reproduce.toml [[claim]] #1: unknown sweep 'b'"), std::string::npos) << bad.text;
+  EXPECT_NE(bad.text.find("p.toml [[claim]] #1: unknown sweep 'b'"), std::string::npos) << bad.text;
 }

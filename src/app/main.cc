@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
   bool no_run = false;
   auto* reproduce = app.add_subcommand(
       "reproduce",
-      "Run a seed paper's experiments (scenarios/<paper>/reproduce.toml) as sweeps, measure each of its claims, "
+      "Run a seed paper's experiments (reproduce/<paper>.toml) as sweeps, measure each of its claims, "
       "draw its figures; write OUT/report.html and regenerate docs/REPRODUCTION.md");
   reproduce->add_option("paper", papers, "Paper key(s): mercury, rcm, icc, tcd, lscc (see --list), or all")
       ->expected(0, -1);
