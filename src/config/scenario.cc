@@ -154,6 +154,14 @@ void read_switch(Config& c, SwitchSettings& s) {
   s.pmax = c.get_double(k + "pmax", s.pmax, 0, 1);
   s.ecn_scale_with_rate = c.get_bool(k + "ecn_scale_with_rate", s.ecn_scale_with_rate);
   s.ecn_ref_rate = gbps(c, k + "ecn_ref_rate_gbps", s.ecn_ref_rate.gbps());
+  const std::string model = c.get_string(
+      k + "model", s.model == SwitchModel::kSharedBuffer ? "shared_buffer" : "input_output_queued",
+      {"shared_buffer", "input_output_queued"});
+  s.model = model == "shared_buffer" ? SwitchModel::kSharedBuffer : SwitchModel::kInputOutputQueued;
+  s.input_queue_bytes = c.get_int(k + "input_queue_bytes", s.input_queue_bytes, 2'000, int64_t{1} << 40);
+  s.output_queue_bytes = c.get_int(k + "output_queue_bytes", s.output_queue_bytes, 2'000, int64_t{1} << 40);
+  if (s.model == SwitchModel::kInputOutputQueued && s.credit_enabled)
+    c.fail(k + "model", "input_output_queued supports flow_control = \"pfc\" or \"none\", not \"credit\"");
 }
 
 void read_nic(Config& c, NicSettings& n) {

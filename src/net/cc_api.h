@@ -38,6 +38,22 @@ class SwitchAgent {
   virtual bool mark(Packet& p, int port) { (void)p; (void)port; return false; }
   // A scheme timer set with Network::schedule_agent_timer fired.
   virtual void on_timer(uint32_t kind, uint64_t arg) { (void)kind; (void)arg; }
+  // Picks the egress among `n` > 1 equal-cost `ports` (ECMP's hash chose `hashed_port`); returns a port.
+  virtual int select_port(const Packet& p, const uint16_t* ports, int n, int hashed_port) {
+    (void)p; (void)ports; (void)n;
+    return hashed_port;
+  }
+  // A data packet was admitted from `in_port` (its input queue under the input-and-output queued model,
+  // its ingress counter under the shared buffer); Switch::input_bytes(in_port) includes it.
+  virtual void on_input_enqueue(const Packet& p, int in_port) { (void)p; (void)in_port; }
+  // Input-and-output queued model: true keeps `p` (the head of its input queue) from crossing to its
+  // output `out_port` now; the crossbar serves other waiting inputs instead.
+  virtual bool hold(const Packet& p, int out_port) { (void)p; (void)out_port; return false; }
+  // The crossbar of `out_port` has room but every waiting input is held: return true to try once more
+  // (after releasing some holds), false to leave them waiting until the next dequeue or crossbar_kick.
+  virtual bool on_crossbar_idle(int out_port) { (void)out_port; return false; }
+  // A switch message (Switch::send_to_neighbour) from the neighbour on `in_port` arrived.
+  virtual void on_switch_message(const Packet& p, int in_port) { (void)p; (void)in_port; }
 };
 
 struct CcNeeds {

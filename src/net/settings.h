@@ -8,6 +8,9 @@ namespace rocesim {
 
 enum class PfcThresholdMode { kDynamic, kStatic };
 
+// Switch architecture (net/switch.h): the shared-buffer MMU, or input-and-output queued.
+enum class SwitchModel { kSharedBuffer, kInputOutputQueued };
+
 struct SwitchSettings {
   Bytes buffer_bytes = 32'000'000;          // shared buffer per switch [sim: 32 MB at 100G hosts]
   bool pfc_enabled = true;
@@ -34,6 +37,15 @@ struct SwitchSettings {
   bool credit_enabled = false;
   Bytes credit_buffer_bytes = 800'000;      // per (ingress port, priority) [seed 003 testbed: 800 KB]
   Time credit_period = Time::from_us(60);   // T_c [seed 003 testbed: 60 us; IB: <= 65536 symbol times]
+  // Input-and-output queued model: one FIFO input queue per (ingress port, priority) bounded by
+  // input_queue_bytes, with PFC driven by it (Xoff = input_queue_bytes - headroom, Xon = Xoff - 2 x
+  // (MTU + headers)), and one output queue per egress port (all priorities) bounded by
+  // output_queue_bytes, fed by a crossbar that serves the inputs waiting on it round robin. The shared
+  // buffer's thresholds (buffer_bytes, pfc_mode, reserve, dt_shift) are unused there. [seed 001 sec. 4.1:
+  // "virtual input queues at the input port and one output queue at the output port", 100 KB each]
+  SwitchModel model = SwitchModel::kSharedBuffer;
+  Bytes input_queue_bytes = 100'000;        // [seed 001: 100 KB]
+  Bytes output_queue_bytes = 100'000;       // [seed 001: 100 KB]
 };
 
 struct NicSettings {
