@@ -19,6 +19,8 @@ const std::vector<SchemeEntry>& scheme_registry() {
        read_scheme_dcqcn_tcd},
       {"mercury", "Mercury (switch PFC-aware port states, window-carrying CNPs; DCQCN paper sender + cwnd)",
        read_scheme_mercury},
+      {"rcm", "RCM (switch-to-switch CNs, CAM-recognised harmful flows, crossbar window control, adaptive routing; DCQCN hosts)",
+       read_scheme_rcm},
   };
   return r;
 }

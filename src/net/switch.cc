@@ -102,6 +102,7 @@ void Switch::forward(Packet* p) {
     kick(out);
     return;
   }
+  p->out_port = static_cast<int16_t>(out);
   if (ioq_ && p->in_port >= 0) {
     ioq_arrive(p, out);
     return;
