@@ -93,8 +93,16 @@ void RcmAgent::on_input_enqueue(const Packet& p, int in_port) {
   if (!(fb > 0)) return;
   int out = p.out_port;
   if (sw_.input_output_queued()) {
+    // The input feeds the outputs of the packets it holds: report the most congested one (regional F_b'),
+    // not an uncongested output whose packet happens to wait behind (head-of-line) [interp].
     const Packet* head = sw_.input_queue(in_port, p.prio).head;
     if (head) out = head->out_port;
+    double best = out >= 0 ? regional_fb(out) : 0;
+    for (const Packet* q = head; q; q = q->next)
+      if (q->out_port != out && regional_fb(q->out_port) > best) {
+        out = q->out_port;
+        best = regional_fb(out);
+      }
   }
   if (out < 0) return;
   ps_[out].local_until = net_.now() + s_.flag_timeout;
