@@ -9,6 +9,16 @@
 
 namespace rocesim {
 
+namespace {
+// Order-free signature of a flow set (sum of mixed keys).
+uint64_t mix(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  return k;
+}
+}  // namespace
+
 
 void Rcm::attach(Network& net) {
   Dcqcn::attach(net);
@@ -45,7 +55,6 @@ RcmAgent::RcmAgent(Network& net, Switch& sw, Rcm& scheme)
   for (auto& p : ps_) {
     p.cam.assign(static_cast<size_t>(s_.cam_depth), ~uint64_t{0});
     p.harm.assign(static_cast<size_t>(s_.cam_depth), 0);
-    p.rcc_harm.assign(static_cast<size_t>(s_.cam_depth), 0);
     p.remote_harm.assign(Rcm::kMaxIds, 0);
     p.cam_countdown = s_.cam_interval;
   }
@@ -124,8 +133,8 @@ void RcmAgent::send_cn(int in_port, int out_port, double fb) {
     Rcm::CnIds& ids = scheme_.cn(slot);
     // At edge and inner points the IDs from downstream replace the local ones [seed sec. 3.2].
     const bool remote = remote_flag(out_port) && o.n_remote > 0;
-    const uint64_t* src = remote ? o.remote_harm.data() : o.rcc ? o.rcc_harm.data() : o.harm.data();
-    n = std::min(remote ? o.n_remote : o.rcc ? o.n_rcc : o.n_harm, Rcm::kMaxIds);
+    const uint64_t* src = remote ? o.remote_harm.data() : o.harm.data();
+    n = std::min(remote ? o.n_remote : o.n_harm, Rcm::kMaxIds);
     std::copy(src, src + n, ids.id.begin());
     ids.n = n;
     m->cc_flags = slot;
@@ -147,6 +156,8 @@ void RcmAgent::on_switch_message(const Packet& p, int in_port) {
     if (ids.n > 0) {  // CAM(p) := CN.flowIDs
       std::copy(ids.id.begin(), ids.id.begin() + ids.n, s.remote_harm.begin());
       s.n_remote = ids.n;
+      s.remote_sig = 0;
+      for (int i = 0; i < ids.n; ++i) s.remote_sig += mix(ids.id[static_cast<size_t>(i)]);
     }
     scheme_.cn_free(p.cc_flags);
   }
@@ -156,6 +167,7 @@ void RcmAgent::on_switch_message(const Packet& p, int in_port) {
 // An output queue: F_b > 0 sets the local flag and triggers RCC; RCC counts what crosses to the output.
 void RcmAgent::on_enqueue(Packet& p, int port) {
   PortState& s = ps_[port];
+  if (s_.cfr) cfr_sample(s, p);
   if (s.rcc) {
     s.sent_tot += p.size;
     cnt_.rcc_bytes += p.size;
@@ -173,9 +185,10 @@ void RcmAgent::on_enqueue(Packet& p, int port) {
 }
 
 // ---------------------------------------------------------------------------------------------- CFR
-void RcmAgent::on_dequeue(Packet& p, int port) {
-  if (!s_.cfr) return;
-  PortState& s = ps_[port];
+// The CAM samples the packets entering the output queue [interp: "packets passing through the output
+// queue" (seed sec. 3.3); at entry rather than exit, so a burst shows one queueing delay (8 us for
+// 100 KB at 100 Gb/s) sooner].
+void RcmAgent::cfr_sample(PortState& s, const Packet& p) {
   if (--s.cam_countdown > 0) return;
   s.cam_countdown = 1 + static_cast<int>(rng_.below(static_cast<uint64_t>(2 * s_.cam_interval - 1)));
   cam_write(s, flow_key(p));
@@ -196,14 +209,27 @@ void RcmAgent::cam_write(PortState& s, uint64_t key) {
     }
     ++scratch_counts_[static_cast<size_t>(i)];
   }
-  s.n_harm = 0;
-  if (distinct == 0) return;
-  const double need = s_.cfr_share * s_.cam_depth / distinct;
-  for (int i = 0; i < distinct; ++i)
-    if (scratch_counts_[static_cast<size_t>(i)] >= need) s.harm[static_cast<size_t>(s.n_harm++)] = scratch_keys_[static_cast<size_t>(i)];
-  s.harm_specific = s.n_harm > 0;
-  if (s.n_harm == 0)  // nobody stands out: every flow in the CAM contributes alike
-    for (int i = 0; i < distinct; ++i) s.harm[static_cast<size_t>(s.n_harm++)] = scratch_keys_[static_cast<size_t>(i)];
+  // A flow well above an equal share of the CAM becomes harmful; it stays so while above an equal share.
+  const double fair = distinct ? static_cast<double>(s_.cam_depth) / distinct : 0;
+  int n = 0;
+  for (int i = 0; i < distinct; ++i) {
+    const uint64_t k = scratch_keys_[static_cast<size_t>(i)];
+    const double c = scratch_counts_[static_cast<size_t>(i)];
+    bool was = false;
+    if (s.harm_specific)
+      for (int j = 0; j < s.n_harm && !was; ++j) was = s.harm[static_cast<size_t>(j)] == k;
+    if (c >= s_.cfr_share * fair || (was && c >= s_.cfr_keep_share * fair)) scratch_keys_[static_cast<size_t>(n++)] = k;
+  }
+  s.harm_specific = n > 0;
+  if (n == 0) {  // nobody stands out: every flow in the CAM contributes alike
+    n = distinct;
+  }
+  s.n_harm = n;
+  s.harm_sig = s.harm_specific ? 1 : 0;
+  for (int i = 0; i < n; ++i) {
+    s.harm[static_cast<size_t>(i)] = scratch_keys_[static_cast<size_t>(i)];
+    s.harm_sig += mix(s.harm[static_cast<size_t>(i)]);
+  }
 }
 
 bool RcmAgent::harmful(int port, uint64_t key) const {
@@ -214,9 +240,6 @@ bool RcmAgent::harmful(int port, uint64_t key) const {
   if (remote_flag(port) && s.n_remote > 0) {  // edge / inner point: the root's IDs
     set = s.remote_harm.data();
     n = s.n_remote;
-  } else if (s.rcc) {  // the flows recognised when RCC started
-    set = s.rcc_harm.data();
-    n = s.n_rcc;
   }
   for (int i = 0; i < n; ++i)
     if (set[i] == key) return true;
@@ -231,13 +254,11 @@ bool RcmAgent::harmful(int port, uint64_t key) const {
 void RcmAgent::rcc_trigger(int port, double fb) {
   PortState& s = ps_[port];
   ++cnt_.rcc_triggers;
-  // Locally, RCC controls the flows CFR recognised at its start; a start made while no flow stood out
-  // (every flow harmful) restarts once one does.
-  if (s.rcc && !s.rcc_specific && s.harm_specific) s.rcc = false;
+  // A new harmful set (remote at edge and inner points, else the CAM's) starts a new measurement.
+  const uint64_t sig = remote_flag(port) && s.n_remote > 0 ? s.remote_sig : s.harm_sig;
+  if (s.rcc && sig != s.rcc_sig) s.rcc = false;
   if (!s.rcc) {
-    std::copy(s.harm.begin(), s.harm.begin() + s.n_harm, s.rcc_harm.begin());
-    s.n_rcc = s.n_harm;
-    s.rcc_specific = s.harm_specific;
+    s.rcc_sig = sig;
     const Port& pt = sw_.ports()[port];
     Bytes total = 0, harm = 0;
     for (int prio = 1; prio < kNumPriorities; ++prio)

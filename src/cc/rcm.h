@@ -7,7 +7,7 @@
 //        the IDs of the harmful flows. A CN sets the receiving port's remote flag. Local only = root,
 //        both = inner, remote only = edge of the congestion region.
 //   CFR  congestion flow recognition (sec. 3.3): each output queue writes the ID of every n-th packet it
-//        sends into a cyclic CAM of depth D; flows in the CAM are harmful. At edge and inner points the
+//        takes in into a cyclic CAM of depth D; flows in the CAM are harmful. At edge and inner points the
 //        IDs received from downstream replace the local ones.
 //   RCC  regional congestion control (sec. 3.4): a window W = W_c + W_nc (Eq. 3) at the output; on each
 //        trigger R and W_c shrink by (1 - F_b G_d) (Eqs. 4-6) with F_bmax G_d = 1/2. The crossbar holds a
@@ -54,11 +54,12 @@ struct RcmSettings {
   int cam_interval = 2;             // write every n-th dequeued packet (random in [1, 2n - 1]) [interp:
                                     //   the CAM then spans ~64 packets, 5 us at 100 Gb/s, so a burst shows
                                     //   within a few us; algorithms.md 3.2 suggests every 8th]
-  double cfr_share = 2.0;           // harmful: CAM entries >= cfr_share x D / (distinct flows in the CAM);
+  double cfr_share = 2.0;           // harmful: CAM entries >= cfr_share x D / (distinct flows in the CAM),
+  double cfr_keep_share = 1.0;      //   and stays so while >= cfr_keep_share x D / distinct (hysteresis);
                                     //   when no flow stands out that way, every flow in the CAM (the seed's
                                     //   literal rule; cfr_share = 0 always) [interp: "flows with relatively
-                                    //   high injection rate" (seed sec. 3.3) among flows of equal share are
-                                    //   all of them]
+                                    //   high injection rate" (seed sec. 3.3); among flows of equal share
+                                    //   that is all of them]
   // RCC.
   Bytes rcc_min_window_bytes = 32'000;  // W at least this (W is measured: the output queue at detection)
   // SAR.
@@ -99,7 +100,6 @@ class RcmAgent : public SwitchAgent {
 
   void on_input_enqueue(const Packet& p, int in_port) override;
   void on_enqueue(Packet& p, int port) override;
-  void on_dequeue(Packet& p, int port) override;
   bool hold(const Packet& p, int out_port) override;
   bool on_crossbar_idle(int out_port) override;
   void on_switch_message(const Packet& p, int in_port) override;
@@ -143,9 +143,7 @@ class RcmAgent : public SwitchAgent {
     std::vector<uint64_t> remote_harm;
     int n_harm = 0, n_remote = 0;
     bool harm_specific = false;       // the CAM set came from the share rule (not "every flow")
-    std::vector<uint64_t> rcc_harm;   // the set RCC controls, frozen at entry [seed: "starts RCC to the
-    int n_rcc = 0;                    //   flows recognised by CFR"]
-    bool rcc_specific = false;
+    uint64_t harm_sig = 0, remote_sig = 0, rcc_sig = 0;  // set signatures; RCC re-measures on a change
     // RCC
     bool rcc = false;
     Bytes w = 0, wc0 = 0, wc = 0, sent_c = 0, sent_tot = 0;
@@ -161,6 +159,7 @@ class RcmAgent : public SwitchAgent {
   void rcc_trigger(int port, double fb);
   void rcc_exit_if_idle(int port);
   void cam_write(PortState& s, uint64_t key);
+  void cfr_sample(PortState& s, const Packet& p);
   bool congested(int port) const;
 
   Network& net_;
