@@ -78,9 +78,11 @@ def victim(a):
         plot_rates([a.rcm, a.dcqcn], labels, a.o, "victim", 0, 1e9)
 
 
-def by_class(run):
+def by_class(run, ids=None):
     out = collections.defaultdict(lambda: [0, 0.0, 0.0])
     for r in flows(run):
+        if ids is not None and r["id"] not in ids:
+            continue
         c = out[r["class"]]
         c[0] += 1
         c[1] += float(r["size_bytes"]) * 8 / (float(r["fct_us"]) * 1e3)  # Gb/s
@@ -90,8 +92,9 @@ def by_class(run):
 
 def hotspot(a):
     res = {}
+    ids = {r["id"] for r in flows(a.rcm)} & {r["id"] for r in flows(a.dcqcn)}
     for run, lab in zip([a.rcm, a.dcqcn], ["RCM", "DCQCN"]):
-        res[lab] = by_class(run)
+        res[lab] = by_class(run, ids)
         for k, (n, thr, lat) in sorted(res[lab].items()):
             print(f"{lab} {k}: {n} flows, mean throughput {thr:.2f} Gb/s, mean FCT {lat:.1f} us")
     for k in res["RCM"]:
@@ -119,9 +122,9 @@ def hotspot(a):
 SIZE_CLASSES = [("<1MB", 0, 1e6), ("1-10MB", 1e6, 1e7), (">10MB", 1e7, 1e30), ("all", 0, 1e30)]
 
 
-def fct_classes(run):
+def fct_classes(run, ids=None):
     out = {}
-    fl = flows(run)
+    fl = [r for r in flows(run) if ids is None or r["id"] in ids]
     for name, lo, hi in SIZE_CLASSES:
         v = [float(r["fct_us"]) for r in fl if lo <= float(r["size_bytes"]) < hi]
         out[name] = (len(v), sum(v) / len(v) if v else 0.0)
@@ -129,7 +132,9 @@ def fct_classes(run):
 
 
 def fct(a):
-    res = {lab: fct_classes(run) for run, lab in zip([a.rcm, a.dcqcn], ["RCM", "DCQCN"])}
+    # The same flows in both runs (same seed and workload): those that finished in both.
+    ids = {r["id"] for r in flows(a.rcm)} & {r["id"] for r in flows(a.dcqcn)}
+    res = {lab: fct_classes(run, ids) for run, lab in zip([a.rcm, a.dcqcn], ["RCM", "DCQCN"])}
     for name, _, _ in SIZE_CLASSES:
         (n, r), (_, d) = res["RCM"][name], res["DCQCN"][name]
         gain = 100 * (1 - r / d) if d else 0
