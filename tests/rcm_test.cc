@@ -36,8 +36,8 @@ SwitchSettings ioq_switch() {
 // at 150 us. Goodput per flow at h4 in 2 us bins, from 100 us.
 struct BurstRun {
   std::vector<std::vector<double>> gbps;  // [bin][flow 0..4]
-  RcmAgent::Counters s1;
-  uint64_t drops = 0;
+  RcmAgent::Counters s0, s1;
+  uint64_t drops = 0, switch_cnps = 0, switch_messages = 0;
   Time rcc_since;  // first time s1's port to h4 ran RCC after the burst started
 };
 
@@ -69,7 +69,10 @@ BurstRun run_burst(std::unique_ptr<CongestionControl> cc) {
   });
   net.run(Time::from_us(200), false);
   if (auto* a = dynamic_cast<RcmAgent*>(net.sw(s1).agent())) r.s1 = a->counters();
+  if (auto* a = dynamic_cast<RcmAgent*>(net.sw(lookup_node(t, "s0")).agent())) r.s0 = a->counters();
   r.drops = net.stats().data_drops;
+  r.switch_cnps = net.stats().cnps_from_switches;
+  r.switch_messages = net.stats().switch_messages;
   return r;
 }
 
@@ -150,6 +153,12 @@ TEST(Rcm, BurstCutAtSwitchIncastRecovers) {
     incast_dcqcn += mean_gbps(d, f, 160, 190);
   }
   EXPECT_LT(burst_rcm, 0.93 * burst_dcqcn) << burst_rcm << " vs " << burst_dcqcn;
+  // Hop by hop: s1's input from s0 sends CNs to s0 (its other input faces a host: none there).
+  EXPECT_GT(r.s1.cn_sent, 0u);
+  EXPECT_LE(r.s0.cn_received, r.s1.cn_sent);  // a few may be on the wire when the run stops
+  EXPECT_GE(r.s0.cn_received + 5, r.s1.cn_sent);
+  EXPECT_EQ(r.switch_messages, r.s0.cn_sent + r.s1.cn_sent);
+  EXPECT_EQ(r.switch_cnps, 0u);  // nothing from a switch reaches a host
   EXPECT_GT(incast_rcm, incast_dcqcn + 3) << incast_rcm << " vs " << incast_dcqcn;
 }
 
@@ -198,4 +207,16 @@ TEST(Rcm, SarDetoursOnlyNonHarmfulFlows) {
     EXPECT_EQ(a->counters().sar_detours_of_harmful, 0u);
     EXPECT_EQ(a->counters().sar_detours, sar ? 1u : 0u);
   }
+}
+
+// Ablation switch: without CRD nothing is detected, so no CN, no RCC, and the burst keeps DCQCN's rate.
+TEST(Rcm, WithoutCrdNothingHappens) {
+  RcmSettings rs;
+  rs.crd = false;
+  const BurstRun r = run_burst(std::make_unique<Rcm>(rs));
+  const BurstRun d = run_burst(std::make_unique<Dcqcn>(DcqcnSettings::mellanox(Rate::from_gbps(100))));
+  EXPECT_EQ(r.switch_messages, 0u);
+  EXPECT_EQ(r.s1.rcc_entries, 0u);
+  EXPECT_EQ(r.s1.holds, 0u);
+  EXPECT_NEAR(mean_gbps(r, 4, 160, 190), mean_gbps(d, 4, 160, 190), 0.01);
 }
