@@ -217,8 +217,10 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
                     {"acks_sent", st.acks_sent},
                     {"nacks_sent", st.nacks_sent},
                     {"timeouts", st.timeouts},
-                    {"bytes_delivered", st.bytes_delivered}};
-  j["switch"] = {{"max_ingress_bytes", st.max_ingress_bytes}, {"max_buffer_bytes", st.max_switch_buffer_bytes}};
+                    {"bytes_delivered", st.bytes_delivered},
+                    {"out_of_order_packets", st.out_of_order_packets}};
+  j["switch"] = {{"max_ingress_bytes", st.max_ingress_bytes}, {"max_buffer_bytes", st.max_switch_buffer_bytes},
+                 {"switch_messages", st.switch_messages}};
   j["performance"] = {{"events", events},
                       {"packet_hops", st.packet_hops},
                       {"wall_seconds", res.wall_seconds},

@@ -131,7 +131,7 @@ void LsccSwitchAgent::period() {
   on_period();
 }
 
-void LsccSwitchAgent::on_message(const Packet& p, int in_port) {
+void LsccSwitchAgent::on_switch_message(const Packet& p, int in_port) {
   if (p.cc_flags != kFeedbackTag) return;
   const int i = long_index(in_port);
   if (i < 0) return;

@@ -76,7 +76,7 @@ class LsccSwitchAgent : public SwitchAgent, public EventHandler {
 
   void on_enqueue(Packet& p, int port) override;
   void on_dequeue(Packet& p, int port) override;
-  void on_message(const Packet& p, int in_port) override;
+  void on_switch_message(const Packet& p, int in_port) override;
   void on_event(uint32_t kind, uint64_t arg) override;
 
   // Read access for tests, monitors and the scenarios' figures.

@@ -171,6 +171,14 @@ void read_switch(Config& c, SwitchSettings& s) {
   s.long_haul_xon_bytes = c.get_int(k + "long_haul_xon_bytes", s.long_haul_xon_bytes, 0, int64_t{1} << 40);
   if (s.long_haul_xoff_bytes > 0 && s.long_haul_xon_bytes > s.long_haul_xoff_bytes)
     c.fail(k + "long_haul_xon_bytes", fmt::format("must not exceed long_haul_xoff_bytes ({})", s.long_haul_xoff_bytes));
+  const std::string model = c.get_string(
+      k + "model", s.model == SwitchModel::kSharedBuffer ? "shared_buffer" : "input_output_queued",
+      {"shared_buffer", "input_output_queued"});
+  s.model = model == "shared_buffer" ? SwitchModel::kSharedBuffer : SwitchModel::kInputOutputQueued;
+  s.input_queue_bytes = c.get_int(k + "input_queue_bytes", s.input_queue_bytes, 2'000, int64_t{1} << 40);
+  s.output_queue_bytes = c.get_int(k + "output_queue_bytes", s.output_queue_bytes, 2'000, int64_t{1} << 40);
+  if (s.model == SwitchModel::kInputOutputQueued && s.credit_enabled)
+    c.fail(k + "model", "input_output_queued supports flow_control = \"pfc\" or \"none\", not \"credit\"");
 }
 
 void read_nic(Config& c, NicSettings& n) {

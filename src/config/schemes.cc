@@ -25,6 +25,8 @@ const std::vector<SchemeEntry>& scheme_registry() {
        read_scheme_hpcc_star},
       {"swing", "SWING (PFC relay at both ends of the long-haul link, early resume; line-rate hosts)",
        read_scheme_swing},
+      {"rcm", "RCM (switch-to-switch CNs, CAM-recognised harmful flows, crossbar window control, adaptive routing; DCQCN hosts)",
+       read_scheme_rcm},
   };
   return r;
 }

@@ -43,6 +43,7 @@ SchemeFactory read_scheme_mercury(Config& c, const SchemeContext& ctx);
 SchemeFactory read_scheme_lscc(Config& c, const SchemeContext& ctx);       // config/cc_lscc.cc
 SchemeFactory read_scheme_hpcc_star(Config& c, const SchemeContext& ctx);  // config/cc_lscc.cc
 SchemeFactory read_scheme_swing(Config& c, const SchemeContext& ctx);      // config/cc_lscc.cc
+SchemeFactory read_scheme_rcm(Config& c, const SchemeContext& ctx);
 
 // The DCQCN keys of [cc.dcqcn] read at `prefix` (config/cc_dcqcn.cc), for schemes whose sender is DCQCN's.
 struct DcqcnSettings;

@@ -44,9 +44,23 @@ class SwitchAgent {
     (void)port;
     (void)out;
   }
-  // A switch-to-switch message (PktType::kCtrl addressed to this switch, sent at priority 0 through
-  // Network::inject) arrived on `in_port`; the packet is freed after the call.
-  virtual void on_message(const Packet& p, int in_port) { (void)p; (void)in_port; }
+  // Picks the egress among `n` > 1 equal-cost `ports` (ECMP's hash chose `hashed_port`); returns a port.
+  virtual int select_port(const Packet& p, const uint16_t* ports, int n, int hashed_port) {
+    (void)p; (void)ports; (void)n;
+    return hashed_port;
+  }
+  // A data packet was admitted from `in_port` (its input queue under the input-and-output queued model,
+  // its ingress counter under the shared buffer); Switch::input_bytes(in_port) includes it.
+  virtual void on_input_enqueue(const Packet& p, int in_port) { (void)p; (void)in_port; }
+  // Input-and-output queued model: true keeps `p` (the head of its input queue) from crossing to its
+  // output `out_port` now; the crossbar serves other waiting inputs instead.
+  virtual bool hold(const Packet& p, int out_port) { (void)p; (void)out_port; return false; }
+  // The crossbar of `out_port` has room but every waiting input is held: return true to try once more
+  // (after releasing some holds), false to leave them waiting until the next dequeue or crossbar_kick.
+  virtual bool on_crossbar_idle(int out_port) { (void)out_port; return false; }
+  // A switch-to-switch message (PktType::kCtrl at priority 0) arrived on `in_port`: sent to the neighbour
+  // with Switch::send_to_neighbour, or addressed to this switch through Network::inject. Freed after the call.
+  virtual void on_switch_message(const Packet& p, int in_port) { (void)p; (void)in_port; }
 };
 
 struct CcNeeds {

@@ -195,7 +195,19 @@ std::vector<DeadlockEdge> NetChecker::find_deadlock(Time min_age) const {
     // Where do the packets of ingress (peer_port, prio) wait?
     bool blocked = true, any = false;
     std::vector<int> next;
+    if (t.input_output_queued()) {
+      // Input-and-output queued: they wait in the input queue behind its head, which waits for its output.
+      if (const Packet* p = t.input_queue(e.peer_port, e.prio).head) {
+        any = true;
+        auto it = index.find({e.peer, p->out_port, p->prio});
+        if (it == index.end())
+          blocked = false;
+        else
+          next.push_back(it->second);
+      }
+    }
     for (const Port& out : t.ports()) {
+      if (t.input_output_queued()) break;
       for (int q = 1; q < kNumPriorities && blocked; ++q) {
         bool holds = false;
         for (const Packet* p = out.q[q].head; p; p = p->next)
@@ -308,6 +320,40 @@ std::string NetChecker::check_switch(int id) const {
   Switch& s = net_.sw(id);
   const SwitchSettings& cfg = net_.switch_settings();
   const int nports = static_cast<int>(s.ports().size());
+  if (s.input_output_queued()) {
+    // Input-and-output queued model: each ingress counter is its input queue; both queues within limits.
+    Bytes total = 0;
+    for (int port = 0; port < nports; ++port) {
+      const Port& out = s.ports()[port];
+      if (out.data_bytes > cfg.output_queue_bytes)
+        return fmt::format("{} port {}: output queue {} bytes beyond output_queue_bytes {}", name(id), port,
+                           out.data_bytes, cfg.output_queue_bytes);
+      total += out.data_bytes;
+      for (int prio = 0; prio < kNumPriorities; ++prio) {
+        const PacketQueue& q = s.input_queue(port, prio);
+        const IngressCounters& c = s.ingress(port, prio);
+        Bytes b = 0;
+        uint32_t k = 0;
+        for (const Packet* p = q.head; p; p = p->next) {
+          b += p->size;
+          ++k;
+          if (p->out_port < 0 || p->out_port >= nports)
+            return fmt::format("{} input queue {} priority {}: a packet without a valid output ({})", name(id),
+                               port, prio, p->out_port);
+        }
+        if (b != q.bytes || k != q.pkts || c.bytes != b || c.hdrm_bytes != 0 || b > cfg.input_queue_bytes)
+          return fmt::format(
+              "{} input queue {} priority {}: counter {} bytes / {} packets, ingress counter {} (+{} "
+              "headroom), packets queued {} bytes / {}, limit {}",
+              name(id), port, prio, q.bytes, q.pkts, c.bytes, c.hdrm_bytes, b, k, cfg.input_queue_bytes);
+        total += b;
+      }
+    }
+    if (s.buffer_used() != total)
+      return fmt::format("{}: buffer counter {} bytes, input and output queues hold {} bytes", name(id),
+                         s.buffer_used(), total);
+    return {};
+  }
   std::vector<Bytes> held(static_cast<size_t>(nports) * kNumPriorities, 0);
   Bytes total = 0;
   for (const Port& port : s.ports())

@@ -263,6 +263,7 @@ void Host::on_data(Packet* p) {
       qp->rx_ce_pending = false;
     }
   } else if (p->seq > qp->rcv_nxt) {
+    ++net_.stats().out_of_order_packets;  // reordered (adaptive routing) or after a loss
     // A hole: ask for go-back-N from rcv_nxt, at most once per NACK interval for the same hole.
     if (qp->last_nack_seq != qp->rcv_nxt || now - qp->last_nack >= net_.nic_settings().nack_interval) {
       qp->last_nack_seq = qp->rcv_nxt;

@@ -41,6 +41,8 @@ struct NetStats {
   Bytes bytes_delivered = 0;        // in-order payload accepted by receivers
   Bytes max_ingress_bytes = 0;      // peak of any switch (ingress port, priority) counter incl. headroom
   Bytes max_switch_buffer_bytes = 0;
+  uint64_t out_of_order_packets = 0;  // data packets that reached their receiver ahead of the next expected byte
+  uint64_t switch_messages = 0;       // switch-to-switch control messages sent
 };
 
 // Optional observers, off unless set; the hot path pays one branch when unset.

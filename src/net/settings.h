@@ -8,6 +8,9 @@ namespace rocesim {
 
 enum class PfcThresholdMode { kDynamic, kStatic };
 
+// Switch architecture (net/switch.h): the shared-buffer MMU, or input-and-output queued.
+enum class SwitchModel { kSharedBuffer, kInputOutputQueued };
+
 struct SwitchSettings {
   Bytes buffer_bytes = 32'000'000;          // shared buffer per switch [sim: 32 MB at 100G hosts]
   bool pfc_enabled = true;
@@ -40,6 +43,15 @@ struct SwitchSettings {
   Bytes long_haul_headroom_bytes = 0;
   Bytes long_haul_xoff_bytes = 0;
   Bytes long_haul_xon_bytes = 0;
+  // Input-and-output queued model: one FIFO input queue per (ingress port, priority) bounded by
+  // input_queue_bytes, with PFC driven by it (Xoff = input_queue_bytes - headroom, Xon = Xoff - 2 x
+  // (MTU + headers)), and one output queue per egress port (all priorities) bounded by
+  // output_queue_bytes, fed by a crossbar that serves the inputs waiting on it round robin. The shared
+  // buffer's thresholds (buffer_bytes, pfc_mode, reserve, dt_shift) are unused there. [seed 001 sec. 4.1:
+  // "virtual input queues at the input port and one output queue at the output port", 100 KB each]
+  SwitchModel model = SwitchModel::kSharedBuffer;
+  Bytes input_queue_bytes = 100'000;        // [seed 001: 100 KB]
+  Bytes output_queue_bytes = 100'000;       // [seed 001: 100 KB]
 };
 
 struct NicSettings {

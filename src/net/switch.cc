@@ -52,6 +52,25 @@ void Switch::configure(const SwitchSettings& s, Rate host_rate) {
     reserve_total_ += reserve_;  // set aside once per port in the free-buffer term [sim; algorithms.md 1.1]
   }
   mark_rng_ = Rng::stream(net_.seed(), "ecn", static_cast<uint64_t>(id_));
+  // Input-and-output queued model (settings.h): PFC thresholds per input queue, crossbar wait rings.
+  ioq_ = s.model == SwitchModel::kInputOutputQueued;
+  in_dequeue_.assign(n, 0);
+  if (ioq_) {
+    const size_t nw = n * kNumPriorities;
+    iq_.assign(nw, {});
+    waiting_on_.assign(nw, -1);
+    waiters_.assign(n, {});
+    for (auto& r : waiters_) r.buf.assign(nw, 0);
+    pulling_.assign(n, 0);
+    ioq_xoff_.assign(n, 0);
+    ioq_xon_.assign(n, 0);
+    const Bytes pkt = net_.nic_settings().mtu_bytes + net_.nic_settings().header_bytes;
+    for (size_t i = 0; i < n; ++i) {
+      // Pause while the headroom still fits in the queue; at least two packets before a pause.
+      ioq_xoff_[i] = std::max<Bytes>(s.input_queue_bytes - headroom_[i], 2 * pkt);
+      ioq_xon_[i] = std::max<Bytes>(ioq_xoff_[i] - 2 * pkt, 0);
+    }
+  }
 }
 
 Bytes Switch::pfc_threshold(int port) const {
@@ -64,7 +83,8 @@ int Switch::route(const Packet& p) const {
   auto [ports, n] = net_.routes(id_, p.dst);
   if (n == 0) return -1;
   if (n == 1) return ports[0];
-  return ports[net_.flow_hash(p, id_) % static_cast<uint64_t>(n)];
+  const int hashed = ports[net_.flow_hash(p, id_) % static_cast<uint64_t>(n)];
+  return agent_ ? agent_->select_port(p, ports, n, hashed) : hashed;
 }
 
 void Switch::receive(Packet* p, int in_port) {
@@ -72,8 +92,10 @@ void Switch::receive(Packet* p, int in_port) {
     handle_pfc(p, in_port);
     return;
   }
-  if (p->type == PktType::kCtrl && p->dst == id_) {  // a switch-to-switch message for our agent
-    if (agent_) agent_->on_message(*p, in_port);
+  // A switch-to-switch message for our agent: to the neighbour (Switch::send_to_neighbour) or addressed to
+  // this switch (Network::inject).
+  if (p->type == PktType::kCtrl && ((p->flags & Packet::kFlagSwitchMsg) || p->dst == id_)) {
+    if (agent_) agent_->on_switch_message(*p, in_port);
     net_.pool().put(p);
     return;
   }
@@ -95,6 +117,11 @@ void Switch::forward(Packet* p) {
     kick(out);
     return;
   }
+  p->out_port = static_cast<int16_t>(out);
+  if (ioq_ && p->in_port >= 0) {
+    ioq_arrive(p, out);
+    return;
+  }
   if (!admit(p, p->in_port)) {
     ++net_.stats().data_drops;
     credit_release(p->in_port, p->prio, p->size);  // credit mode: the space is free again
@@ -105,7 +132,10 @@ void Switch::forward(Packet* p) {
   port.q[p->prio].push(p);
   port.data_bytes += p->size;
   if (port.data_bytes > port.stats.max_queue_bytes) port.stats.max_queue_bytes = port.data_bytes;
-  if (agent_) agent_->on_enqueue(*p, out);
+  if (agent_) {
+    if (p->in_port >= 0) agent_->on_input_enqueue(*p, p->in_port);
+    agent_->on_enqueue(*p, out);
+  }
   kick(out);
 }
 
@@ -253,12 +283,17 @@ Packet* Switch::dequeue(Port& port) {
     Packet* p = port.q[prio].pop();
     credit_consume(port, prio, p->size);
     port.data_bytes -= p->size;
-    release(*p);
+    if (ioq_) total_bytes_ -= p->size;  // its input queue was released when it crossed (ioq_move)
+    else release(*p);
     if (p->type == PktType::kData) {
       if (!(agent_ && agent_->mark(*p, port.index)) && s_.ecn_enabled) red_mark(*p, port);
       if (s_.int_enabled) stamp_int(*p, port);
     }
+    // While set, what is queued at this port now is sent after p (kick's backlog check), not nested.
+    in_dequeue_[port.index] = 1;
     if (agent_) agent_->on_dequeue(*p, port.index);
+    if (ioq_) ioq_pull(port.index);
+    in_dequeue_[port.index] = 0;
     return p;
   }
   return nullptr;
@@ -274,6 +309,135 @@ bool Switch::has_backlog(const Port& port) const {
 
 void Switch::on_pfc_change(int port_index, int prio, bool paused) {
   if (agent_) agent_->on_pfc(port_index, prio, paused);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Input-and-output queued model (settings.h SwitchModel::kInputOutputQueued; seed 001 sec. 4.1).
+// A data packet from a host or switch joins the FIFO input queue of its (ingress port, priority); PFC
+// pauses the upstream when that queue reaches Xoff. The head of an input queue crosses to its output
+// queue (chosen at arrival) as soon as that has room and no other input waits on it; otherwise the
+// input joins the output's wait ring, which the output serves round robin whenever it dequeues. A head
+// that waits blocks its whole input queue (head-of-line blocking across outputs).
+
+Bytes Switch::input_bytes(int port) const {
+  Bytes b = 0;
+  for (int prio = 1; prio < kNumPriorities; ++prio) {
+    const IngressCounters& c = ingress_[port * kNumPriorities + prio];
+    b += c.bytes + c.hdrm_bytes;
+  }
+  return b;
+}
+
+void Switch::ioq_arrive(Packet* p, int out) {
+  const int in = p->in_port;
+  const int w = in * kNumPriorities + p->prio;
+  p->acct_prio = p->prio;
+  p->out_port = static_cast<int16_t>(out);
+  IngressCounters& c = ingress_[w];
+  if (c.bytes + p->size > s_.input_queue_bytes) {
+    ++net_.stats().data_drops;
+    net_.pool().put(p);
+    return;
+  }
+  iq_[w].push(p);
+  c.bytes += p->size;
+  total_bytes_ += p->size;
+  if (total_bytes_ > net_.stats().max_switch_buffer_bytes) net_.stats().max_switch_buffer_bytes = total_bytes_;
+  if (c.bytes > net_.stats().max_ingress_bytes) net_.stats().max_ingress_bytes = c.bytes;
+  if (s_.pfc_enabled && !c.pause_sent && c.bytes >= ioq_xoff_[in]) {
+    c.pause_sent = true;
+    send_pfc(in, p->prio, true);
+  }
+  if (agent_) agent_->on_input_enqueue(*p, in);
+  ioq_advance(w);
+}
+
+// Moves the heads of input queue w while they can cross; else registers w with the output it waits on.
+void Switch::ioq_advance(int w) {
+  if (waiting_on_[w] >= 0) return;
+  while (Packet* h = iq_[w].head) {
+    const int out = h->out_port;
+    const bool room = ports_[out].data_bytes + h->size <= s_.output_queue_bytes;
+    if (room && waiters_[out].n == 0 && !(agent_ && agent_->hold(*h, out))) {
+      ioq_move(w, out);
+      continue;
+    }
+    waiting_on_[w] = static_cast<int16_t>(out);
+    waiters_[out].push(static_cast<uint16_t>(w));
+    if (room) ioq_pull(out);  // others wait (held): let the crossbar choose
+    return;
+  }
+}
+
+// Serves the inputs waiting on `out` round robin while its output queue has room.
+void Switch::ioq_pull(int out) {
+  if (pulling_[out]) return;
+  pulling_[out] = 1;
+  WaitRing& r = waiters_[out];
+  size_t held = 0;
+  bool retried = false;
+  while (r.n > 0) {
+    if (held >= r.n) {
+      if (retried || !agent_ || !agent_->on_crossbar_idle(out)) break;
+      retried = true;
+      held = 0;
+    }
+    const int w = r.front();
+    const Packet* h = iq_[w].head;
+    if (ports_[out].data_bytes + h->size > s_.output_queue_bytes) break;
+    r.pop();
+    if (agent_ && agent_->hold(*h, out)) {
+      r.push(static_cast<uint16_t>(w));
+      ++held;
+      continue;
+    }
+    held = 0;
+    waiting_on_[w] = -1;
+    ioq_move(w, out);
+    ioq_advance(w);  // its next head joins the back of a ring (round robin) or crosses elsewhere
+  }
+  pulling_[out] = 0;
+}
+
+void Switch::ioq_move(int w, int out) {
+  Packet* p = iq_[w].pop();
+  const int in = w / kNumPriorities;
+  IngressCounters& c = ingress_[w];
+  c.bytes -= p->size;
+  credit_release(in, p->acct_prio, p->size);
+  if (s_.pfc_enabled && c.pause_sent && c.bytes <= ioq_xon_[in]) {
+    c.pause_sent = false;
+    send_pfc(in, p->acct_prio, false);
+  }
+  Port& port = ports_[out];
+  port.q[p->prio].push(p);
+  port.data_bytes += p->size;
+  if (port.data_bytes > port.stats.max_queue_bytes) port.stats.max_queue_bytes = port.data_bytes;
+  if (agent_) agent_->on_enqueue(*p, out);
+  if (!in_dequeue_[out]) kick(out);
+}
+
+void Switch::crossbar_kick(int out) {
+  if (!ioq_) return;
+  ioq_pull(out);
+}
+
+bool Switch::send_to_neighbour(int port, Packet* p) {
+  Port& pt = ports_[port];
+  if (!pt.peer->is_switch()) {
+    net_.pool().put(p);
+    return false;
+  }
+  p->type = PktType::kCtrl;
+  p->flags |= Packet::kFlagSwitchMsg;
+  p->prio = 0;
+  p->src = id_;
+  p->dst = pt.peer->id();
+  p->in_port = -1;
+  ++net_.stats().switch_messages;
+  pt.q[0].push(p);
+  if (!in_dequeue_[port]) kick(port);
+  return true;
 }
 
 }  // namespace rocesim

@@ -58,6 +58,20 @@ class Switch : public Node {
   // releases the hold (hold = false) and the buffer rule allows it (PFC relay of long-haul links).
   void hold_pause(int port, int prio, bool hold);
 
+  // --- input-and-output queued model (SwitchSettings::model; see settings.h) ---
+  bool input_output_queued() const { return ioq_; }
+  // The input queue of (port, prio) (empty under the shared buffer).
+  const PacketQueue& input_queue(int port, int prio) const { return iq_[port * kNumPriorities + prio]; }
+  // Data bytes held for ingress `port` over all priorities: its input queues (IOQ) or its ingress counters.
+  Bytes input_bytes(int port) const;
+  Bytes ioq_xoff(int port) const { return ioq_xoff_[port]; }
+  // Retries the crossbar of output `out` (an agent released holds).
+  void crossbar_kick(int out);
+  // Sends a scheme's control message to the neighbour switch on `port` at control priority; it is handed
+  // to that switch's agent (SwitchAgent::on_switch_message) and never forwarded. Returns false (and frees
+  // the packet) when the neighbour is a host.
+  bool send_to_neighbour(int port, Packet* p);
+
  protected:
   Packet* dequeue(Port& port) override;
   bool has_backlog(const Port& port) const override;
@@ -72,6 +86,10 @@ class Switch : public Node {
   void red_mark(Packet& p, const Port& port);
   void stamp_int(Packet& p, const Port& port);
   Bytes shared_of(const IngressCounters& c) const { return c.bytes > reserve_ ? c.bytes - reserve_ : 0; }
+  void ioq_arrive(Packet* p, int out);
+  void ioq_advance(int w);
+  void ioq_pull(int out);
+  void ioq_move(int w, int out);
 
   SwitchSettings s_;
   Bytes reserve_ = 0;
@@ -86,6 +104,21 @@ class Switch : public Node {
   Bytes total_bytes_ = 0;
   Rng mark_rng_;
   std::unique_ptr<SwitchAgent> agent_;
+  // Input-and-output queued model. w = in_port * kNumPriorities + prio names an input queue.
+  struct WaitRing {  // inputs waiting on one output, served round robin (fixed capacity: ports x priorities)
+    std::vector<uint16_t> buf;
+    size_t head = 0, n = 0;
+    uint16_t front() const { return buf[head]; }
+    void push(uint16_t w) { buf[(head + n++) % buf.size()] = w; }
+    void pop() { head = (head + 1) % buf.size(); --n; }
+  };
+  bool ioq_ = false;
+  std::vector<PacketQueue> iq_;          // [w] input queues
+  std::vector<int16_t> waiting_on_;      // [w] output its head waits for, or -1
+  std::vector<WaitRing> waiters_;        // per output
+  std::vector<uint8_t> pulling_;         // per output: its crossbar is being served (no nesting)
+  std::vector<uint8_t> in_dequeue_;      // per port: dequeue() runs (no nested kick of that port)
+  std::vector<Bytes> ioq_xoff_, ioq_xon_;  // per ingress port
 };
 
 }  // namespace rocesim

@@ -1,0 +1,344 @@
+#include "cc/rcm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "net/network.h"
+#include "net/switch.h"
+
+namespace rocesim {
+
+namespace {
+// Order-free signature of a flow set (sum of mixed keys).
+uint64_t mix(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  return k;
+}
+}  // namespace
+
+
+void Rcm::attach(Network& net) {
+  Dcqcn::attach(net);
+  cn_pool_.assign(1024, {});
+  cn_free_.clear();
+  for (uint32_t i = 0; i < cn_pool_.size(); ++i) cn_free_.push_back(static_cast<uint32_t>(cn_pool_.size()) - 1 - i);
+}
+
+uint32_t Rcm::cn_alloc() {
+  if (cn_free_.empty()) {  // control path only (one CN per sample of a congested input), grows rarely
+    cn_pool_.emplace_back();
+    return static_cast<uint32_t>(cn_pool_.size() - 1);
+  }
+  const uint32_t s = cn_free_.back();
+  cn_free_.pop_back();
+  return s;
+}
+
+std::unique_ptr<SwitchAgent> Rcm::make_switch_agent(Switch& sw) {
+  return std::make_unique<RcmAgent>(*net_, sw, *this);
+}
+
+RcmAgent::RcmAgent(Network& net, Switch& sw, Rcm& scheme)
+    : net_(net), sw_(sw), scheme_(scheme), s_(scheme.rcm_settings()) {
+  g_d_ = 0.5 / s_.fb_max;  // F_bmax x G_d = 1/2 [seed Eq. 4]
+  gap_ = s_.sar_flowlet_gap > Time::zero() ? s_.sar_flowlet_gap : net.max_base_rtt();
+  rng_ = Rng::stream(net.seed(), "rcm", static_cast<uint64_t>(sw.id()));
+  const size_t n = sw.ports().size();
+  in_q_.assign(n, {});
+  out_q_.assign(n, {});
+  for (auto& q : in_q_) q.next = s_.sample_bytes;
+  for (auto& q : out_q_) q.next = s_.sample_bytes;
+  ps_.assign(n, {});
+  for (auto& p : ps_) {
+    p.cam.assign(static_cast<size_t>(s_.cam_depth), ~uint64_t{0});
+    p.harm.assign(static_cast<size_t>(s_.cam_depth), 0);
+    p.remote_harm.assign(Rcm::kMaxIds, 0);
+    p.cam_countdown = s_.cam_interval;
+  }
+  sar_.assign(static_cast<size_t>(s_.sar_table_size), {});
+  scratch_keys_.assign(static_cast<size_t>(s_.cam_depth), 0);
+  scratch_counts_.assign(static_cast<size_t>(s_.cam_depth), 0);
+}
+
+bool RcmAgent::local_flag(int port) const { return net_.now() < ps_[port].local_until; }
+bool RcmAgent::remote_flag(int port) const { return net_.now() < ps_[port].remote_until; }
+
+// Eq. 2 at an output: the regional congestion degree of the port, (1 - w) F_b + w F_br.
+double RcmAgent::regional_fb(int port) const {
+  const double local = local_flag(port) ? std::max(out_q_[port].fb, 0.0) : 0.0;
+  if (!remote_flag(port)) return local;
+  return (1 - s_.w_remote) * local + s_.w_remote * ps_[port].fb_remote;
+}
+
+// ---------------------------------------------------------------------------------------------- CRD
+// QCN-style congestion point on one queue (seed Eq. 1): on the arrival that ends a sampling interval,
+// Q_off = Q_len - Q_eq, Q_delta = Q_len - Q_len', F_b = Q_off + w_q Q_delta, quantised to +-F_bmax.
+double RcmAgent::sample(QueueCrd& q, Bytes qlen, Bytes size) {
+  q.counter += size;
+  if (q.counter < q.next) return std::numeric_limits<double>::quiet_NaN();
+  q.counter = 0;
+  const double q_off = static_cast<double>(qlen - s_.q_eq_bytes);
+  const double q_delta = static_cast<double>(qlen - q.q_old);
+  q.q_old = qlen;
+  const double scale = s_.fb_max / ((1 + 2 * s_.w_q) * static_cast<double>(s_.q_eq_bytes));
+  const double fb = std::clamp((q_off + s_.w_q * q_delta) * scale, -static_cast<double>(s_.fb_max),
+                               static_cast<double>(s_.fb_max));
+  q.fb = std::round(fb);  // 6-bit quantisation
+  // Sample faster when congested: S = S0 / (1 + 9 max(F_b, 0) / F_bmax) [QCN], randomised.
+  const double base = static_cast<double>(s_.sample_bytes) / (1 + 9 * std::max(q.fb, 0.0) / s_.fb_max);
+  const double jitter = 1 + s_.sample_jitter * (2 * rng_.uniform() - 1);
+  q.next = std::max<Bytes>(1, static_cast<Bytes>(base * jitter));
+  return q.fb;
+}
+
+// An input queue: F_b > 0 marks the output its packets wait for as locally congested (root) and sends
+// the upstream switch a CN with F_b' (Eq. 2) and the harmful flows of that output [seed sec. 3.2].
+void RcmAgent::on_input_enqueue(const Packet& p, int in_port) {
+  if (!s_.crd) return;
+  const double fb = sample(in_q_[in_port], sw_.input_bytes(in_port), p.size);
+  if (!(fb > 0)) return;
+  int out = p.out_port;
+  if (sw_.input_output_queued()) {
+    // The input feeds the outputs of the packets it holds: report the most congested one (regional F_b'),
+    // not an uncongested output whose packet happens to wait behind (head-of-line) [interp].
+    const Packet* head = sw_.input_queue(in_port, p.prio).head;
+    if (head) out = head->out_port;
+    double best = out >= 0 ? regional_fb(out) : 0;
+    for (const Packet* q = head; q; q = q->next)
+      if (q->out_port != out && regional_fb(q->out_port) > best) {
+        out = q->out_port;
+        best = regional_fb(out);
+      }
+  }
+  if (out < 0) return;
+  ps_[out].local_until = net_.now() + s_.flag_timeout;
+  if (s_.rcc) rcc_trigger(out, fb);
+  send_cn(in_port, out, fb);
+}
+
+void RcmAgent::send_cn(int in_port, int out_port, double fb) {
+  const Port& up = sw_.ports()[in_port];
+  if (!up.peer->is_switch()) return;  // hosts keep end-to-end DCQCN only
+  const PortState& o = ps_[out_port];
+  const double fb_prime = remote_flag(out_port) ? (1 - s_.w_remote) * fb + s_.w_remote * o.fb_remote : fb;
+  Packet* m = net_.pool().get();
+  m->cc_value = fb_prime;
+  m->cc_flags = std::numeric_limits<uint32_t>::max();
+  int n = 0;
+  if (s_.cfr) {
+    const uint32_t slot = scheme_.cn_alloc();
+    Rcm::CnIds& ids = scheme_.cn(slot);
+    // At edge and inner points the IDs from downstream replace the local ones [seed sec. 3.2].
+    const bool remote = remote_flag(out_port) && o.n_remote > 0;
+    const uint64_t* src = remote ? o.remote_harm.data() : o.harm.data();
+    n = std::min(remote ? o.n_remote : o.n_harm, Rcm::kMaxIds);
+    std::copy(src, src + n, ids.id.begin());
+    ids.n = n;
+    m->cc_flags = slot;
+  }
+  m->size = static_cast<uint32_t>(net_.nic_settings().cnp_bytes + 8 * n);  // 8 bytes per flow ID [interp]
+  if (sw_.send_to_neighbour(in_port, m)) ++cnt_.cn_sent;
+}
+
+void RcmAgent::on_switch_message(const Packet& p, int in_port) {
+  ++cnt_.cn_received;
+  PortState& s = ps_[in_port];
+  const Time now = net_.now();
+  if (now >= s.remote_until) s.severe = 0;
+  s.remote_until = now + s_.flag_timeout;
+  s.fb_remote = p.cc_value;
+  if (p.cc_value >= s_.sar_severe_fb * s_.fb_max) ++s.severe;
+  if (p.cc_flags != std::numeric_limits<uint32_t>::max()) {
+    Rcm::CnIds& ids = scheme_.cn(p.cc_flags);
+    if (ids.n > 0) {  // CAM(p) := CN.flowIDs
+      std::copy(ids.id.begin(), ids.id.begin() + ids.n, s.remote_harm.begin());
+      s.n_remote = ids.n;
+      s.remote_sig = 0;
+      for (int i = 0; i < ids.n; ++i) s.remote_sig += mix(ids.id[static_cast<size_t>(i)]);
+    }
+    scheme_.cn_free(p.cc_flags);
+  }
+  if (s_.rcc && p.cc_value > 0) rcc_trigger(in_port, p.cc_value);
+}
+
+// An output queue: F_b > 0 sets the local flag and triggers RCC; RCC counts what crosses to the output.
+void RcmAgent::on_enqueue(Packet& p, int port) {
+  PortState& s = ps_[port];
+  if (s_.cfr) cfr_sample(s, p);
+  if (s.rcc) {
+    s.sent_tot += p.size;
+    cnt_.rcc_bytes += p.size;
+    if (harmful(port, flow_key(p))) {
+      s.sent_c += p.size;
+      cnt_.rcc_harmful_bytes += p.size;
+    }
+    if (s.sent_tot >= s.w) s.sent_c = s.sent_tot = 0;  // the window W has been sent: a new one
+  }
+  if (!s_.crd) return;
+  const double fb = sample(out_q_[port], sw_.egress_data_bytes(port), p.size);
+  if (!(fb > 0)) return;
+  s.local_until = net_.now() + s_.flag_timeout;
+  if (s_.rcc) rcc_trigger(port, fb);
+}
+
+// ---------------------------------------------------------------------------------------------- CFR
+// The CAM samples the packets entering the output queue [interp: "packets passing through the output
+// queue" (seed sec. 3.3); at entry rather than exit, so a burst shows one queueing delay (8 us for
+// 100 KB at 100 Gb/s) sooner].
+void RcmAgent::cfr_sample(PortState& s, const Packet& p) {
+  if (--s.cam_countdown > 0) return;
+  s.cam_countdown = 1 + static_cast<int>(rng_.below(static_cast<uint64_t>(2 * s_.cam_interval - 1)));
+  cam_write(s, flow_key(p));
+}
+
+// Cyclic CAM write, then the harmful set: flows holding at least cfr_share of an equal share of the CAM.
+void RcmAgent::cam_write(PortState& s, uint64_t key) {
+  s.cam[static_cast<size_t>(s.cam_pos)] = key;
+  s.cam_pos = (s.cam_pos + 1) % s_.cam_depth;
+  int distinct = 0;
+  for (uint64_t k : s.cam) {
+    if (k == ~uint64_t{0}) continue;
+    int i = 0;
+    while (i < distinct && scratch_keys_[static_cast<size_t>(i)] != k) ++i;
+    if (i == distinct) {
+      scratch_keys_[static_cast<size_t>(distinct)] = k;
+      scratch_counts_[static_cast<size_t>(distinct++)] = 0;
+    }
+    ++scratch_counts_[static_cast<size_t>(i)];
+  }
+  // A flow well above an equal share of the CAM becomes harmful; it stays so while above an equal share.
+  const double fair = distinct ? static_cast<double>(s_.cam_depth) / distinct : 0;
+  int n = 0;
+  for (int i = 0; i < distinct; ++i) {
+    const uint64_t k = scratch_keys_[static_cast<size_t>(i)];
+    const double c = scratch_counts_[static_cast<size_t>(i)];
+    bool was = false;
+    if (s.harm_specific)
+      for (int j = 0; j < s.n_harm && !was; ++j) was = s.harm[static_cast<size_t>(j)] == k;
+    if (c >= s_.cfr_share * fair || (was && c >= s_.cfr_keep_share * fair)) scratch_keys_[static_cast<size_t>(n++)] = k;
+  }
+  s.harm_specific = n > 0;
+  if (n == 0) {  // nobody stands out: every flow in the CAM contributes alike
+    n = distinct;
+  }
+  s.n_harm = n;
+  s.harm_sig = s.harm_specific ? 1 : 0;
+  for (int i = 0; i < n; ++i) {
+    s.harm[static_cast<size_t>(i)] = scratch_keys_[static_cast<size_t>(i)];
+    s.harm_sig += mix(s.harm[static_cast<size_t>(i)]);
+  }
+}
+
+bool RcmAgent::harmful(int port, uint64_t key) const {
+  if (!s_.cfr) return true;  // without CFR every flow of a controlled port counts as harmful
+  const PortState& s = ps_[port];
+  const uint64_t* set = s.harm.data();
+  int n = s.n_harm;
+  if (remote_flag(port) && s.n_remote > 0) {  // edge / inner point: the root's IDs
+    set = s.remote_harm.data();
+    n = s.n_remote;
+  }
+  for (int i = 0; i < n; ++i)
+    if (set[i] == key) return true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------- RCC
+// Enters RCC with W and W_c measured from the output queue at detection (the bytes sent from detection
+// until the packets present then have left [seed sec. 3.4]); every trigger sets W_c = W_c0 (1 - F_b G_d)
+// (Eq. 5) [interp: relative to the measured W_c0, so one congestion episode cuts the harmful share by at
+// most half as the seed states, since the seed gives no increase rule].
+void RcmAgent::rcc_trigger(int port, double fb) {
+  PortState& s = ps_[port];
+  ++cnt_.rcc_triggers;
+  // A new harmful set (remote at edge and inner points, else the CAM's) starts a new measurement.
+  const uint64_t sig = remote_flag(port) && s.n_remote > 0 ? s.remote_sig : s.harm_sig;
+  if (s.rcc && sig != s.rcc_sig) s.rcc = false;
+  if (!s.rcc) {
+    s.rcc_sig = sig;
+    const Port& pt = sw_.ports()[port];
+    Bytes total = 0, harm = 0;
+    for (int prio = 1; prio < kNumPriorities; ++prio)
+      for (const Packet* q = pt.q[prio].head; q; q = q->next) {
+        total += q->size;
+        if (harmful(port, flow_key(*q))) harm += q->size;
+      }
+    if (total == 0 || harm == 0) return;
+    s.w = std::max(total, s_.rcc_min_window_bytes);
+    s.wc0 = static_cast<Bytes>(static_cast<double>(s.w) * static_cast<double>(harm) / static_cast<double>(total));
+    s.sent_c = s.sent_tot = 0;
+    s.rcc = true;
+    ++cnt_.rcc_entries;
+  }
+  const double cut = 1 - std::min(fb, static_cast<double>(s_.fb_max)) * g_d_;
+  s.wc = static_cast<Bytes>(static_cast<double>(s.wc0) * cut);  // Eq. 5; W_nc = W - W_c (Eq. 6)
+}
+
+// RCC quits once neither flag holds (no F_b > 0 and no CN for T_exp).
+void RcmAgent::rcc_exit_if_idle(int port) {
+  PortState& s = ps_[port];
+  if (s.rcc && !local_flag(port) && !remote_flag(port)) s.rcc = false;
+}
+
+// The crossbar asks before a packet crosses: a harmful flow waits once W_c is spent until W is sent.
+bool RcmAgent::hold(const Packet& p, int out_port) {
+  PortState& s = ps_[out_port];
+  if (!s.rcc) return false;
+  rcc_exit_if_idle(out_port);
+  if (!s.rcc || s.sent_c < s.wc) return false;
+  if (!harmful(out_port, flow_key(p))) return false;
+  ++cnt_.holds;
+  return true;
+}
+
+// Only held (harmful) packets wait: no non-harmful backlog, so open the next window
+// [algorithms.md 3.2 interp: work conserving].
+bool RcmAgent::on_crossbar_idle(int out_port) {
+  PortState& s = ps_[out_port];
+  if (!s.rcc) return false;
+  ++cnt_.idle_windows;
+  s.sent_c = s.sent_tot = 0;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------- SAR
+bool RcmAgent::congested(int port) const {
+  return local_flag(port) || (remote_flag(port) && ps_[port].severe >= s_.sar_severe_cns);
+}
+
+int RcmAgent::select_port(const Packet& p, const uint16_t* ports, int n, int hashed_port) {
+  if (!s_.sar) return hashed_port;
+  const uint64_t key = flow_key(p);
+  const Time now = net_.now();
+  SarEntry& e = sar_[(key * 0x9E3779B97F4A7C15ull >> 32) & static_cast<uint64_t>(s_.sar_table_size - 1)];
+  if (e.key == key && now - e.last < gap_) {  // a running flow keeps its port (no reordering)
+    e.last = now;
+    return e.port;
+  }
+  int choice = hashed_port;
+  ++cnt_.sar_decisions;
+  // New flow, or a flowlet gap: detour only a non-harmful flow away from a congested port.
+  if (congested(hashed_port) && !(s_.cfr && harmful(hashed_port, key))) {
+    double best = regional_fb(hashed_port);
+    for (int i = 0; i < n; ++i) {
+      const double f = regional_fb(ports[i]);
+      if (f < best) {
+        best = f;
+        choice = ports[i];
+      }
+    }
+    if (choice != hashed_port) {
+      ++cnt_.sar_detours;
+      if (s_.cfr && harmful(hashed_port, key)) ++cnt_.sar_detours_of_harmful;  // never, by the rule above
+    }
+  }
+  e.key = key;
+  e.last = now;
+  e.port = choice;
+  return choice;
+}
+
+}  // namespace rocesim

@@ -1,0 +1,180 @@
+// RCM, Regional Congestion Mitigation (seed 001; shared/docs/algorithms.md section 3.2): hop-by-hop,
+// switch-to-switch congestion control whose feedback never reaches a host. Four switch modules:
+//   CRD  congestion region detection (seed sec. 3.2): a QCN-style congestion measure per input and
+//        output queue, F_b = Q_off + w_q x Q_delta (Eq. 1), computed on sampled arrivals; F_b > 0 on an
+//        output queue sets the port's local flag; F_b > 0 on an input queue sends a congestion
+//        notification (CN) to the upstream neighbour switch with F_b' = (1 - w) F_b + w F_br (Eq. 2) and
+//        the IDs of the harmful flows. A CN sets the receiving port's remote flag. Local only = root,
+//        both = inner, remote only = edge of the congestion region.
+//   CFR  congestion flow recognition (sec. 3.3): each output queue writes the ID of every n-th packet it
+//        takes in into a cyclic CAM of depth D; flows in the CAM are harmful. At edge and inner points the
+//        IDs received from downstream replace the local ones.
+//   RCC  regional congestion control (sec. 3.4): a window W = W_c + W_nc (Eq. 3) at the output; on each
+//        trigger R and W_c shrink by (1 - F_b G_d) (Eqs. 4-6) with F_bmax G_d = 1/2. The crossbar holds a
+//        harmful flow's packets once W_c is spent until W is sent; it quits when the flags expire.
+//   SAR  switch-level adaptive routing (sec. 3.4): a new (or idle for a flowlet gap) non-harmful flow
+//        leaving through a congested port takes the equal-cost port of least regional degree F_b';
+//        harmful flows (CAM hits) are never detoured; with one path nothing changes.
+// Hosts run DCQCN unchanged (the seed's evaluation: "DCQCN ... Mellanox 100 G adapter" defaults).
+// RCC acts where the switch chooses among inputs, the crossbar of the input-and-output queued model
+// (switch.model = "input_output_queued", the paper's switch); under the shared buffer there is no such
+// choice and only CRD, CFR and SAR act.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cc/dcqcn.h"
+#include "core/rng.h"
+#include "net/cc_api.h"
+
+namespace rocesim {
+
+class Network;
+class Switch;
+
+struct RcmSettings {
+  // Hosts: DCQCN with the Mellanox 100 G defaults [seed 001 sec. 4.1].
+  DcqcnSettings host = DcqcnSettings::mellanox(Rate::from_gbps(100));
+  // Modules, each switchable for ablations.
+  bool crd = true, cfr = true, rcc = true, sar = true;
+  // CRD. F_b is quantised to 6 bits: F_b = clamp(Fb_bytes x F_bmax / ((1 + 2 w_q) Q_eq)), the QCN scale
+  // (IEEE 802.1Qau), positive when congested (seed Eq. 1 sign).
+  Bytes q_eq_bytes = 26'000;        // Q_eq [algorithms.md 3.2 interp: ~26 % of the 100 KB queue]
+  double w_q = 2;                   // [QCN default; algorithms.md 3.2]
+  int fb_max = 64;                  // 6-bit F_b [QCN]; G_d = 1 / (2 F_bmax) so F_bmax G_d = 1/2 [seed]
+  double w_remote = 0.5;            // w of Eq. 2 [algorithms.md 3.2 interp]
+  Bytes sample_bytes = 10'000;      // S0, sampling interval at F_b <= 0 [algorithms.md 3.2: QCN's 150 KB
+                                    //   scaled to 100 KB queues]; S = S0 / (1 + 9 F_b / F_bmax) [QCN]
+  double sample_jitter = 0.15;      // each interval x uniform(1 +- jitter) [QCN randomised sampling]
+  Time flag_timeout = Time::from_us(20);  // T_exp: flags (and RCC) end without F_b > 0 or CN [interp]
+  // CFR.
+  int cam_depth = 32;               // D [interp; algorithms.md 3.2 suggests 16: 32 halves the sampling noise]
+  int cam_interval = 2;             // write every n-th dequeued packet (random in [1, 2n - 1]) [interp:
+                                    //   the CAM then spans ~64 packets, 5 us at 100 Gb/s, so a burst shows
+                                    //   within a few us; algorithms.md 3.2 suggests every 8th]
+  double cfr_share = 2.0;           // harmful: CAM entries >= cfr_share x D / (distinct flows in the CAM),
+  double cfr_keep_share = 1.0;      //   and stays so while >= cfr_keep_share x D / distinct (hysteresis);
+                                    //   when no flow stands out that way, every flow in the CAM (the seed's
+                                    //   literal rule; cfr_share = 0 always) [interp: "flows with relatively
+                                    //   high injection rate" (seed sec. 3.3); among flows of equal share
+                                    //   that is all of them]
+  // RCC.
+  Bytes rcc_min_window_bytes = 32'000;  // W at least this (W is measured: the output queue at detection)
+  // SAR.
+  int sar_severe_cns = 2;           // N_sev CNs with F_b' >= sar_severe_fb x F_bmax within T_exp [interp]
+  double sar_severe_fb = 0.5;
+  Time sar_flowlet_gap = Time::zero();  // a flow may move after this idle time; 0 = the max base RTT [interp]
+  int sar_table_size = 4096;        // per-switch flow table (direct mapped), power of two
+};
+
+class Rcm : public Dcqcn {
+ public:
+  explicit Rcm(const RcmSettings& s) : Dcqcn(s.host), rs_(s) {}
+  std::string name() const override { return "rcm"; }
+  void attach(Network& net) override;
+  std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
+  const RcmSettings& rcm_settings() const { return rs_; }
+
+  // CN payloads: harmful flow IDs travel beside the message (Packet::cc_flags = slot).
+  static constexpr int kMaxIds = 32;
+  struct CnIds {
+    int n = 0;
+    std::array<uint64_t, kMaxIds> id{};
+  };
+  uint32_t cn_alloc();
+  CnIds& cn(uint32_t slot) { return cn_pool_[slot]; }
+  void cn_free(uint32_t slot) { cn_free_.push_back(slot); }
+
+ private:
+  RcmSettings rs_;
+  std::vector<CnIds> cn_pool_;
+  std::vector<uint32_t> cn_free_;
+};
+
+// The per-switch state (public accessors for tests and scenarios).
+class RcmAgent : public SwitchAgent {
+ public:
+  RcmAgent(Network& net, Switch& sw, Rcm& scheme);
+
+  void on_input_enqueue(const Packet& p, int in_port) override;
+  void on_enqueue(Packet& p, int port) override;
+  bool hold(const Packet& p, int out_port) override;
+  bool on_crossbar_idle(int out_port) override;
+  void on_switch_message(const Packet& p, int in_port) override;
+  int select_port(const Packet& p, const uint16_t* ports, int n, int hashed_port) override;
+
+  static uint64_t flow_key(const Packet& p) { return (static_cast<uint64_t>(p.qp_tag) << 32) | p.qp; }
+  bool harmful(int port, uint64_t key) const;
+  bool local_flag(int port) const;
+  bool remote_flag(int port) const;
+  bool in_rcc(int port) const { return ps_[port].rcc; }
+  double regional_fb(int port) const;
+  double output_fb(int port) const { return out_q_[port].fb; }
+  double input_fb(int port) const { return in_q_[port].fb; }
+  Bytes rcc_window(int port) const { return ps_[port].w; }
+  Bytes rcc_window_c(int port) const { return ps_[port].wc; }
+
+  struct Counters {
+    uint64_t cn_sent = 0, cn_received = 0;
+    uint64_t rcc_triggers = 0, rcc_entries = 0, holds = 0, idle_windows = 0;
+    Bytes rcc_bytes = 0, rcc_harmful_bytes = 0;  // crossed to outputs in RCC, and of harmful flows
+    uint64_t sar_decisions = 0, sar_detours = 0, sar_detours_of_harmful = 0;
+  };
+  const Counters& counters() const { return cnt_; }
+
+ private:
+  struct QueueCrd {  // CRD state of one queue
+    Bytes q_old = 0;
+    Bytes counter = 0;
+    Bytes next = 0;
+    double fb = 0;   // last quantised F_b
+  };
+  struct PortState {
+    Time local_until, remote_until;   // flags are set while now < until
+    double fb_remote = 0;             // F_br: the last CN's F_b'
+    int severe = 0;                   // CNs with F_b' >= the severe level while the remote flag held
+    // CFR
+    std::vector<uint64_t> cam;
+    int cam_pos = 0;
+    int cam_countdown = 1;
+    std::vector<uint64_t> harm;       // local harmful set (from the CAM)
+    std::vector<uint64_t> remote_harm;
+    int n_harm = 0, n_remote = 0;
+    bool harm_specific = false;       // the CAM set came from the share rule (not "every flow")
+    uint64_t harm_sig = 0, remote_sig = 0, rcc_sig = 0;  // set signatures; RCC re-measures on a change
+    // RCC
+    bool rcc = false;
+    Bytes w = 0, wc0 = 0, wc = 0, sent_c = 0, sent_tot = 0;
+  };
+  struct SarEntry {
+    uint64_t key = ~uint64_t{0};
+    Time last;
+    int port = -1;
+  };
+
+  double sample(QueueCrd& q, Bytes qlen, Bytes size);  // returns the new F_b, or NaN when not sampled
+  void send_cn(int in_port, int out_port, double fb);
+  void rcc_trigger(int port, double fb);
+  void rcc_exit_if_idle(int port);
+  void cam_write(PortState& s, uint64_t key);
+  void cfr_sample(PortState& s, const Packet& p);
+  bool congested(int port) const;
+
+  Network& net_;
+  Switch& sw_;
+  Rcm& scheme_;
+  const RcmSettings& s_;
+  double g_d_;
+  Time gap_;
+  Rng rng_;
+  std::vector<QueueCrd> in_q_, out_q_;
+  std::vector<PortState> ps_;
+  std::vector<SarEntry> sar_;
+  std::vector<uint64_t> scratch_keys_;
+  std::vector<int> scratch_counts_;
+  Counters cnt_;
+};
+
+}  // namespace rocesim

@@ -1,0 +1,222 @@
+// RCM (seed 001; algorithms.md 3.2) and the input-and-output queued switch model it runs on.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "cc/dcqcn.h"
+#include "cc/none.h"
+#include "cc/rcm.h"
+#include "net/checks.h"
+#include "net/network.h"
+#include "net/switch.h"
+#include "topo/builders.h"
+#include "workload/flow_file.h"
+#include "test_util.h"
+
+using namespace rocesim;
+using namespace rocesim::test;
+
+namespace {
+
+constexpr Bytes kLong = 10'000'000'000LL;
+
+SwitchSettings ioq_switch() {
+  SwitchSettings sw;
+  sw.model = SwitchModel::kInputOutputQueued;
+  sw.kmin_bytes = 20'000;  // the rcm scenarios' RED on 100 KB output queues
+  sw.kmax_bytes = 80'000;
+  sw.pmax = 0.2;
+  sw.ecn_scale_with_rate = false;
+  return sw;
+}
+
+// rcm/incast-burst: h0..h3 (on s0) -> h4 from t = 0, entering s1 by one port; h5 (on s1) -> h4, 250 KB
+// at 150 us. Goodput per flow at h4 in 2 us bins, from 100 us.
+struct BurstRun {
+  std::vector<std::vector<double>> gbps;  // [bin][flow 0..4]
+  RcmAgent::Counters s0, s1;
+  uint64_t drops = 0, switch_cnps = 0, switch_messages = 0;
+  Time rcc_since;  // first time s1's port to h4 ran RCC after the burst started
+};
+
+BurstRun run_burst(std::unique_ptr<CongestionControl> cc) {
+  DumbbellParams dp;
+  dp.senders = 4;
+  dp.receivers = 2;
+  const TopoSpec t = dumbbell(dp);
+  Network net(t, ioq_switch(), NicSettings{}, 1, std::move(cc));
+  const int s1 = lookup_node(t, "s1");
+  std::vector<FlowSpec> flows;
+  for (int h = 0; h < 4; ++h) flows.push_back(flow(h, 4, kLong));
+  flows.push_back(flow(5, 4, 250'000, Time::from_us(150)));
+  InlineFlows src(flows);
+  net.set_flow_source(&src);
+  BurstRun r;
+  std::vector<Bytes> last(5, 0);
+  const int out = port_towards(net, s1, 4);
+  net.observers().on_data_delivered = [&](const Qp& qp, Bytes b) {
+    if (qp.flow_id < 5) last[qp.flow_id] += b;
+  };
+  Ticker tick(net, Time::from_us(100), Time::from_us(2), [&](Time now) {
+    std::vector<double> g(5);
+    for (int i = 0; i < 5; ++i) g[i] = static_cast<double>(last[i]) * 8 / 2e-6 / 1e9;
+    std::fill(last.begin(), last.end(), 0);
+    r.gbps.push_back(g);
+    auto* a = dynamic_cast<RcmAgent*>(net.sw(s1).agent());
+    if (a && a->in_rcc(out) && r.rcc_since == Time::zero() && now > Time::from_us(150)) r.rcc_since = now;
+  });
+  net.run(Time::from_us(200), false);
+  if (auto* a = dynamic_cast<RcmAgent*>(net.sw(s1).agent())) r.s1 = a->counters();
+  if (auto* a = dynamic_cast<RcmAgent*>(net.sw(lookup_node(t, "s0")).agent())) r.s0 = a->counters();
+  r.drops = net.stats().data_drops;
+  r.switch_cnps = net.stats().cnps_from_switches;
+  r.switch_messages = net.stats().switch_messages;
+  return r;
+}
+
+// Mean goodput of `flow` over bins [t0, t1) us (bins start at 100 us, 2 us wide).
+double mean_gbps(const BurstRun& r, int flow, double t0, double t1) {
+  double sum = 0;
+  int n = 0;
+  for (size_t b = 0; b < r.gbps.size(); ++b) {
+    const double t = 100 + 2.0 * static_cast<double>(b);
+    if (t < t0 || t >= t1) continue;
+    sum += r.gbps[b][static_cast<size_t>(flow)];
+    ++n;
+  }
+  return n ? sum / n : 0;
+}
+
+}  // namespace
+
+// The input-and-output queued model stays lossless under an 8:1 incast: no drop, every input queue below
+// its 100 KB limit (PFC pauses at limit - headroom), every output queue below its limit, --check clean.
+TEST(SwitchModel, IoqIncastLosslessWithinLimits) {
+  DumbbellParams dp;
+  dp.senders = 8;
+  dp.receivers = 1;
+  const TopoSpec t = dumbbell(dp);
+  SwitchSettings sw = ioq_switch();
+  sw.ecn_enabled = false;
+  Network net(t, sw, NicSettings{}, 1, std::make_unique<NoCc>());
+  std::vector<FlowSpec> flows;
+  for (int h = 0; h < 8; ++h) flows.push_back(flow(h, 8, 400'000));
+  InlineFlows src(flows);
+  net.set_flow_source(&src);
+  CheckOptions co;
+  co.invariants = true;
+  NetChecker checker(net, co);
+  Bytes max_out = 0;
+  Ticker tick(net, Time::from_us(1), [&](Time) {
+    for (int s : {9, 10})
+      for (const Port& p : net.sw(s).ports()) max_out = std::max(max_out, p.data_bytes);
+  });
+  net.run(Time::from_ms(2));
+  checker.finish();
+  EXPECT_FALSE(checker.failed()) << checker.failure().message;
+  EXPECT_EQ(net.stats().data_drops, 0u);
+  EXPECT_EQ(net.stats().flows_finished, 8u);
+  EXPECT_GT(net.stats().max_ingress_bytes, 50'000);  // the queues did fill
+  EXPECT_LE(net.stats().max_ingress_bytes, 100'000);
+  EXPECT_GT(max_out, 90'000);
+  EXPECT_LE(max_out, 100'000);
+  EXPECT_GT(net.node(9).port(0).stats.pause_sent + net.node(10).port(0).stats.pause_sent, 0u);
+  EXPECT_GT(checker.invariant_checks(), 100u);
+}
+
+// The crossbar serves inputs round robin: a burst entering s1 by its own port takes half the output
+// while four incast flows share the other input (seed 001 Fig. 6: 50 and 12.5 Gb/s), under DCQCN.
+TEST(SwitchModel, IoqCrossbarRoundRobinAmongInputs) {
+  const BurstRun r = run_burst(std::make_unique<Dcqcn>(DcqcnSettings::mellanox(Rate::from_gbps(100))));
+  EXPECT_EQ(r.drops, 0u);
+  const double burst = mean_gbps(r, 4, 160, 190);
+  EXPECT_NEAR(burst, 47, 5);
+  for (int f = 0; f < 4; ++f) EXPECT_NEAR(mean_gbps(r, f, 160, 190), 12.5, 3) << "incast flow " << f;
+}
+
+// Fig. 6 with RCM: s1 detects the burst and enters RCC within a few us, and cuts the burst at the switch
+// (its goodput below DCQCN's by >= 7 %) while the incast flows get the difference; no host is involved
+// (the CNs stay between switches).
+TEST(Rcm, BurstCutAtSwitchIncastRecovers) {
+  const BurstRun d = run_burst(std::make_unique<Dcqcn>(DcqcnSettings::mellanox(Rate::from_gbps(100))));
+  const BurstRun r = run_burst(std::make_unique<Rcm>(RcmSettings{}));
+  EXPECT_EQ(r.drops, 0u);
+  ASSERT_GT(r.rcc_since, Time::zero());
+  EXPECT_LE(r.rcc_since, Time::from_us(158));  // burst starts at 150 us (+ 1 hop)
+  EXPECT_GT(r.s1.holds, 20u);
+  const double burst_rcm = mean_gbps(r, 4, 160, 190), burst_dcqcn = mean_gbps(d, 4, 160, 190);
+  double incast_rcm = 0, incast_dcqcn = 0;
+  for (int f = 0; f < 4; ++f) {
+    incast_rcm += mean_gbps(r, f, 160, 190);
+    incast_dcqcn += mean_gbps(d, f, 160, 190);
+  }
+  EXPECT_LT(burst_rcm, 0.93 * burst_dcqcn) << burst_rcm << " vs " << burst_dcqcn;
+  // Hop by hop: s1's input from s0 sends CNs to s0 (its other input faces a host: none there).
+  EXPECT_GT(r.s1.cn_sent, 0u);
+  EXPECT_LE(r.s0.cn_received, r.s1.cn_sent);  // a few may be on the wire when the run stops
+  EXPECT_GE(r.s0.cn_received + 5, r.s1.cn_sent);
+  EXPECT_EQ(r.switch_messages, r.s0.cn_sent + r.s1.cn_sent);
+  EXPECT_EQ(r.switch_cnps, 0u);  // nothing from a switch reaches a host
+  EXPECT_GT(incast_rcm, incast_dcqcn + 3) << incast_rcm << " vs " << incast_dcqcn;
+}
+
+// SAR (seed sec. 3.4): on a leaf with two spine uplinks, once the hashed uplink is congested (two severe
+// CNs naming flow X as harmful), a new non-harmful flow takes the other uplink, the harmful flow stays,
+// and a running flow keeps its port until a flowlet gap. With SAR off nothing moves.
+TEST(Rcm, SarDetoursOnlyNonHarmfulFlows) {
+  for (bool sar : {true, false}) {
+    LeafSpineParams lp;
+    lp.leaves = 2;
+    lp.spines = 2;
+    lp.hosts_per_leaf = 2;
+    const TopoSpec t = leaf_spine(lp);
+    RcmSettings rs;
+    rs.sar = sar;
+    rs.sar_flowlet_gap = Time::from_us(5);
+    Network net(t, ioq_switch(), NicSettings{}, 1, std::make_unique<Rcm>(rs));
+    auto& rcm = dynamic_cast<Rcm&>(net.cc());
+    const int leaf0 = 4;
+    auto* a = dynamic_cast<RcmAgent*>(net.sw(leaf0).agent());
+    ASSERT_NE(a, nullptr);
+    auto [ports, n] = net.routes(leaf0, 2);  // towards a host of leaf 1: one port per spine
+    ASSERT_EQ(n, 2);
+    const int hashed = ports[0], other = ports[1];
+    Packet harmful_pkt, new_pkt, running_pkt;
+    harmful_pkt.qp = 1;
+    new_pkt.qp = 2;
+    running_pkt.qp = 3;
+    EXPECT_EQ(a->select_port(running_pkt, ports, n, hashed), hashed);  // starts before the congestion
+    for (int k = 0; k < 2; ++k) {  // two severe CNs from the spine behind `hashed`, naming flow 1
+      Packet cn;
+      cn.type = PktType::kCtrl;
+      cn.cc_value = 60;
+      cn.cc_flags = rcm.cn_alloc();
+      rcm.cn(cn.cc_flags).n = 1;
+      rcm.cn(cn.cc_flags).id[0] = RcmAgent::flow_key(harmful_pkt);
+      a->on_switch_message(cn, hashed);
+    }
+    ASSERT_TRUE(a->remote_flag(hashed));
+    EXPECT_TRUE(a->harmful(hashed, RcmAgent::flow_key(harmful_pkt)));
+    EXPECT_EQ(a->select_port(harmful_pkt, ports, n, hashed), hashed);  // harmful: never detoured
+    EXPECT_EQ(a->select_port(running_pkt, ports, n, hashed), hashed);  // no gap: keeps its port
+    EXPECT_EQ(a->select_port(new_pkt, ports, n, hashed), sar ? other : hashed);
+    EXPECT_EQ(a->select_port(new_pkt, ports, n, hashed), sar ? other : hashed);  // and stays there
+    EXPECT_EQ(a->select_port(harmful_pkt, ports, 1, hashed), hashed);  // one path: nothing to choose
+    EXPECT_EQ(a->counters().sar_detours_of_harmful, 0u);
+    EXPECT_EQ(a->counters().sar_detours, sar ? 1u : 0u);
+  }
+}
+
+// Ablation switch: without CRD nothing is detected, so no CN, no RCC, and the burst keeps DCQCN's rate.
+TEST(Rcm, WithoutCrdNothingHappens) {
+  RcmSettings rs;
+  rs.crd = false;
+  const BurstRun r = run_burst(std::make_unique<Rcm>(rs));
+  const BurstRun d = run_burst(std::make_unique<Dcqcn>(DcqcnSettings::mellanox(Rate::from_gbps(100))));
+  EXPECT_EQ(r.switch_messages, 0u);
+  EXPECT_EQ(r.s1.rcc_entries, 0u);
+  EXPECT_EQ(r.s1.holds, 0u);
+  EXPECT_NEAR(mean_gbps(r, 4, 160, 190), mean_gbps(d, 4, 160, 190), 0.01);
+}
