@@ -43,7 +43,8 @@ Manifest (TOML):
   # called as `python3 SCRIPT --out PNG SWEEP_DIR`)
 
 Metric expressions see R(sweep, **grid values) -> a run (methods of class RunData below), S(sweep) -> the list of
-runs of a sweep, and ratio(a, b), reduction(a, b) (percent by which a is below b), mean, min, max, abs, all, any.
+runs of a sweep, and ratio(a, b), reduction(a, b) (percent by which a is below b), jain(rates), mean, min, max,
+abs, all, any, sum, len, range.
 """
 
 import argparse
@@ -289,6 +290,14 @@ class RunData:
             return nearest_rank(v, float(stat[1:]) / (10 ** (len(stat) - 1)))
         raise MetricError(f"unknown statistic '{stat}'")
 
+    def throughput(self, cls=None, min_bytes=None, max_bytes=None):
+        """Mean per-flow throughput (Gb/s) = size / FCT over the finished flows that match."""
+        v = [_f(r["size_bytes"]) * 8e-3 / _f(r["fct_us"]) for r in self.flows(cls, min_bytes, max_bytes)
+             if _f(r["fct_us"]) > 0]
+        if not v:
+            raise MetricError(f"no finished flows match (class={cls})")
+        return sum(v) / len(v)
+
     def flow_fct(self, fid):
         for r in self._load("flows.csv"):
             if int(r["id"]) == fid:
@@ -402,6 +411,15 @@ def ratio(a, b):
     return a / b
 
 
+def jain(rates):
+    """Jain's fairness index of a list of rates (1 = equal shares)."""
+    rates = list(rates)
+    sq = sum(r * r for r in rates)
+    if not rates or sq == 0:
+        raise MetricError("Jain's index of zero rates")
+    return sum(rates) ** 2 / (len(rates) * sq)
+
+
 def reduction(a, b):
     """Percent by which a is below b (positive: a smaller)."""
     if b == 0:
@@ -493,7 +511,8 @@ def evaluate(man, paper_dir, ran):
         return [RunData(d) for _, d in indexes[sweep].runs if os.path.isfile(os.path.join(d, "summary.json"))]
 
     env = {"R": R, "S": S, "ratio": ratio, "reduction": reduction, "mean": lambda v: sum(v) / len(v),
-           "min": min, "max": max, "abs": abs, "all": all, "any": any, "len": len, "sum": sum, "math": math,
+           "min": min, "max": max, "abs": abs, "all": all, "any": any, "len": len, "sum": sum, "range": range, "jain": jain,
+           "math": math,
            "__builtins__": {}}
     out = {}
     for c in man.claims:
