@@ -8,7 +8,7 @@
 //   goes to a temporary directory that is removed at the end.
 // Scenario: leaf_spine 2 leaves x 8 hosts at 100 Gb/s, 2 spines, DCQCN, Poisson all-to-all arrivals of
 // the workload at `load`, stop after `flows` flows have finished. `make bench` builds it; run it with
-//   build/soak_flows                       (1 M fb_hadoop flows: several minutes on one core)
+//   build/soak_flows                       (1 M fb_hadoop flows: about 2 CPU minutes), or make soak
 //   build/soak_flows 200000 google_rpc     (a quick look)
 #include <unistd.h>
 
