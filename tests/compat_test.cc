@@ -315,7 +315,9 @@ TEST(HpccSimIdealFct, FatTreeFlowsMatchTheDocumentToTheNanosecond) {
     }
   const Scenario s = load_scenario_text(text, "fat.toml");
   ASSERT_EQ(s.topo.num_hosts(), 320);
-  const RunResult r = run_scenario(s, RunOptions{});
+  RunOptions opt;
+  opt.keep_flows = true;
+  const RunResult r = run_scenario(s, opt);
   ASSERT_EQ(r.flows.size(), expect.size());
   // A few by hand, independent of doc_ideal_ns: 12.24 us base RTT across the core.
   EXPECT_EQ(doc_ideal_ns(1000, 6), 12'240 + 83);           // 1048 B x 8 / 100 = 83.84

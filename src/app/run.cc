@@ -18,6 +18,7 @@
 #include "net/host.h"
 #include "net/switch.h"
 #include "stats/fct_stats.h"
+#include "stats/flow_stream.h"
 #include "stats/monitors.h"
 #include "stats/writers.h"
 
@@ -128,6 +129,48 @@ class PfcTxt {
   std::ofstream out_;
 };
 
+// Finished flows go to the files and the statistics as they finish (stats/flow_stream.h, FctAccumulator),
+// so that no per-flow record stays in memory. Declared before the checks and monitors, which chain this
+// observer and restore it when they go, so that it outlives them.
+class FlowSink {
+ public:
+  FlowSink(Network& net, const Scenario& s, FlowStreamWriter::Options files)
+      : net_(net),
+        saved_(net.observers().on_flow_finished),
+        acc_(SizeBuckets::from_edges(s.size_buckets), s.class_labels, s.short_flow_bytes) {
+    if (!files.flows_csv.empty() || !files.fct_txt.empty())
+      writer_ = std::make_unique<FlowStreamWriter>(std::move(files), s.class_labels);
+    net.observers().on_flow_finished = [this](const FlowRecord& r) {
+      if (saved_) saved_(r);
+      acc_.add(r);
+      if (writer_) writer_->add(r);
+    };
+  }
+  ~FlowSink() { net_.observers().on_flow_finished = saved_; }
+  FlowSink(const FlowSink&) = delete;
+  FlowSink& operator=(const FlowSink&) = delete;
+
+  void close_files() {
+    if (writer_) writer_->finish();
+  }
+  FctStats stats() { return acc_.finish(); }
+
+ private:
+  Network& net_;
+  std::function<void(const FlowRecord&)> saved_;
+  FctAccumulator acc_;
+  std::unique_ptr<FlowStreamWriter> writer_;
+};
+
+// Removes the temporary result directory unless the run got to rename it (an error left it half written).
+struct TmpDirGuard {
+  fs::path dir;
+  ~TmpDirGuard() {
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+  }
+};
+
 void write_file(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary);
   out << text;
@@ -156,6 +199,28 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   auto source = s.make_flow_source();
   net.set_class_labels(s.class_labels);
   net.set_flow_source(source.get());
+  net.set_keep_finished(opt.keep_flows);
+  // The result files are written into a temporary directory while the run goes, renamed when complete.
+  fs::path out, tmp;
+  if (!opt.out_dir.empty()) {
+    out = opt.out_dir;
+    check_output_dir(out, opt.force);
+    tmp = out.string() + ".tmp-" + std::to_string(getpid());
+    fs::remove_all(tmp);
+    fs::create_directories(tmp);
+  }
+  TmpDirGuard tmp_guard{tmp};
+  FlowStreamWriter::Options files;
+  if (!tmp.empty()) {
+    files.flows_csv = (tmp / "flows.csv").string();
+    if (opt.fct_hpcc || s.write_hpcc_fct) files.fct_txt.push_back((tmp / "fct.txt").string());
+  }
+  if (!opt.fct_txt_path.empty()) {
+    const fs::path p(opt.fct_txt_path);
+    if (p.has_parent_path()) fs::create_directories(p.parent_path());
+    files.fct_txt.push_back(opt.fct_txt_path);
+  }
+  FlowSink sink(net, s, std::move(files));
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<PfcTxt> pfc_txt;
   if (!opt.pfc_txt_path.empty()) pfc_txt = std::make_unique<PfcTxt>(net, opt.pfc_txt_path);
@@ -178,20 +243,12 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   res.stopped = checker.failure();
   res.partial = stop_requested() && !net.all_flows_done();
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  res.flows = net.finished();
+  if (opt.keep_flows) res.flows = net.finished();
   if (pfc_txt) pfc_txt->close();
-  if (!opt.fct_txt_path.empty()) {
-    const fs::path p(opt.fct_txt_path);
-    if (p.has_parent_path()) fs::create_directories(p.parent_path());
-    std::ofstream f(p, std::ios::binary);
-    write_hpcc_fct(f, res.flows);
-    f.close();
-    if (!f) throw std::runtime_error("cannot write " + opt.fct_txt_path);
-  }
+  sink.close_files();  // flows.csv (rows still waiting for an older flow) and fct.txt
 
   const NetStats& st = net.stats();
-  SizeBuckets buckets = SizeBuckets::from_edges(s.size_buckets);
-  const FctStats fct = compute_fct_stats(res.flows, buckets, s.class_labels, s.short_flow_bytes);
+  const FctStats fct = sink.stats();
   uint64_t cnps_received = 0;
   const uint64_t events = net.sim().events_executed();
   nlohmann::json j;
@@ -246,16 +303,7 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   }
   res.summary = j;
 
-  if (!opt.out_dir.empty()) {
-    const fs::path out(opt.out_dir);
-    check_output_dir(out, opt.force);
-    const fs::path tmp = out.string() + ".tmp-" + std::to_string(getpid());
-    fs::remove_all(tmp);
-    fs::create_directories(tmp);
-    {
-      std::ofstream f(tmp / "flows.csv", std::ios::binary);
-      write_flows_csv(f, res.flows, s.class_labels);
-    }
+  if (!tmp.empty()) {
     write_file(tmp / "summary.json", j.dump(2) + "\n");
     if (res.partial)
       write_file(tmp / "PARTIAL", fmt::format("Interrupted at {:.3f} ms simulated: {} of {} flows finished. "
@@ -267,16 +315,13 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
       if (!s.resolved_notes.empty()) os << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
       write_file(tmp / "scenario.resolved.toml", os.str());
     }
-    if (opt.fct_hpcc || s.write_hpcc_fct) {
-      std::ofstream f(tmp / "fct.txt", std::ios::binary);
-      write_hpcc_fct(f, res.flows);
-    }
     if (monitors) monitors->write(tmp);
     // Replace atomically: the result directory is complete or absent. Only an empty directory or a
     // previous result directory (checked above) is ever removed.
     if (fs::exists(out)) fs::remove_all(out);
     if (out.has_parent_path()) fs::create_directories(out.parent_path());
     fs::rename(tmp, out);
+    tmp_guard.dir.clear();
   }
   return res;
 }

@@ -25,18 +25,22 @@ struct RunOptions {
   // Deadlock detection and the no-progress watchdog (on by default), invariant mode (--check): net/checks.h.
   // A run they stop is written with "stopped" in summary.json and RunResult::stopped set.
   CheckOptions checks;
+  // Also return every finished flow in RunResult::flows (memory grows with the flow count). Off, finished
+  // flows only stream to the files and the statistics (stats/flow_stream.h, stats/fct_stats.h).
+  bool keep_flows = false;
 };
 
 struct RunResult {
   nlohmann::json summary;
-  std::vector<FlowRecord> flows;     // in completion order
+  std::vector<FlowRecord> flows;     // in completion order; only with RunOptions::keep_flows
   double wall_seconds = 0;
   CheckFailure stopped;              // kind kNone unless a check stopped the run
   bool partial = false;              // interrupted by request_stop()
 };
 
 // Builds the network, runs it and (when out_dir is set) writes flows.csv, summary.json,
-// scenario.resolved.toml (and fct.txt). Files go to a temporary directory renamed when complete.
+// scenario.resolved.toml (and fct.txt). Files go to a temporary directory renamed when complete; flows.csv
+// and fct.txt are written into it as flows finish, so memory stays flat however many flows a run has.
 RunResult run_scenario(const Scenario& s, const RunOptions& opt);
 // Runs on an already-built network (tests inspect it afterwards).
 RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt);

@@ -291,7 +291,7 @@ void Network::on_flow_complete(Qp& qp) {
   r.finish = sim_.now();
   r.ideal_fct = qp.ideal_fct;
   r.class_id = qp.class_id;
-  finished_.push_back(r);
+  if (keep_finished_) finished_.push_back(r);
   ++stats_.flows_finished;
   if (obs_.on_flow_finished) obs_.on_flow_finished(r);
   cc_->on_flow_end(qp);

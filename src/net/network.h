@@ -127,6 +127,9 @@ class Network : public EventHandler {
 
   // --- results ---
   const std::vector<FlowRecord>& finished() const { return finished_; }
+  // Whether finished() keeps every record (default). Off, records only reach observers
+  // (on_flow_finished), so memory does not grow with the number of flows (app/run.cc streams them).
+  void set_keep_finished(bool keep) { keep_finished_ = keep; }
   const std::vector<std::string>& class_labels() const { return class_labels_; }
   void set_class_labels(std::vector<std::string> l) { class_labels_ = std::move(l); }
   bool all_flows_done() const { return source_done_ && qps_.live() == 0; }
@@ -174,6 +177,7 @@ class Network : public EventHandler {
   std::vector<uint16_t> next_sport_;         // per host, as the ns-3 simulator numbers source ports
   std::vector<FlowRecord> finished_;
   std::vector<std::string> class_labels_{"default"};
+  bool keep_finished_ = true;
 };
 
 }  // namespace rocesim

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -25,23 +26,19 @@ double nearest_rank(const std::vector<double>& v, size_t num, size_t den) {
   return v[rank - 1];
 }
 
-// Accumulates the FCTs and slowdowns of one group, then summarizes them.
-struct Collector {
-  std::vector<double> fct_us;
-  std::vector<double> slowdown;
-
-  void add(const FlowRecord& r) {
-    fct_us.push_back(r.fct().us());
-    if (r.ideal_fct.ps > 0) slowdown.push_back(r.slowdown());
-  }
-  GroupStats finish() {
-    GroupStats g;
-    g.count = fct_us.size();
-    g.fct_us = summarize(std::move(fct_us));
-    g.slowdown = summarize(std::move(slowdown));
-    return g;
-  }
-};
+Dist dist_of(ValueSummary& v) {
+  Dist d;
+  if (v.count() == 0) return d;
+  d.count = v.count();
+  d.avg = v.avg();
+  d.p50 = v.percentile(50, 100);
+  d.p95 = v.percentile(95, 100);
+  d.p99 = v.percentile(99, 100);
+  d.p999 = v.percentile(999, 1000);
+  d.max = v.max();
+  d.rel_error = v.exact() ? 0.0 : kSketchRelError;
+  return d;
+}
 
 }  // namespace
 
@@ -95,46 +92,92 @@ Dist summarize(std::vector<double> values) {
   return d;
 }
 
+void FctAccumulator::Group::add(const FlowRecord& r) {
+  fct_us.add(r.fct().us());
+  if (r.ideal_fct.ps > 0) slowdown.add(r.slowdown());
+}
+
+GroupStats FctAccumulator::Group::finish() {
+  GroupStats g;
+  g.count = fct_us.count();
+  g.fct_us = dist_of(fct_us);
+  g.slowdown = dist_of(slowdown);
+  return g;
+}
+
+FctAccumulator::FctAccumulator(SizeBuckets buckets, std::vector<std::string> class_labels,
+                               Bytes short_threshold, size_t exact_limit)
+    : buckets_(std::move(buckets)),
+      class_labels_(std::move(class_labels)),
+      short_threshold_(short_threshold),
+      limit_(exact_limit),
+      overall_(exact_limit),
+      short_(exact_limit),
+      long_(exact_limit),
+      by_bucket_(buckets_.size(), Group(exact_limit)),
+      by_class_(class_labels_.size(), Group(exact_limit)) {
+  if (buckets_.labels.size() != buckets_.upper_bytes.size() + 1) {
+    throw std::invalid_argument("size buckets need one more label than edges");
+  }
+}
+
+void FctAccumulator::add(const FlowRecord& r) {
+  overall_.add(r);
+  by_bucket_[buckets_.index_of(r.size_bytes)].add(r);
+  if (r.class_id < class_labels_.size()) {
+    by_class_[r.class_id].add(r);
+  } else {
+    unlabelled_.try_emplace(r.class_id, limit_).first->second.add(r);
+  }
+  (r.size_bytes <= short_threshold_ ? short_ : long_).add(r);
+}
+
+size_t FctAccumulator::memory_bytes() const {
+  size_t b = 0;
+  auto add = [&](const Group& g) { b += g.fct_us.memory_bytes() + g.slowdown.memory_bytes(); };
+  add(overall_);
+  add(short_);
+  add(long_);
+  for (const Group& g : by_bucket_) add(g);
+  for (const Group& g : by_class_) add(g);
+  for (const auto& [id, g] : unlabelled_) add(g);
+  return b;
+}
+
+FctStats FctAccumulator::finish() {
+  FctStats s;
+  s.overall = overall_.finish();
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    const int idx = static_cast<int>(i);
+    s.buckets.push_back(BucketStats{buckets_.labels[i], buckets_.min_bytes(idx), buckets_.max_bytes(idx),
+                                    by_bucket_[i].finish()});
+  }
+  for (size_t c = 0; c < class_labels_.size(); ++c) {
+    s.classes.push_back(ClassStats{static_cast<uint16_t>(c), class_labels_[c], by_class_[c].finish()});
+  }
+  for (auto& [id, g] : unlabelled_) s.classes.push_back(ClassStats{id, std::to_string(id), g.finish()});
+  s.short_threshold_bytes = short_threshold_;
+  s.short_flows = short_.finish();
+  s.long_flows = long_.finish();
+  return s;
+}
+
 FctStats compute_fct_stats(const std::vector<FlowRecord>& flows, const SizeBuckets& buckets,
                            const std::vector<std::string>& class_labels, Bytes short_threshold) {
   if (buckets.labels.size() != buckets.upper_bytes.size() + 1) {
     throw std::invalid_argument("size buckets need one more label than edges");
   }
-  Collector overall, short_c, long_c;
-  std::vector<Collector> by_bucket(buckets.size());
-  std::vector<Collector> by_class(class_labels.size());
-  std::map<uint16_t, Collector> unlabelled;
-  for (const FlowRecord& r : flows) {
-    overall.add(r);
-    by_bucket[buckets.index_of(r.size_bytes)].add(r);
-    if (r.class_id < class_labels.size()) {
-      by_class[r.class_id].add(r);
-    } else {
-      unlabelled[r.class_id].add(r);
-    }
-    (r.size_bytes <= short_threshold ? short_c : long_c).add(r);
-  }
-
-  FctStats s;
-  s.overall = overall.finish();
-  for (size_t i = 0; i < buckets.size(); ++i) {
-    const int idx = static_cast<int>(i);
-    s.buckets.push_back(BucketStats{buckets.labels[i], buckets.min_bytes(idx), buckets.max_bytes(idx),
-                                    by_bucket[i].finish()});
-  }
-  for (size_t c = 0; c < class_labels.size(); ++c) {
-    s.classes.push_back(ClassStats{static_cast<uint16_t>(c), class_labels[c], by_class[c].finish()});
-  }
-  for (auto& [id, col] : unlabelled) s.classes.push_back(ClassStats{id, std::to_string(id), col.finish()});
-  s.short_threshold_bytes = short_threshold;
-  s.short_flows = short_c.finish();
-  s.long_flows = long_c.finish();
-  return s;
+  // Every value kept: exact percentiles whatever the number of flows.
+  FctAccumulator acc(buckets, class_labels, short_threshold, SIZE_MAX);
+  for (const FlowRecord& r : flows) acc.add(r);
+  return acc.finish();
 }
 
 nlohmann::json to_json(const Dist& d) {
-  return nlohmann::json{{"count", d.count}, {"avg", d.avg},   {"p50", d.p50}, {"p95", d.p95},
-                        {"p99", d.p99},     {"p999", d.p999}, {"max", d.max}};
+  nlohmann::json j{{"count", d.count}, {"avg", d.avg},   {"p50", d.p50}, {"p95", d.p95},
+                   {"p99", d.p99},     {"p999", d.p999}, {"max", d.max}};
+  if (d.rel_error > 0) j["rel_error"] = d.rel_error;  // percentiles from the histogram (value_summary.h)
+  return j;
 }
 
 nlohmann::json to_json(const GroupStats& g) {

@@ -1,12 +1,14 @@
 // Flow-completion-time summaries: overall, by flow-size bucket, by class, short vs long.
 #pragma once
 #include <cstddef>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "core/time.h"
 #include "stats/flow_record.h"
+#include "stats/value_summary.h"
 
 namespace rocesim {
 
@@ -36,9 +38,12 @@ struct SizeBuckets {
 // Summary of a sample. Percentiles by nearest rank on the sorted values: pq = v[ceil(q * n) - 1]
 // (ranks computed in integer arithmetic, so p99.9 of 1000 values is v[998]). NaN values are ignored.
 // An empty sample gives count 0 and zeros everywhere.
+// FctAccumulator keeps groups of more than kExactSummaryLimit flows in a histogram (stats/value_summary.h):
+// their percentiles are then within a relative error rel_error (kSketchRelError, 0.5 %); 0 = exact.
 struct Dist {
   size_t count = 0;
   double avg = 0, p50 = 0, p95 = 0, p99 = 0, p999 = 0, max = 0;
+  double rel_error = 0;
 };
 Dist summarize(std::vector<double> values);
 
@@ -74,11 +79,39 @@ struct FctStats {
 
 inline constexpr Bytes kDefaultShortFlowBytes = 100'000;
 
+// The statistics of a stream of finished flows in bounded memory: add() each record as it finishes,
+// finish() once. Up to exact_limit flows per group, the result equals compute_fct_stats (byte-identical
+// JSON); past it, that group's percentiles carry rel_error (stats/value_summary.h).
+class FctAccumulator {
+ public:
+  FctAccumulator(SizeBuckets buckets, std::vector<std::string> class_labels,
+                 Bytes short_threshold = kDefaultShortFlowBytes, size_t exact_limit = kExactSummaryLimit);
+  void add(const FlowRecord& r);
+  FctStats finish();
+  size_t memory_bytes() const;  // held by the value summaries
+
+ private:
+  struct Group {
+    explicit Group(size_t limit) : fct_us(limit), slowdown(limit) {}
+    ValueSummary fct_us, slowdown;
+    void add(const FlowRecord& r);
+    GroupStats finish();
+  };
+  SizeBuckets buckets_;
+  std::vector<std::string> class_labels_;
+  Bytes short_threshold_;
+  size_t limit_;
+  Group overall_, short_, long_;
+  std::vector<Group> by_bucket_, by_class_;
+  std::map<uint16_t, Group> unlabelled_;
+};
+
 FctStats compute_fct_stats(const std::vector<FlowRecord>& flows, const SizeBuckets& buckets,
                            const std::vector<std::string>& class_labels,
                            Bytes short_threshold = kDefaultShortFlowBytes);
 
-// {"count":.., "avg":.., "p50":.., "p95":.., "p99":.., "p999":.., "max":..}
+// {"count":.., "avg":.., "p50":.., "p95":.., "p99":.., "p999":.., "max":..} plus "rel_error":.. when
+// the percentiles come from the histogram (more than kExactSummaryLimit values).
 nlohmann::json to_json(const Dist& d);
 // {"count":.., "fct_us":{Dist}, "slowdown":{Dist}}
 nlohmann::json to_json(const GroupStats& g);

@@ -122,6 +122,10 @@ Monitors::Monitors(Network& net, const MonitorSpec& spec) : net_(net), spec_(spe
       if (prev) prev(qp, from_switch);
       on_cnp(qp, from_switch);
     };
+    obs.on_flow_finished = [this, prev = saved_.on_flow_finished](const FlowRecord& r) {
+      if (prev) prev(r);
+      cnp_finished_.push_back({r.id, r.src, r.dst});
+    };
   }
   schedule_next();
 }
@@ -130,7 +134,10 @@ Monitors::~Monitors() {
   NetObservers& obs = net_.observers();
   if (spec_.pfc) obs.on_pfc_rx = saved_.on_pfc_rx;
   if (spec_.all_flows || !spec_.flow_rates.empty()) obs.on_data_delivered = saved_.on_data_delivered;
-  if (spec_.cnp) obs.on_cnp_received = saved_.on_cnp_received;
+  if (spec_.cnp) {
+    obs.on_cnp_received = saved_.on_cnp_received;
+    obs.on_flow_finished = saved_.on_flow_finished;
+  }
 }
 
 void Monitors::schedule_next() {
@@ -257,6 +264,7 @@ std::vector<Monitors::CnpCount> Monitors::cnp_counts() {
     c.dst = dst;
   };
   for (const FlowRecord& r : net_.finished()) add(r.id, r.src, r.dst);
+  for (const FlowEnds& f : cnp_finished_) add(f.id, f.src, f.dst);
   for (uint32_t i = 0; i < net_.qp_capacity(); ++i) {
     const Qp& q = net_.qp(i);
     if (q.in_use) add(q.flow_id, q.src, q.dst);

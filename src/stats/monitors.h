@@ -20,7 +20,8 @@
 //               Under credits (switch.flow_control = "credit") pause/resume are the egress running out of
 //               credits (credit-starved) and the credit frame that refills it.
 //   cnps.csv    flow_id,src,dst,cnps_received,cnps_from_switches   every flow started (src/dst node ids as
-//               in flows.csv); CNPs counted when they reach the sender of a live flow.
+//               in flows.csv); CNPs counted when they reach the sender of a live flow. (Kept in memory
+//               until written: 16 bytes per finished flow, plus a tally per flow that got CNPs.)
 //   buffer.csv  switch,buffer_bytes,cdf              per switch, the empirical CDF of its sampled shared
 //               buffer occupancy: one row per distinct value, cdf = fraction of samples <= value.
 // Node names are topo.node_names (ids when unnamed).
@@ -140,6 +141,12 @@ class Monitors : public EventHandler {
   std::unordered_map<uint64_t, Time> open_pauses_;  // key (node, port, prio) -> paused since
 
   std::unordered_map<uint64_t, CnpTally> cnps_;
+  // cnps.csv lists every flow: the finished ones are noted here (the network may not keep its records).
+  struct FlowEnds {
+    uint64_t id = 0;
+    int src = 0, dst = 0;
+  };
+  std::vector<FlowEnds> cnp_finished_;
 
   std::vector<int> switches_;
   std::vector<std::vector<Bytes>> buffer_;  // per switches_ entry

@@ -52,6 +52,34 @@ std::string format_time_us(Time t) {
   return fmt::to_string(buf);
 }
 
+void append_flows_csv_header(fmt::memory_buffer& buf) {
+  buf.append(
+      std::string_view("id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,class\n"));
+}
+
+void append_flows_csv_row(fmt::memory_buffer& buf, const FlowRecord& r,
+                          const std::vector<std::string>& class_labels) {
+  fmt::format_to(std::back_inserter(buf), "{},{},{},{},", r.id, r.src, r.dst, r.size_bytes);
+  append_time_us(buf, r.start);
+  buf.push_back(',');
+  append_time_us(buf, r.finish);
+  buf.push_back(',');
+  append_time_us(buf, r.fct());
+  buf.push_back(',');
+  append_time_us(buf, r.ideal_fct);
+  buf.push_back(',');
+  if (r.ideal_fct.ps > 0) fmt::format_to(std::back_inserter(buf), "{:.6f}", r.slowdown());
+  buf.push_back(',');
+  if (r.class_id < class_labels.size()) {
+    append_csv_field(buf, class_labels[r.class_id]);
+  } else {
+    fmt::format_to(std::back_inserter(buf), "{}", r.class_id);
+  }
+  buf.push_back('\n');
+}
+
+void append_hpcc_fct_line(fmt::memory_buffer& buf, const FlowRecord& r) { append_hpcc_line(buf, r); }
+
 void write_flows_csv(std::ostream& out, const std::vector<FlowRecord>& records,
                      const std::vector<std::string>& class_labels) {
   std::vector<size_t> order(records.size());
@@ -60,27 +88,9 @@ void write_flows_csv(std::ostream& out, const std::vector<FlowRecord>& records,
                    [&](size_t a, size_t b) { return records[a].id < records[b].id; });
 
   fmt::memory_buffer buf;
-  buf.append(
-      std::string_view("id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,class\n"));
+  append_flows_csv_header(buf);
   for (size_t i : order) {
-    const FlowRecord& r = records[i];
-    fmt::format_to(std::back_inserter(buf), "{},{},{},{},", r.id, r.src, r.dst, r.size_bytes);
-    append_time_us(buf, r.start);
-    buf.push_back(',');
-    append_time_us(buf, r.finish);
-    buf.push_back(',');
-    append_time_us(buf, r.fct());
-    buf.push_back(',');
-    append_time_us(buf, r.ideal_fct);
-    buf.push_back(',');
-    if (r.ideal_fct.ps > 0) fmt::format_to(std::back_inserter(buf), "{:.6f}", r.slowdown());
-    buf.push_back(',');
-    if (r.class_id < class_labels.size()) {
-      append_csv_field(buf, class_labels[r.class_id]);
-    } else {
-      fmt::format_to(std::back_inserter(buf), "{}", r.class_id);
-    }
-    buf.push_back('\n');
+    append_flows_csv_row(buf, records[i], class_labels);
     if (buf.size() >= kFlushBytes) flush(out, buf);
   }
   flush(out, buf);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "stats/flow_record.h"
 
 namespace rocesim {
@@ -39,5 +41,12 @@ int64_t floor_ns(Time t);
 void write_hpcc_fct(std::ostream& out, const std::vector<FlowRecord>& in_completion_order);
 // One fct.txt line (with its "\n") for incremental writing as flows finish.
 std::string hpcc_fct_line(const FlowRecord& r);
+
+// The pieces of both files, for writing them as flows finish (stats/flow_stream.h): the flows.csv header
+// line, one flows.csv row, one fct.txt line (each with its "\n").
+void append_flows_csv_header(fmt::memory_buffer& buf);
+void append_flows_csv_row(fmt::memory_buffer& buf, const FlowRecord& r,
+                          const std::vector<std::string>& class_labels);
+void append_hpcc_fct_line(fmt::memory_buffer& buf, const FlowRecord& r);
 
 }  // namespace rocesim
