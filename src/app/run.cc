@@ -249,7 +249,6 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
 
   const NetStats& st = net.stats();
   const FctStats fct = sink.stats();
-  uint64_t cnps_received = 0;
   const uint64_t events = net.sim().events_executed();
   nlohmann::json j;
   j["scenario"] = s.name;
@@ -264,7 +263,6 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   j["fct"] = to_json(fct);
   j["pfc"] = pfc_summary(net);
   j["cnp"] = {{"sent_by_receivers", st.cnps_sent}, {"sent_by_switches", st.cnps_from_switches}};
-  (void)cnps_received;
   j["drops"] = {{"data_buffer", st.data_drops},
                 {"control_buffer", st.ctrl_drops},
                 {"wire", st.wire_drops},
