@@ -472,7 +472,9 @@ class SweepIndex:
                 self.runs.append((vals, os.path.join(path, safe_dir_name(name))))
 
     def find(self, want):
-        hits = [d for vals, d in self.runs if all(vals.get(k) == str(v) for k, v in want.items())]
+        # Run names in sweep.json are file-name safe ("traffic[0].x" -> "traffic_0_.x"): compare in that form.
+        want = {safe_dir_name(k): safe_dir_name(str(v)) for k, v in want.items()}
+        hits = [d for vals, d in self.runs if all(vals.get(k) == v for k, v in want.items())]
         if not hits:
             raise MetricError(f"sweep {os.path.basename(self.path)}: no run with {want}")
         if len(hits) > 1:
