@@ -101,7 +101,7 @@ void MercuryAgent::on_enqueue(Packet& p, int port) {
   if (p.type != PktType::kData) return;
   QueueState& q = q_[idx(port, p.prio)];
   if (q.paused) q.rx_bytes += p.size;
-  q.ft[flow_key(p)] += p.size;
+  q.ft.get_or_insert(flow_key(p)) += p.size;
   q.sum_data += p.size;
 }
 
@@ -122,18 +122,18 @@ void MercuryAgent::on_dequeue(Packet& p, int port) {
       q.timer = false;
     }
   }
-  auto it = q.ft.find(flow_key(p));
-  if (q.determined && qlen > th && it != q.ft.end() && q.sum_data > 0) {  // lines 21-22
+  Bytes* queued = q.ft.find(flow_key(p));
+  if (q.determined && qlen > th && queued && q.sum_data > 0) {  // lines 21-22
     // Algorithm 2 lines 10-13 (Window_calculation), with the flow's bytes before this packet leaves.
-    const double share = static_cast<double>(it->second) / static_cast<double>(q.sum_data);
+    const double share = static_cast<double>(*queued) / static_cast<double>(q.sum_data);
     const double rate_bps = sw_.port(port).rate.bps * share;
     const Bytes win = std::max(mtu_, static_cast<Bytes>(rate_bps * base_rtt_.sec() / 8.0));
     send_cnp(p, win);                      // lines 23-24
   }
   // Algorithm 2 line 6 (the seed's "=" is a typo for "-=", algorithms.md) and lines 7-9.
-  if (it != q.ft.end()) {
-    it->second -= p.size;
-    if (it->second <= 0) q.ft.erase(it);
+  if (queued) {
+    *queued -= p.size;
+    if (*queued <= 0) q.ft.erase(flow_key(p));
   }
   q.sum_data = std::max<Bytes>(0, q.sum_data - p.size);
 }
@@ -143,16 +143,11 @@ void MercuryAgent::send_cnp(const Packet& p, Bytes win) {
   Qp* qp = net_.qp_of(p);
   if (!qp) return;  // the flow has finished
   const Time now = net_.now();
-  const uint64_t key = (static_cast<uint64_t>(p.qp) << 32) | p.qp_tag;
-  auto [it, fresh] = last_cnp_.try_emplace(key, now);
-  if (!fresh) {
-    if (now - it->second < s_.cnp_interval) return;
-    it->second = now;
-  }
-  if (last_cnp_.size() > 65536) {  // forget flows whose spacing has run out
-    for (auto e = last_cnp_.begin(); e != last_cnp_.end();)
-      e = now - e->second >= s_.cnp_interval ? last_cnp_.erase(e) : std::next(e);
-  }
+  const size_t slot = static_cast<size_t>(p.qp);
+  if (slot >= last_cnp_.size()) last_cnp_.resize(std::max<size_t>(slot + 1, 2 * last_cnp_.size()));
+  LastCnp& last = last_cnp_[slot];
+  if (last.tag == p.qp_tag && last.at > Time::zero() && now - last.at < s_.cnp_interval) return;
+  last = LastCnp{p.qp_tag, now};
   Packet* c = net_.make_cnp(*qp, sw_.id());
   c->cc_value = static_cast<double>(win);
   ++cnps_sent_;

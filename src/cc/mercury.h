@@ -18,10 +18,10 @@
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "cc/dcqcn.h"
+#include "core/flat_map.h"
 #include "net/node.h"
 
 namespace rocesim {
@@ -98,7 +98,7 @@ class MercuryAgent : public SwitchAgent {
     bool timer = false;       // timer T running
     Time timer_start;
     Bytes q_rec = 0;          // queue length when T was (re)started
-    std::unordered_map<uint64_t, Bytes> ft;  // flow table: (sip << 32 | dip) -> bytes queued here
+    FlatMap<Bytes> ft;                       // flow table: (sip << 32 | dip) -> bytes queued here
     Bytes sum_data = 0;                      // sumData
   };
   static size_t idx(int port, int prio) { return static_cast<size_t>(port) * kNumPriorities + prio; }
@@ -114,7 +114,11 @@ class MercuryAgent : public SwitchAgent {
   Bytes mtu_;
   std::vector<QueueState> q_;   // [port * kNumPriorities + prio]
   std::vector<Bytes> th_;       // Th per port
-  std::unordered_map<uint64_t, Time> last_cnp_;  // per flow (QP slot << 32 | tag): lastCnpTime
+  struct LastCnp {
+    uint32_t tag = 0;  // the QP slot's flow (Packet::qp_tag) the time belongs to
+    Time at;
+  };
+  std::vector<LastCnp> last_cnp_;  // lastCnpTime per QP slot (grows to the peak number of live QPs)
   uint64_t cnps_sent_ = 0;
   uint64_t resumes_undetermined_ = 0, resumes_determined_ = 0;
 };
