@@ -334,15 +334,15 @@ class RunData:
             raise MetricError(f"flow {fid}: fewer than {smooth} rate bins in [{t0}, {t1}) us")
         return min(sum(g for _, g in s[i:i + smooth]) / smooth for i in range(len(s) - smooth + 1))
 
-    def recovery_us(self, fid, end_us, pre, frac=0.9, hold=5):
-        """Time from `end_us` until flow `fid` is back to `frac` of its mean rate over `pre` = (t0, t1) and stays
-        there for `hold` bins."""
-        base = self.rate(fid, pre[0], pre[1])
+    def recovery_us(self, fid, end_us, pre=None, frac=0.9, hold=5, target=None):
+        """Time from `end_us` until flow `fid` is at or above a threshold for `hold` consecutive bins: `target`
+        Gb/s when given, else `frac` of its mean rate over `pre` = (t0, t1)."""
+        level = target if target is not None else frac * self.rate(fid, pre[0], pre[1])
         post = self.rate_series(fid, end_us)
         for i in range(len(post) - hold + 1):
-            if all(g >= frac * base for _, g in post[i:i + hold]):
+            if all(g >= level for _, g in post[i:i + hold]):
                 return max(0.0, post[i][0] - end_us)
-        raise MetricError(f"flow {fid} never recovers to {frac:.0%} of {base:.2f} Gb/s")
+        raise MetricError(f"flow {fid} never recovers to {level:.2f} Gb/s")
 
     def queue_max(self, port, t0=None, t1=None):
         """Peak sampled egress queue (bytes) of port 'NODE:PEER' (queues.csv)."""
@@ -449,6 +449,12 @@ def run_sweep(rocesim, scen_dir, out_dir, sw, scale, jobs, force, quiet):
     if not quiet:
         print(f"  sweep {sw['name']}: {' '.join(grid)}" + (f"  (--set {' '.join(sets)})" if sets else ""), flush=True)
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode == 2 and "or --force to re-run every run" in r.stdout and not force:
+        # The directory holds this sweep made from another scenario text or other --set values (the manifest
+        # or the scenario changed since): its runs are not comparable, so re-run them all.
+        if not quiet:
+            print("    the scenario or its settings changed since the last run: re-running every run", flush=True)
+        r = subprocess.run(cmd + ["--force"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wall = time.time() - t
     if r.returncode == 130:
         raise KeyboardInterrupt
