@@ -531,6 +531,11 @@ def evaluate(man, paper_dir, ran):
             entry["note"] = f"sweep(s) not run: {', '.join(missing)}"
             out[c["id"]] = entry
             continue
+        if failed:  # its directory may hold older runs: do not read them
+            entry["verdict"] = "no number"
+            entry["note"] = f"sweep(s) failed: {', '.join(failed)}"
+            out[c["id"]] = entry
+            continue
         vals = {}
         errors = []
         for name, expr in c["values"].items():
@@ -546,7 +551,7 @@ def evaluate(man, paper_dir, ran):
         entry["values"] = vals
         if errors:
             entry["verdict"] = "no number"
-            entry["note"] = "; ".join(errors) + (f" (failed sweep: {', '.join(failed)})" if failed else "")
+            entry["note"] = "; ".join(errors)
             out[c["id"]] = entry
             continue
         try:
