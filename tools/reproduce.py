@@ -42,7 +42,7 @@ Manifest (TOML):
   # kinds: timeseries, fct_bars, fct_vs_load, pfc, buffer_cdf, slowdown_vs_size, script (script = "path.py":
   # called as `python3 SCRIPT --out PNG SWEEP_DIR`)
 
-Metric expressions see R(sweep, **grid values) -> a run (methods of class RunData below), S(sweep) -> the list of
+Metric expressions see R(sweep, **grid values) -> a run (keys that are no grid axis of that sweep are ignored) (methods of class RunData below), S(sweep) -> the list of
 runs of a sweep, and ratio(a, b), reduction(a, b) (percent by which a is below b), jain(rates), mean, min, max,
 abs, all, any, sum, len, range.
 """
@@ -480,6 +480,10 @@ class SweepIndex:
     def find(self, want):
         # Run names in sweep.json are file-name safe ("traffic[0].x" -> "traffic_0_.x"): compare in that form.
         want = {safe_dir_name(k): safe_dir_name(str(v)) for k, v in want.items()}
+        # A key that no run of this sweep has is not a grid axis here (e.g. the workload at quick scale, where
+        # the sweep runs one): it cannot tell runs apart, so it is not required.
+        axes = {k for vals, _ in self.runs for k in vals}
+        want = {k: v for k, v in want.items() if k in axes}
         hits = [d for vals, d in self.runs if all(vals.get(k) == v for k, v in want.items())]
         if not hits:
             raise MetricError(f"sweep {os.path.basename(self.path)}: no run with {want}")
