@@ -17,7 +17,7 @@ const std::vector<SchemeEntry>& scheme_registry() {
        read_scheme_icc},
       {"dcqcn_tcd", "DCQCN+TCD (ternary detection: CE for congestion, UE for ON-OFF ports; UE-CNP holds rate)",
        read_scheme_dcqcn_tcd},
-      {"mercury", "Mercury (switch PFC-aware port states, window-carrying CNPs; DCQCN paper sender + cwnd)",
+      {"mercury", "Mercury (switch PFC-aware port states, window-carrying CNPs; DCQCN sender (as [cc.dcqcn]) + cwnd)",
        read_scheme_mercury},
       {"lscc", "LSCC (cross-DC: rate calc at the far egress switch, pseudo queue + direct CNPs near the sources; DCQCN)",
        read_scheme_lscc},
