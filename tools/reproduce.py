@@ -563,7 +563,8 @@ def evaluate(man, paper_dir, ran):
         except (KeyError, ValueError, IndexError) as e:
             raise ManifestError(f"{man.path} claim {c['id']}: 'show' cannot be formatted: {e}") from None
         cond_env = dict(vals)
-        cond_env.update({"abs": abs, "min": min, "max": max, "all": all, "any": any, "__builtins__": {}})
+        cond_env.update({"abs": abs, "min": min, "max": max, "all": all, "any": any, "sum": sum, "len": len,
+                         "mean": lambda v: sum(v) / len(v), "__builtins__": {}})
         try:
             if eval(c["agree"], cond_env, {}):
                 entry["verdict"] = "agree"
