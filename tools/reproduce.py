@@ -36,13 +36,15 @@ Manifest (TOML):
   show = "DCQCN {dcqcn:.1f} Gb/s"                  # str.format over the values
   agree = "dcqcn < 15"; partly = "..."             # conditions over the values (partly optional)
   why = "one-line reason shown when we do not agree"
+  scales = ["full"]                                # optional: the scales whose runs can measure it
   [[figure]]
   sweep = "victim"; kind = "timeseries"; caption = "Fig. 9: ..."; runs = { scheme = ["dcqcn", "mercury"] }
   flows = { "0" = "F1 (victim)" }; window_us = [2000, 4500]      # timeseries: flows drawn, time window
   # kinds: timeseries, fct_bars, fct_vs_load, pfc, buffer_cdf, slowdown_vs_size, script (script = "path.py":
   # called as `python3 SCRIPT --out PNG SWEEP_DIR`)
 
-Metric expressions see R(sweep, **grid values) -> a run (keys that are no grid axis of that sweep are ignored) (methods of class RunData below), S(sweep) -> the list of
+Metric expressions see R(sweep, **grid values) -> a run (a key that is no grid axis of that sweep is checked against
+the run's scenario.resolved.toml) (methods of class RunData below), S(sweep) -> the list of
 runs of a sweep, and ratio(a, b), reduction(a, b) (percent by which a is below b), jain(rates), mean, min, max,
 abs, all, any, sum, len, range.
 """
@@ -159,7 +161,10 @@ class Manifest:
                 "id": cid, "sweeps": sweeps, "claim": _need(c, "claim", str, w), "paper": _need(c, "paper", str, w),
                 "values": vals, "show": _need(c, "show", str, w), "agree": _need(c, "agree", str, w),
                 "partly": c.get("partly", ""), "why": c.get("why", ""), "figure": c.get("figure", ""),
+                "scales": _strings(c, "scales", w, SCALES),
             })
+            if not set(self.claims[-1]["scales"]) <= set(SCALES):
+                raise ManifestError(f"{w}: 'scales' must name scales among {', '.join(SCALES)}")
         self.figures = []
         for i, f in enumerate(doc.get("figure", [])):
             w = f"{path} [[figure]] #{i + 1}"
@@ -479,12 +484,13 @@ class SweepIndex:
 
     def find(self, want):
         # Run names in sweep.json are file-name safe ("traffic[0].x" -> "traffic_0_.x"): compare in that form.
-        want = {safe_dir_name(k): safe_dir_name(str(v)) for k, v in want.items()}
-        # A key that no run of this sweep has is not a grid axis here (e.g. the workload at quick scale, where
-        # the sweep runs one): it cannot tell runs apart, so it is not required.
         axes = {k for vals, _ in self.runs for k in vals}
-        want = {k: v for k, v in want.items() if k in axes}
-        hits = [d for vals, d in self.runs if all(vals.get(k) == v for k, v in want.items())]
+        # A key that is no grid axis of this sweep (e.g. the workload at quick scale, where the sweep runs one)
+        # is checked against the value the run used (its scenario.resolved.toml).
+        fixed = {k: v for k, v in want.items() if safe_dir_name(k) not in axes}
+        want = {safe_dir_name(k): safe_dir_name(str(v)) for k, v in want.items() if safe_dir_name(k) in axes}
+        hits = [d for vals, d in self.runs if all(vals.get(k) == v for k, v in want.items())
+                and all(resolved_value(d, k) == str(v) for k, v in fixed.items())]
         if not hits:
             raise MetricError(f"sweep {os.path.basename(self.path)}: no run with {want}")
         if len(hits) > 1:
@@ -492,11 +498,33 @@ class SweepIndex:
         return hits[0]
 
 
+def resolved_value(run_dir, key):
+    """The value of dotted key `key` ("traffic[0].workload", "scheme" = cc.scheme, "load" = traffic[0].load) in a
+    run's scenario.resolved.toml, as a string (None when absent)."""
+    key = {"scheme": "cc.scheme", "load": "traffic[0].load"}.get(key, key)
+    try:
+        with open(os.path.join(run_dir, "scenario.resolved.toml"), "rb") as f:
+            v = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    for part in key.replace("[", ".[").split("."):
+        if part.startswith("[") and part.endswith("]") and isinstance(v, list):
+            i = int(part[1:-1])
+            v = v[i] if i < len(v) else None
+        elif isinstance(v, dict):
+            v = v.get(part)
+        else:
+            return None
+        if v is None:
+            return None
+    return str(v)
+
+
 def safe_dir_name(name):
     return "".join(c if c.isalnum() or c in "._+=,-" else "_" for c in name)
 
 
-def evaluate(man, paper_dir, ran):
+def evaluate(man, paper_dir, ran, scale):
     """Every claim of a manifest -> dict id -> {values, shown, verdict, note}. `ran`: sweep name -> status."""
     indexes = {}
     cache = {}
@@ -531,6 +559,10 @@ def evaluate(man, paper_dir, ran):
         missing = [s for s in c["sweeps"] if s not in ran]
         failed = [s for s in c["sweeps"] if s in ran and not ran[s]["ok"]]
         entry = {"values": {}, "shown": "", "verdict": "not run", "note": ""}
+        if scale not in c["scales"]:
+            entry["note"] = f"measured at {' and '.join(c['scales'])} scale only"
+            out[c["id"]] = entry
+            continue
         if missing:
             entry["note"] = f"sweep(s) not run: {', '.join(missing)}"
             out[c["id"]] = entry
@@ -835,7 +867,7 @@ def main(argv=None):
                 if not ran[sw["name"]]["ok"]:
                     status = 1
             wall = time.time() - t0
-            claims = evaluate(man, paper_dir, ran)
+            claims = evaluate(man, paper_dir, ran, a.scale)
             figs, fig_errors = [], []
             figdir = os.path.join(paper_dir, "figures")
             os.makedirs(figdir, exist_ok=True)
