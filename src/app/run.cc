@@ -74,7 +74,7 @@ nlohmann::json pfc_summary(Network& net) {
 }
 
 // The switch agents' named per-port counters (SwitchAgent::port_counters), ports with any non-zero value,
-// plus their sums over all ports under "totals". Empty when the scheme reports none.
+// plus under "totals" their sums over all ports (the largest value for counters named max_*). Empty when the scheme reports none.
 nlohmann::json scheme_counters(Network& net) {
   nlohmann::json ports = nlohmann::json::array();
   std::map<std::string, double> totals;
@@ -93,7 +93,12 @@ nlohmann::json scheme_counters(Network& net) {
       nlohmann::json e = {{"node_name", name_of(id)}, {"port", p.index}, {"peer_name", name_of(p.peer->id())}};
       for (const auto& [k, v] : c) {
         e[k] = v;
-        totals[k] += v;
+        // Counters named max_* are per-port maxima: their "total" is the largest; the others add up.
+        if (std::string_view(k).starts_with("max_")) {
+          totals[k] = std::max(totals[k], v);
+        } else {
+          totals[k] += v;
+        }
       }
       ports.push_back(std::move(e));
     }

@@ -69,7 +69,7 @@ class LsccSwitchAgent : public SwitchAgent, public EventHandler {
  public:
   static constexpr uint32_t kFeedbackTag = 0x15CC;  // Packet::cc_flags of a feedback-rate message
 
-  // Raises the long-haul ports' static Xoff/Xon to at least 2 x Q_ref (see the constructor).
+  // Raises the long-haul ports' static Xoff/Xon to long_haul_xoff_bytes, or 4 x Q_ref when 0 (see the constructor).
   LsccSwitchAgent(Network& net, Switch& sw, const LsccRateSettings& s);
   // True when the switch has at least one long-haul port (else the scheme installs no agent).
   static bool has_long_haul(Switch& sw);
