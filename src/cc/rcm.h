@@ -142,6 +142,11 @@ class RcmAgent : public SwitchAgent {
     std::vector<uint64_t> harm;       // local harmful set (from the CAM)
     std::vector<uint64_t> remote_harm;
     int n_harm = 0, n_remote = 0;
+    std::vector<uint64_t> cam_flows;  // distinct flows in the CAM
+    int n_cam_flows = 0;
+    std::vector<uint64_t> eff;        // edge / inner point: the root's IDs that pass here (else `harm`)
+    int n_eff = 0;
+    uint64_t eff_sig = 0;
     bool harm_specific = false;       // the CAM set came from the share rule (not "every flow")
     uint64_t harm_sig = 0, remote_sig = 0, rcc_sig = 0;  // set signatures; RCC re-measures on a change
     // RCC
@@ -155,7 +160,9 @@ class RcmAgent : public SwitchAgent {
   };
 
   double sample(QueueCrd& q, Bytes qlen, Bytes size);  // returns the new F_b, or NaN when not sampled
-  void send_cn(int in_port, int out_port, double fb);
+  void send_cn(int in_port, int out_port, double fb, int prio);
+  void update_effective(PortState& s);
+  const uint64_t* harmful_set(int port, int& n) const;
   void rcc_trigger(int port, double fb);
   void rcc_exit_if_idle(int port);
   void cam_write(PortState& s, uint64_t key);
