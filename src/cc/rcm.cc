@@ -49,8 +49,20 @@ RcmAgent::RcmAgent(Network& net, Switch& sw, Rcm& scheme)
   const size_t n = sw.ports().size();
   in_q_.assign(n, {});
   out_q_.assign(n, {});
-  for (auto& q : in_q_) q.next = s_.sample_bytes;
-  for (auto& q : out_q_) q.next = s_.sample_bytes;
+  const SwitchSettings& ss = net.switch_settings();
+  const double qcn = s_.fb_max / ((1 + 2 * s_.w_q) * static_cast<double>(s_.q_eq_bytes));
+  auto full = [&](Bytes cap) {  // F_bmax at a full queue (cc/rcm.h, fb_full_queue)
+    return s_.fb_max / static_cast<double>(std::max<Bytes>(cap - s_.q_eq_bytes, s_.q_eq_bytes));
+  };
+  const bool by_queue = s_.fb_full_queue && ss.model == SwitchModel::kInputOutputQueued;
+  for (auto& q : in_q_) {
+    q.next = s_.sample_bytes;
+    q.scale = by_queue ? full(ss.input_queue_bytes) : qcn;
+  }
+  for (auto& q : out_q_) {
+    q.next = s_.sample_bytes;
+    q.scale = by_queue ? full(ss.output_queue_bytes) : qcn;
+  }
   ps_.assign(n, {});
   for (auto& p : ps_) {
     p.cam.assign(static_cast<size_t>(s_.cam_depth), ~uint64_t{0});
@@ -85,8 +97,7 @@ double RcmAgent::sample(QueueCrd& q, Bytes qlen, Bytes size) {
   const double q_off = static_cast<double>(qlen - s_.q_eq_bytes);
   const double q_delta = static_cast<double>(qlen - q.q_old);
   q.q_old = qlen;
-  const double scale = s_.fb_max / ((1 + 2 * s_.w_q) * static_cast<double>(s_.q_eq_bytes));
-  const double fb = std::clamp((q_off + s_.w_q * q_delta) * scale, -static_cast<double>(s_.fb_max),
+  const double fb = std::clamp((q_off + s_.w_q * q_delta) * q.scale, -static_cast<double>(s_.fb_max),
                                static_cast<double>(s_.fb_max));
   q.fb = std::round(fb);  // 6-bit quantisation
   // Sample faster when congested: S = S0 / (1 + 9 max(F_b, 0) / F_bmax) [QCN], randomised.
@@ -327,6 +338,7 @@ void RcmAgent::rcc_trigger(int port, double fb) {
   // A new harmful set (remote at edge and inner points, else the CAM's) starts a new measurement.
   const uint64_t sig = remote_flag(port) && s.n_remote > 0 ? s.eff_sig : s.harm_sig;
   if (s.rcc && sig != s.rcc_sig) s.rcc = false;
+  const bool fresh = !s.rcc;
   if (!s.rcc) {
     s.rcc_sig = sig;
     const Port& pt = sw_.ports()[port];
@@ -343,8 +355,11 @@ void RcmAgent::rcc_trigger(int port, double fb) {
     s.rcc = true;
     ++cnt_.rcc_entries;
   }
+  // Eq. 5 never raises W_c: a milder trigger (e.g. an input queue's smaller F_b right after the output
+  // queue's) must not undo a deeper cut within the episode [interp].
   const double cut = 1 - std::min(fb, static_cast<double>(s_.fb_max)) * g_d_;
-  s.wc = static_cast<Bytes>(static_cast<double>(s.wc0) * cut);  // Eq. 5; W_nc = W - W_c (Eq. 6)
+  const Bytes wc = static_cast<Bytes>(static_cast<double>(s.wc0) * cut);  // Eq. 5; W_nc = W - W_c (Eq. 6)
+  s.wc = fresh ? wc : std::min(s.wc, wc);
 }
 
 // RCC quits once neither flag holds (no F_b > 0 and no CN for T_exp).

@@ -39,8 +39,13 @@ struct RcmSettings {
   DcqcnSettings host = DcqcnSettings::mellanox(Rate::from_gbps(100));
   // Modules, each switchable for ablations.
   bool crd = true, cfr = true, rcc = true, sar = true;
-  // CRD. F_b is quantised to 6 bits: F_b = clamp(Fb_bytes x F_bmax / ((1 + 2 w_q) Q_eq)), the QCN scale
-  // (IEEE 802.1Qau), positive when congested (seed Eq. 1 sign).
+  // CRD. F_b is quantised to 6 bits: F_b = clamp(Fb_bytes x F_bmax / scale), positive when congested (seed
+  // Eq. 1 sign). scale = the queue's capacity - Q_eq when fb_full_queue (input-and-output queued model), so
+  // that a full queue gives F_bmax and the deepest cut, F_bmax G_d = 1/2 [seed sec. 3.4: "the rate can be
+  // decreased by at most 50 %"; interp: with QCN's scale (1 + 2 w_q) Q_eq = 130 KB a full 100 KB queue
+  // gave only F_b = 36, a cut to 0.72, and Fig. 6's burst stayed at 43 instead of 25 Gb/s]; else (and under
+  // the shared buffer, whose queues have no capacity of their own) QCN's scale (IEEE 802.1Qau).
+  bool fb_full_queue = true;
   Bytes q_eq_bytes = 26'000;        // Q_eq [algorithms.md 3.2 interp: ~26 % of the 100 KB queue]
   double w_q = 2;                   // [QCN default; algorithms.md 3.2]
   int fb_max = 64;                  // 6-bit F_b [QCN]; G_d = 1 / (2 F_bmax) so F_bmax G_d = 1/2 [seed]
@@ -55,7 +60,7 @@ struct RcmSettings {
                                     //   the CAM then spans ~64 packets, 5 us at 100 Gb/s, so a burst shows
                                     //   within a few us; algorithms.md 3.2 suggests every 8th]
   double cfr_share = 2.0;           // harmful: CAM entries >= cfr_share x D / (distinct flows in the CAM),
-  double cfr_keep_share = 1.0;      //   and stays so while >= cfr_keep_share x D / distinct (hysteresis);
+  double cfr_keep_share = 0.0;      //   and stays so while >= cfr_keep_share x D / distinct (hysteresis);
                                     //   when no flow stands out that way, every flow in the CAM (the seed's
                                     //   literal rule; cfr_share = 0 always) [interp: "flows with relatively
                                     //   high injection rate" (seed sec. 3.3); among flows of equal share
@@ -130,6 +135,7 @@ class RcmAgent : public SwitchAgent {
     Bytes counter = 0;
     Bytes next = 0;
     double fb = 0;   // last quantised F_b
+    double scale = 0;  // F_bmax per byte of Q_off + w_q Q_delta
   };
   struct PortState {
     Time local_until, remote_until;   // flags are set while now < until
