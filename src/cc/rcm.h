@@ -4,14 +4,18 @@
 //        output queue, F_b = Q_off + w_q x Q_delta (Eq. 1), computed on sampled arrivals; F_b > 0 on an
 //        output queue sets the port's local flag; F_b > 0 on an input queue sends a congestion
 //        notification (CN) to the upstream neighbour switch with F_b' = (1 - w) F_b + w F_br (Eq. 2) and
-//        the IDs of the harmful flows. A CN sets the receiving port's remote flag. Local only = root,
-//        both = inner, remote only = edge of the congestion region.
+//        the IDs of the harmful flows of every congested output that input feeds (algorithms.md 3.2:
+//        "CAM of the egress port(s) this input feeds"; under head-of-line blocking one input holds flows
+//        bound to several congested outputs). A CN sets the receiving port's remote flag. Local only =
+//        root, both = inner, remote only = edge of the congestion region.
 //   CFR  congestion flow recognition (sec. 3.3): each output queue writes the ID of every n-th packet it
 //        takes in into a cyclic CAM of depth D; flows in the CAM are harmful. At edge and inner points the
-//        IDs received from downstream replace the local ones.
+//        IDs received from downstream replace the local ones, restricted to the flows this port carries
+//        (its CAM); if none of them passes here, the port's own CAM decides [interp].
 //   RCC  regional congestion control (sec. 3.4): a window W = W_c + W_nc (Eq. 3) at the output; on each
-//        trigger R and W_c shrink by (1 - F_b G_d) (Eqs. 4-6) with F_bmax G_d = 1/2. The crossbar holds a
-//        harmful flow's packets once W_c is spent until W is sent; it quits when the flags expire.
+//        trigger R and W_c shrink by (1 - F_b G_d) (Eqs. 4-6) with F_bmax G_d = 1/2 (W_c never rises
+//        within an episode). The crossbar holds a harmful flow's packets once W_c is spent until W is
+//        sent; it quits when the flags expire.
 //   SAR  switch-level adaptive routing (sec. 3.4): a new (or idle for a flowlet gap) non-harmful flow
 //        leaving through a congested port takes the equal-cost port of least regional degree F_b';
 //        harmful flows (CAM hits) are never detoured; with one path nothing changes.
@@ -60,7 +64,10 @@ struct RcmSettings {
                                     //   the CAM then spans ~64 packets, 5 us at 100 Gb/s, so a burst shows
                                     //   within a few us; algorithms.md 3.2 suggests every 8th]
   double cfr_share = 2.0;           // harmful: CAM entries >= cfr_share x D / (distinct flows in the CAM),
-  double cfr_keep_share = 0.0;      //   and stays so while >= cfr_keep_share x D / distinct (hysteresis);
+  double cfr_keep_share = 0.0;      //   and stays so while >= cfr_keep_share x D / distinct (hysteresis;
+                                    //   0: while in the CAM at all, the seed's literal rule: RCC lowers a
+                                    //   harmful flow's share, and a share threshold released the cut burst
+                                    //   of Fig. 6 every few us [interp]);
                                     //   when no flow stands out that way, every flow in the CAM (the seed's
                                     //   literal rule; cfr_share = 0 always) [interp: "flows with relatively
                                     //   high injection rate" (seed sec. 3.3); among flows of equal share
