@@ -49,13 +49,27 @@ RcmAgent::RcmAgent(Network& net, Switch& sw, Rcm& scheme)
   const size_t n = sw.ports().size();
   in_q_.assign(n, {});
   out_q_.assign(n, {});
-  for (auto& q : in_q_) q.next = s_.sample_bytes;
-  for (auto& q : out_q_) q.next = s_.sample_bytes;
+  const SwitchSettings& ss = net.switch_settings();
+  const double qcn = s_.fb_max / ((1 + 2 * s_.w_q) * static_cast<double>(s_.q_eq_bytes));
+  auto full = [&](Bytes cap) {  // F_bmax at a full queue (cc/rcm.h, fb_full_queue)
+    return s_.fb_max / static_cast<double>(std::max<Bytes>(cap - s_.q_eq_bytes, s_.q_eq_bytes));
+  };
+  const bool by_queue = s_.fb_full_queue && ss.model == SwitchModel::kInputOutputQueued;
+  for (auto& q : in_q_) {
+    q.next = s_.sample_bytes;
+    q.scale = by_queue ? full(ss.input_queue_bytes) : qcn;
+  }
+  for (auto& q : out_q_) {
+    q.next = s_.sample_bytes;
+    q.scale = by_queue ? full(ss.output_queue_bytes) : qcn;
+  }
   ps_.assign(n, {});
   for (auto& p : ps_) {
     p.cam.assign(static_cast<size_t>(s_.cam_depth), ~uint64_t{0});
     p.harm.assign(static_cast<size_t>(s_.cam_depth), 0);
     p.remote_harm.assign(Rcm::kMaxIds, 0);
+    p.cam_flows.assign(static_cast<size_t>(s_.cam_depth), 0);
+    p.eff.assign(static_cast<size_t>(std::max(s_.cam_depth, Rcm::kMaxIds)), 0);
     p.cam_countdown = s_.cam_interval;
   }
   sar_.assign(static_cast<size_t>(s_.sar_table_size), {});
@@ -83,8 +97,7 @@ double RcmAgent::sample(QueueCrd& q, Bytes qlen, Bytes size) {
   const double q_off = static_cast<double>(qlen - s_.q_eq_bytes);
   const double q_delta = static_cast<double>(qlen - q.q_old);
   q.q_old = qlen;
-  const double scale = s_.fb_max / ((1 + 2 * s_.w_q) * static_cast<double>(s_.q_eq_bytes));
-  const double fb = std::clamp((q_off + s_.w_q * q_delta) * scale, -static_cast<double>(s_.fb_max),
+  const double fb = std::clamp((q_off + s_.w_q * q_delta) * q.scale, -static_cast<double>(s_.fb_max),
                                static_cast<double>(s_.fb_max));
   q.fb = std::round(fb);  // 6-bit quantisation
   // Sample faster when congested: S = S0 / (1 + 9 max(F_b, 0) / F_bmax) [QCN], randomised.
@@ -102,24 +115,34 @@ void RcmAgent::on_input_enqueue(const Packet& p, int in_port) {
   if (!(fb > 0)) return;
   int out = p.out_port;
   if (sw_.input_output_queued()) {
-    // The input feeds the outputs of the packets it holds: report the most congested one (regional F_b'),
-    // not an uncongested output whose packet happens to wait behind (head-of-line) [interp].
-    const Packet* head = sw_.input_queue(in_port, p.prio).head;
-    if (head) out = head->out_port;
-    double best = out >= 0 ? regional_fb(out) : 0;
-    for (const Packet* q = head; q; q = q->next)
-      if (q->out_port != out && regional_fb(q->out_port) > best) {
-        out = q->out_port;
-        best = regional_fb(out);
+    // The input feeds the outputs of the packets it holds: report the most congested one (regional F_b',
+    // then the fuller output queue), not an output whose packet merely sits at the head or behind it
+    // (head-of-line) [interp].
+    double best = -1;
+    Bytes best_q = -1;
+    for (const Packet* q = sw_.input_queue(in_port, p.prio).head; q; q = q->next) {
+      const int o = q->out_port;
+      if (o < 0 || o == out) continue;
+      const double f = regional_fb(o);
+      const Bytes ql = sw_.egress_data_bytes(o);
+      if (f > best || (f == best && ql > best_q)) {
+        out = o;
+        best = f;
+        best_q = ql;
       }
+    }
   }
   if (out < 0) return;
   ps_[out].local_until = net_.now() + s_.flag_timeout;
   if (s_.rcc) rcc_trigger(out, fb);
-  send_cn(in_port, out, fb);
+  send_cn(in_port, out, fb, p.prio);
 }
 
-void RcmAgent::send_cn(int in_port, int out_port, double fb) {
+// The CN names the harmful flows of every congested output (local or remote flag) that the congested
+// input feeds [algorithms.md 3.2: "CAM of the egress port(s) this input feeds"]: under head-of-line
+// blocking one input holds flows bound to several congested outputs (rcm/victim: S1 and S2 leave SW_L1_5
+// by two different core ports), and the upstream switch must learn all of them.
+void RcmAgent::send_cn(int in_port, int out_port, double fb, int prio) {
   const Port& up = sw_.ports()[in_port];
   if (!up.peer->is_switch()) return;  // hosts keep end-to-end DCQCN only
   const PortState& o = ps_[out_port];
@@ -132,10 +155,31 @@ void RcmAgent::send_cn(int in_port, int out_port, double fb) {
     const uint32_t slot = scheme_.cn_alloc();
     Rcm::CnIds& ids = scheme_.cn(slot);
     // At edge and inner points the IDs from downstream replace the local ones [seed sec. 3.2].
-    const bool remote = remote_flag(out_port) && o.n_remote > 0;
-    const uint64_t* src = remote ? o.remote_harm.data() : o.harm.data();
-    n = std::min(remote ? o.n_remote : o.n_harm, Rcm::kMaxIds);
-    std::copy(src, src + n, ids.id.begin());
+    auto add = [&](int o) {
+      int k = 0;
+      const uint64_t* set = harmful_set(o, k);
+      for (int i = 0; i < k && n < Rcm::kMaxIds; ++i) {
+        int j = 0;
+        while (j < n && ids.id[static_cast<size_t>(j)] != set[i]) ++j;
+        if (j == n) ids.id[static_cast<size_t>(n++)] = set[i];
+      }
+    };
+    add(out_port);
+    if (sw_.input_output_queued()) {
+      constexpr int kMaxOuts = 16;  // distinct outputs looked at (control path, bounded)
+      int outs[kMaxOuts];
+      int n_outs = 0;
+      outs[n_outs++] = out_port;
+      for (const Packet* q = sw_.input_queue(in_port, prio).head; q && n_outs < kMaxOuts; q = q->next) {
+        const int o = q->out_port;
+        if (o < 0 || std::find(outs, outs + n_outs, o) != outs + n_outs) continue;
+        outs[n_outs++] = o;
+        // Congested at least half as much as the worst output: a port whose queue merely grows for a
+        // moment (a burst released from head-of-line blocking) is not a cause [interp].
+        if ((local_flag(o) || remote_flag(o)) && regional_fb(o) > 0 && regional_fb(o) >= 0.5 * regional_fb(out_port))
+          add(o);
+      }
+    }
     ids.n = n;
     m->cc_flags = slot;
   }
@@ -158,6 +202,7 @@ void RcmAgent::on_switch_message(const Packet& p, int in_port) {
       s.n_remote = ids.n;
       s.remote_sig = 0;
       for (int i = 0; i < ids.n; ++i) s.remote_sig += mix(ids.id[static_cast<size_t>(i)]);
+      update_effective(s);
     }
     scheme_.cn_free(p.cc_flags);
   }
@@ -209,6 +254,8 @@ void RcmAgent::cam_write(PortState& s, uint64_t key) {
     }
     ++scratch_counts_[static_cast<size_t>(i)];
   }
+  std::copy(scratch_keys_.begin(), scratch_keys_.begin() + distinct, s.cam_flows.begin());
+  s.n_cam_flows = distinct;
   // A flow well above an equal share of the CAM becomes harmful; it stays so while above an equal share.
   const double fair = distinct ? static_cast<double>(s_.cam_depth) / distinct : 0;
   int n = 0;
@@ -230,17 +277,51 @@ void RcmAgent::cam_write(PortState& s, uint64_t key) {
     s.harm[static_cast<size_t>(i)] = scratch_keys_[static_cast<size_t>(i)];
     s.harm_sig += mix(s.harm[static_cast<size_t>(i)]);
   }
+  update_effective(s);
+}
+
+// Edge and inner points take the root's harmful IDs [seed sec. 3.2], restricted to the flows this port
+// carries (its CAM); if none of them passes here, the port's own CAM decides [interp: the root's IDs
+// cannot control a port they do not cross; e.g. rcm/victim, where the root's CFR singles out S4 while
+// SW_L1_5's core ports carry only S1 or S2, whose back-pressure still blocks the victim].
+void RcmAgent::update_effective(PortState& s) {
+  int n = 0;
+  for (int i = 0; i < s.n_remote; ++i) {
+    const uint64_t k = s.remote_harm[static_cast<size_t>(i)];
+    for (int j = 0; j < s.n_cam_flows; ++j)
+      if (s.cam_flows[static_cast<size_t>(j)] == k) {
+        s.eff[static_cast<size_t>(n++)] = k;
+        break;
+      }
+  }
+  const bool local = n == 0 && s.n_cam_flows > 0;  // an empty CAM knows nothing: take the root's IDs
+  if (n == 0 && !local) {
+    std::copy(s.remote_harm.begin(), s.remote_harm.begin() + s.n_remote, s.eff.begin());
+    n = s.n_remote;
+  }
+  if (local) {
+    std::copy(s.harm.begin(), s.harm.begin() + s.n_harm, s.eff.begin());
+    n = s.n_harm;
+  }
+  s.n_eff = n;
+  s.eff_sig = local ? s.harm_sig : 2;
+  for (int i = 0; i < n; ++i) s.eff_sig += mix(s.eff[static_cast<size_t>(i)]);
+}
+
+const uint64_t* RcmAgent::harmful_set(int port, int& n) const {
+  const PortState& s = ps_[port];
+  if (remote_flag(port) && s.n_remote > 0) {  // edge / inner point
+    n = s.n_eff;
+    return s.eff.data();
+  }
+  n = s.n_harm;
+  return s.harm.data();
 }
 
 bool RcmAgent::harmful(int port, uint64_t key) const {
   if (!s_.cfr) return true;  // without CFR every flow of a controlled port counts as harmful
-  const PortState& s = ps_[port];
-  const uint64_t* set = s.harm.data();
-  int n = s.n_harm;
-  if (remote_flag(port) && s.n_remote > 0) {  // edge / inner point: the root's IDs
-    set = s.remote_harm.data();
-    n = s.n_remote;
-  }
+  int n = 0;
+  const uint64_t* set = harmful_set(port, n);
   for (int i = 0; i < n; ++i)
     if (set[i] == key) return true;
   return false;
@@ -255,8 +336,9 @@ void RcmAgent::rcc_trigger(int port, double fb) {
   PortState& s = ps_[port];
   ++cnt_.rcc_triggers;
   // A new harmful set (remote at edge and inner points, else the CAM's) starts a new measurement.
-  const uint64_t sig = remote_flag(port) && s.n_remote > 0 ? s.remote_sig : s.harm_sig;
+  const uint64_t sig = remote_flag(port) && s.n_remote > 0 ? s.eff_sig : s.harm_sig;
   if (s.rcc && sig != s.rcc_sig) s.rcc = false;
+  const bool fresh = !s.rcc;
   if (!s.rcc) {
     s.rcc_sig = sig;
     const Port& pt = sw_.ports()[port];
@@ -273,8 +355,11 @@ void RcmAgent::rcc_trigger(int port, double fb) {
     s.rcc = true;
     ++cnt_.rcc_entries;
   }
+  // Eq. 5 never raises W_c: a milder trigger (e.g. an input queue's smaller F_b right after the output
+  // queue's) must not undo a deeper cut within the episode [interp].
   const double cut = 1 - std::min(fb, static_cast<double>(s_.fb_max)) * g_d_;
-  s.wc = static_cast<Bytes>(static_cast<double>(s.wc0) * cut);  // Eq. 5; W_nc = W - W_c (Eq. 6)
+  const Bytes wc = static_cast<Bytes>(static_cast<double>(s.wc0) * cut);  // Eq. 5; W_nc = W - W_c (Eq. 6)
+  s.wc = fresh ? wc : std::min(s.wc, wc);
 }
 
 // RCC quits once neither flag holds (no F_b > 0 and no CN for T_exp).

@@ -4,14 +4,18 @@
 //        output queue, F_b = Q_off + w_q x Q_delta (Eq. 1), computed on sampled arrivals; F_b > 0 on an
 //        output queue sets the port's local flag; F_b > 0 on an input queue sends a congestion
 //        notification (CN) to the upstream neighbour switch with F_b' = (1 - w) F_b + w F_br (Eq. 2) and
-//        the IDs of the harmful flows. A CN sets the receiving port's remote flag. Local only = root,
-//        both = inner, remote only = edge of the congestion region.
+//        the IDs of the harmful flows of every congested output that input feeds (algorithms.md 3.2:
+//        "CAM of the egress port(s) this input feeds"; under head-of-line blocking one input holds flows
+//        bound to several congested outputs). A CN sets the receiving port's remote flag. Local only =
+//        root, both = inner, remote only = edge of the congestion region.
 //   CFR  congestion flow recognition (sec. 3.3): each output queue writes the ID of every n-th packet it
 //        takes in into a cyclic CAM of depth D; flows in the CAM are harmful. At edge and inner points the
-//        IDs received from downstream replace the local ones.
+//        IDs received from downstream replace the local ones, restricted to the flows this port carries
+//        (its CAM); if none of them passes here, the port's own CAM decides [interp].
 //   RCC  regional congestion control (sec. 3.4): a window W = W_c + W_nc (Eq. 3) at the output; on each
-//        trigger R and W_c shrink by (1 - F_b G_d) (Eqs. 4-6) with F_bmax G_d = 1/2. The crossbar holds a
-//        harmful flow's packets once W_c is spent until W is sent; it quits when the flags expire.
+//        trigger R and W_c shrink by (1 - F_b G_d) (Eqs. 4-6) with F_bmax G_d = 1/2 (W_c never rises
+//        within an episode). The crossbar holds a harmful flow's packets once W_c is spent until W is
+//        sent; it quits when the flags expire.
 //   SAR  switch-level adaptive routing (sec. 3.4): a new (or idle for a flowlet gap) non-harmful flow
 //        leaving through a congested port takes the equal-cost port of least regional degree F_b';
 //        harmful flows (CAM hits) are never detoured; with one path nothing changes.
@@ -39,8 +43,13 @@ struct RcmSettings {
   DcqcnSettings host = DcqcnSettings::mellanox(Rate::from_gbps(100));
   // Modules, each switchable for ablations.
   bool crd = true, cfr = true, rcc = true, sar = true;
-  // CRD. F_b is quantised to 6 bits: F_b = clamp(Fb_bytes x F_bmax / ((1 + 2 w_q) Q_eq)), the QCN scale
-  // (IEEE 802.1Qau), positive when congested (seed Eq. 1 sign).
+  // CRD. F_b is quantised to 6 bits: F_b = clamp(Fb_bytes x F_bmax / scale), positive when congested (seed
+  // Eq. 1 sign). scale = the queue's capacity - Q_eq when fb_full_queue (input-and-output queued model), so
+  // that a full queue gives F_bmax and the deepest cut, F_bmax G_d = 1/2 [seed sec. 3.4: "the rate can be
+  // decreased by at most 50 %"; interp: with QCN's scale (1 + 2 w_q) Q_eq = 130 KB a full 100 KB queue
+  // gave only F_b = 36, a cut to 0.72, and Fig. 6's burst stayed at 43 instead of 25 Gb/s]; else (and under
+  // the shared buffer, whose queues have no capacity of their own) QCN's scale (IEEE 802.1Qau).
+  bool fb_full_queue = true;
   Bytes q_eq_bytes = 26'000;        // Q_eq [algorithms.md 3.2 interp: ~26 % of the 100 KB queue]
   double w_q = 2;                   // [QCN default; algorithms.md 3.2]
   int fb_max = 64;                  // 6-bit F_b [QCN]; G_d = 1 / (2 F_bmax) so F_bmax G_d = 1/2 [seed]
@@ -55,7 +64,10 @@ struct RcmSettings {
                                     //   the CAM then spans ~64 packets, 5 us at 100 Gb/s, so a burst shows
                                     //   within a few us; algorithms.md 3.2 suggests every 8th]
   double cfr_share = 2.0;           // harmful: CAM entries >= cfr_share x D / (distinct flows in the CAM),
-  double cfr_keep_share = 1.0;      //   and stays so while >= cfr_keep_share x D / distinct (hysteresis);
+  double cfr_keep_share = 0.0;      //   and stays so while >= cfr_keep_share x D / distinct (hysteresis;
+                                    //   0: while in the CAM at all, the seed's literal rule: RCC lowers a
+                                    //   harmful flow's share, and a share threshold released the cut burst
+                                    //   of Fig. 6 every few us [interp]);
                                     //   when no flow stands out that way, every flow in the CAM (the seed's
                                     //   literal rule; cfr_share = 0 always) [interp: "flows with relatively
                                     //   high injection rate" (seed sec. 3.3); among flows of equal share
@@ -130,6 +142,7 @@ class RcmAgent : public SwitchAgent {
     Bytes counter = 0;
     Bytes next = 0;
     double fb = 0;   // last quantised F_b
+    double scale = 0;  // F_bmax per byte of Q_off + w_q Q_delta
   };
   struct PortState {
     Time local_until, remote_until;   // flags are set while now < until
@@ -142,6 +155,11 @@ class RcmAgent : public SwitchAgent {
     std::vector<uint64_t> harm;       // local harmful set (from the CAM)
     std::vector<uint64_t> remote_harm;
     int n_harm = 0, n_remote = 0;
+    std::vector<uint64_t> cam_flows;  // distinct flows in the CAM
+    int n_cam_flows = 0;
+    std::vector<uint64_t> eff;        // edge / inner point: the root's IDs that pass here (else `harm`)
+    int n_eff = 0;
+    uint64_t eff_sig = 0;
     bool harm_specific = false;       // the CAM set came from the share rule (not "every flow")
     uint64_t harm_sig = 0, remote_sig = 0, rcc_sig = 0;  // set signatures; RCC re-measures on a change
     // RCC
@@ -155,7 +173,9 @@ class RcmAgent : public SwitchAgent {
   };
 
   double sample(QueueCrd& q, Bytes qlen, Bytes size);  // returns the new F_b, or NaN when not sampled
-  void send_cn(int in_port, int out_port, double fb);
+  void send_cn(int in_port, int out_port, double fb, int prio);
+  void update_effective(PortState& s);
+  const uint64_t* harmful_set(int port, int& n) const;
   void rcc_trigger(int port, double fb);
   void rcc_exit_if_idle(int port);
   void cam_write(PortState& s, uint64_t key);

@@ -15,6 +15,7 @@ SchemeFactory read_scheme_rcm(Config& c, const SchemeContext& ctx) {
   s.sar = c.get_bool(k + "sar", s.sar);
   s.q_eq_bytes = c.get_int(k + "q_eq_bytes", s.q_eq_bytes, 1, int64_t{1} << 40);
   s.w_q = c.get_double(k + "w_q", s.w_q, 0, 100);
+  s.fb_full_queue = c.get_bool(k + "fb_full_queue", s.fb_full_queue);
   s.fb_max = static_cast<int>(c.get_int(k + "fb_max", s.fb_max, 1, 1 << 16));
   s.w_remote = c.get_double(k + "w_remote", s.w_remote, 0, 1);
   s.sample_bytes = c.get_int(k + "sample_bytes", s.sample_bytes, 64, int64_t{1} << 40);
