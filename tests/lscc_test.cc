@@ -28,7 +28,6 @@ namespace {
 
 constexpr Bytes kLong = 100'000'000'000LL;
 
-
 // The seed's micro-benchmark fabric, shrunk: k = 2 fat-trees with two hosts per ToR (4 hosts per DC).
 TopoSpec tiny_cross_dc() { return cross_dc({.k = 2, .hosts_per_edge = 2}); }
 
