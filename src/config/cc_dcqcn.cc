@@ -11,9 +11,12 @@ SchemeFactory read_scheme_none(Config&, const SchemeContext&) {
 
 // Reads [cc.dcqcn] at `prefix` (schemes built on DCQCN reuse it with their own table).
 DcqcnSettings read_dcqcn_settings(Config& c, const std::string& prefix, Rate nic_rate) {
+  const std::string variant = c.get_string(prefix + ".variant", "mellanox", DcqcnSettings::variants());
+  return read_dcqcn_keys(c, prefix, DcqcnSettings::for_variant(variant, nic_rate), true);
+}
+
+DcqcnSettings read_dcqcn_keys(Config& c, const std::string& prefix, DcqcnSettings d, bool np_keys) {
   const std::string k = prefix + ".";
-  const std::string variant = c.get_string(k + "variant", "mellanox", DcqcnSettings::variants());
-  DcqcnSettings d = DcqcnSettings::for_variant(variant, nic_rate);
   auto us = [&](const std::string& key, Time def, double lo) {
     return Time::from_us(c.get_double(k + key, def.us(), lo, 1e9));
   };
@@ -26,8 +29,10 @@ DcqcnSettings read_dcqcn_settings(Config& c, const std::string& prefix, Rate nic
   d.rate_ai = Rate::from_mbps(c.get_double(k + "rate_ai_mbps", d.rate_ai.mbps(), 0, 1e6));
   d.rate_hai = Rate::from_mbps(c.get_double(k + "rate_hai_mbps", d.rate_hai.mbps(), 0, 1e6));
   d.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", d.min_rate.mbps(), 0.001, 1e6));
-  d.cnp_interval = us("cnp_interval_us", d.cnp_interval, 0);
-  d.cnp_on_ack = c.get_bool(k + "cnp_on_ack", d.cnp_on_ack);
+  if (np_keys) {
+    d.cnp_interval = us("cnp_interval_us", d.cnp_interval, 0);
+    d.cnp_on_ack = c.get_bool(k + "cnp_on_ack", d.cnp_on_ack);
+  }
   d.rate_on_first_cnp = c.get_double(k + "rate_on_first_cnp", d.rate_on_first_cnp, 0.001, 1);
   d.clamp_target = c.get_bool(k + "clamp_target", d.clamp_target);
   return d;

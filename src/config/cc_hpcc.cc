@@ -4,9 +4,8 @@
 
 namespace rocesim {
 
-SchemeFactory read_scheme_hpcc(Config& c, const SchemeContext& ctx) {
-  const std::string k = "cc.hpcc.";
-  HpccSettings d = HpccSettings::for_nic_rate(ctx.nic_rate);
+HpccSettings read_hpcc_keys(Config& c, const std::string& prefix, HpccSettings d) {
+  const std::string k = prefix + ".";
   d.eta = c.get_double(k + "eta", d.eta, 0.01, 1);
   d.max_stage = static_cast<int>(c.get_int(k + "max_stage", d.max_stage, 0, 1'000'000));
   d.rate_ai = Rate::from_mbps(c.get_double(k + "rate_ai_mbps", d.rate_ai.mbps(), 0, 1e6));
@@ -14,6 +13,11 @@ SchemeFactory read_scheme_hpcc(Config& c, const SchemeContext& ctx) {
   d.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", d.min_rate.mbps(), 0.001, 1e6));
   d.fast_react = c.get_bool(k + "fast_react", d.fast_react);
   d.u_init = c.get_double(k + "u_init", d.u_init, 0, 100);
+  return d;
+}
+
+SchemeFactory read_scheme_hpcc(Config& c, const SchemeContext& ctx) {
+  const HpccSettings d = read_hpcc_keys(c, "cc.hpcc", HpccSettings::for_nic_rate(ctx.nic_rate));
   return [d] { return std::make_unique<Hpcc>(d); };
 }
 

@@ -35,20 +35,7 @@ SchemeFactory read_scheme_lscc(Config& c, const SchemeContext& ctx) {
   DcqcnSettings& d = s.rp;
   if (c.has(k + "variant"))
     d = DcqcnSettings::for_variant(c.get_string(k + "variant", "mellanox", DcqcnSettings::variants()), ctx.nic_rate);
-  auto us = [&](const std::string& key, Time def, double lo) {
-    return Time::from_us(c.get_double(k + key, def.us(), lo, 1e9));
-  };
-  d.g = c.get_double(k + "g", d.g, 0, 1);
-  d.alpha_period = us("alpha_period_us", d.alpha_period, 0.001);
-  d.dec_period = us("dec_period_us", d.dec_period, 0.001);
-  d.inc_period = us("inc_period_us", d.inc_period, 0.001);
-  d.byte_counter_bytes = c.get_int(k + "byte_counter_bytes", d.byte_counter_bytes, 0, int64_t{1} << 40);
-  d.fast_recovery_steps = static_cast<int>(c.get_int(k + "fast_recovery_steps", d.fast_recovery_steps, 0, 1000));
-  d.rate_ai = Rate::from_mbps(c.get_double(k + "rate_ai_mbps", d.rate_ai.mbps(), 0, 1e6));
-  d.rate_hai = Rate::from_mbps(c.get_double(k + "rate_hai_mbps", d.rate_hai.mbps(), 0, 1e6));
-  d.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", d.min_rate.mbps(), 0.001, 1e6));
-  d.rate_on_first_cnp = c.get_double(k + "rate_on_first_cnp", d.rate_on_first_cnp, 0.001, 1);
-  d.clamp_target = c.get_bool(k + "clamp_target", d.clamp_target);
+  d = read_dcqcn_keys(c, "cc.lscc", d, false);
   s.rate = read_rate_settings(c, k);
   s.direct_cnp_interval = Time::from_us(c.get_double(k + "direct_cnp_interval_us", s.direct_cnp_interval.us(), 0.1, 1e7));
   s.normal_cnp_multiple = c.get_double(k + "normal_cnp_multiple", s.normal_cnp_multiple, 0, 1e6);
@@ -63,15 +50,7 @@ SchemeFactory read_scheme_lscc(Config& c, const SchemeContext& ctx) {
 SchemeFactory read_scheme_hpcc_star(Config& c, const SchemeContext& ctx) {
   const std::string k = "cc.hpcc_star.";
   HpccStarSettings s;
-  HpccSettings& d = s.hpcc;
-  d = HpccSettings::for_nic_rate(ctx.nic_rate);
-  d.eta = c.get_double(k + "eta", d.eta, 0.01, 1);
-  d.max_stage = static_cast<int>(c.get_int(k + "max_stage", d.max_stage, 0, 1'000'000));
-  d.rate_ai = Rate::from_mbps(c.get_double(k + "rate_ai_mbps", d.rate_ai.mbps(), 0, 1e6));
-  d.t = Time::from_us(c.get_double(k + "t_us", d.t.us(), 0, 1e9));
-  d.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", d.min_rate.mbps(), 0.001, 1e6));
-  d.fast_react = c.get_bool(k + "fast_react", d.fast_react);
-  d.u_init = c.get_double(k + "u_init", d.u_init, 0, 100);
+  s.hpcc = read_hpcc_keys(c, "cc.hpcc_star", HpccSettings::for_nic_rate(ctx.nic_rate));
   s.rate = read_rate_settings(c, k);
   return [s] { return std::make_unique<HpccStar>(s); };
 }

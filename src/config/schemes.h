@@ -48,5 +48,12 @@ SchemeFactory read_scheme_rcm(Config& c, const SchemeContext& ctx);
 // The DCQCN keys of [cc.dcqcn] read at `prefix` (config/cc_dcqcn.cc), for schemes whose sender is DCQCN's.
 struct DcqcnSettings;
 DcqcnSettings read_dcqcn_settings(Config& c, const std::string& prefix, Rate nic_rate);
+// The DCQCN keys at `prefix` over `base` (no variant key); `np_keys`: also the notification point's
+// cnp_interval_us and cnp_on_ack.
+DcqcnSettings read_dcqcn_keys(Config& c, const std::string& prefix, DcqcnSettings base, bool np_keys);
+// The HPCC keys of [cc.hpcc] (eta, max_stage, rate_ai_mbps, t_us, min_rate_mbps, fast_react, u_init) at
+// `prefix` over `base` (config/cc_hpcc.cc).
+struct HpccSettings;
+HpccSettings read_hpcc_keys(Config& c, const std::string& prefix, HpccSettings base);
 
 }  // namespace rocesim
