@@ -183,14 +183,20 @@ TEST(Tcd, VictimPortIsUndeterminedAndOnlyTheCongestedFlowIsCut) {
 // ---------------------------------------------------------------------------------------------------
 // Credit-based flow control
 
-TEST(Cbfc, IncastIsLosslessAndBoundedByTheCreditBuffer) {
-  const int n = 16;
-  const TopoSpec t = star({.hosts = n + 1, .rate = Rate::from_gbps(100), .delay = Time::from_us(1)});
+// Credit-based flow control instead of PFC: 100 KB per (ingress, priority), credits returned every 10 us.
+SwitchSettings credit_switch() {
   SwitchSettings sw;
   sw.pfc_enabled = false;
   sw.credit_enabled = true;
   sw.credit_buffer_bytes = 100'000;
   sw.credit_period = Time::from_us(10);
+  return sw;
+}
+
+TEST(Cbfc, IncastIsLosslessAndBoundedByTheCreditBuffer) {
+  const int n = 16;
+  const TopoSpec t = star({.hosts = n + 1, .rate = Rate::from_gbps(100), .delay = Time::from_us(1)});
+  const SwitchSettings sw = credit_switch();
   Network net(t, sw, NicSettings{}, 1, std::make_unique<NoCc>());
   std::vector<FlowSpec> flows;
   const Bytes size = 1'000'000;
@@ -270,12 +276,7 @@ TEST(Cbfc, FlowControlKeySelectsCreditsAndKeepsSwitchPfcWorking) {
 TEST(Cbfc, StarvationIsReportedLikePauseAndResume) {
   const int n = 8;
   const TopoSpec t = star({.hosts = n + 1, .rate = Rate::from_gbps(100), .delay = Time::from_us(1)});
-  SwitchSettings sw;
-  sw.pfc_enabled = false;
-  sw.credit_enabled = true;
-  sw.credit_buffer_bytes = 100'000;
-  sw.credit_period = Time::from_us(10);
-  Network net(t, sw, NicSettings{}, 1, std::make_unique<NoCc>());
+  Network net(t, credit_switch(), NicSettings{}, 1, std::make_unique<NoCc>());
   std::vector<FlowSpec> flows;
   for (int i = 0; i < n; ++i) flows.push_back(flow(i, n, 500'000));
   InlineFlows src(flows);
