@@ -137,6 +137,6 @@ TEST(Voq, PacketForIdleOutputNotBlockedBehindPausedOutput) {
     EXPECT_EQ(r->finished, 2u);
   }
   EXPECT_GT(voq.b_finish, Time::from_us(20));
-  EXPECT_LT(voq.b_finish, Time::from_us(30)) << "VOQ: B waited behind the paused output";
-  EXPECT_GT(fifo.b_finish, Time::from_us(150)) << "FIFO: B should wait until the pause ends";
+  EXPECT_LT(voq.b_finish, Time::from_us(50)) << "VOQ: B waited behind the paused output";  // measured 27.0
+  EXPECT_GT(fifo.b_finish, Time::from_us(150)) << "FIFO: B should wait until the pause ends";  // 156.9
 }
