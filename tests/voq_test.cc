@@ -140,3 +140,53 @@ TEST(Voq, PacketForIdleOutputNotBlockedBehindPausedOutput) {
   EXPECT_LT(voq.b_finish, Time::from_us(50)) << "VOQ: B waited behind the paused output";  // measured 27.0
   EXPECT_GT(fifo.b_finish, Time::from_us(150)) << "FIFO: B should wait until the pause ends";  // 156.9
 }
+
+namespace {
+
+// A ring of `n` switches, each with `hosts` hosts; 100 Gb/s, 1 us links (as in robustness_test.cc).
+TopoSpec switch_ring(int n, int hosts) {
+  TopoSpec t;
+  t.name = "ring";
+  t.num_nodes = n + n * hosts;
+  t.is_switch.assign(t.num_nodes, false);
+  for (int i = 0; i < n; ++i) {
+    t.is_switch[i] = true;
+    t.node_names.push_back("s" + std::to_string(i));
+  }
+  for (int i = 0; i < n * hosts; ++i) t.node_names.push_back("h" + std::to_string(i));
+  for (int i = 0; i < n; ++i) t.links.push_back({i, (i + 1) % n, Rate::from_gbps(100), Time::from_us(1)});
+  for (int i = 0; i < n; ++i)
+    for (int h = 0; h < hosts; ++h) t.links.push_back({n + i * hosts + h, i, Rate::from_gbps(100), Time::from_us(1)});
+  return t;
+}
+
+}  // namespace
+
+// Deadlock detection follows each non-empty VOQ's head to its output: on a 5-switch ring where every flow
+// goes two hops clockwise (robustness_test.cc's ring), the VOQs for the ring egress fill every input,
+// PFC closes the cycle and --check reports it, naming switches only.
+TEST(Voq, RingDeadlockIsReported) {
+  const int n = 5, hosts = 2;
+  SwitchSettings sw = voq_switch(InputQueueing::kVoq);
+  Network net(switch_ring(n, hosts), sw, NicSettings{}, 1, std::make_unique<NoCc>());
+  std::vector<FlowSpec> flows;
+  for (int i = 0; i < n; ++i)
+    for (int h = 0; h < hosts; ++h) flows.push_back(flow(n + i * hosts + h, n + ((i + 2) % n) * hosts + h, 10'000'000));
+  InlineFlows src(flows);
+  net.set_flow_source(&src);
+  CheckOptions o;
+  o.deadlock_min_age = Time::from_us(50);
+  o.invariants = true;
+  NetChecker c(net, o);
+  net.run(Time::from_ms(20), true, [&c](Time t) { c.on_progress(t); });
+  c.finish();
+  ASSERT_TRUE(c.failed()) << "no deadlock formed; " << net.stats().flows_finished << " flows finished";
+  const CheckFailure& f = c.failure();
+  EXPECT_EQ(f.kind, CheckFailure::Kind::kDeadlock) << f.message;
+  ASSERT_GE(f.cycle.size(), 2u);
+  for (size_t i = 0; i < f.cycle.size(); ++i) {
+    EXPECT_LT(f.cycle[i].node, n);
+    EXPECT_EQ(f.cycle[i].peer, f.cycle[(i + 1) % f.cycle.size()].node);
+  }
+  EXPECT_EQ(net.stats().data_drops, 0u);
+}
