@@ -120,17 +120,19 @@ void RcmAgent::on_input_enqueue(const Packet& p, int in_port) {
     // (head-of-line) [interp].
     double best = -1;
     Bytes best_q = -1;
-    for (const Packet* q = sw_.input_queue(in_port, p.prio).head; q; q = q->next) {
-      const int o = q->out_port;
-      if (o < 0 || o == out) continue;
-      const double f = regional_fb(o);
-      const Bytes ql = sw_.egress_data_bytes(o);
-      if (f > best || (f == best && ql > best_q)) {
-        out = o;
-        best = f;
-        best_q = ql;
+    // (FIFO input queueing: one queue; virtual output queues: one per output, each visited.)
+    for (int k = 0; k < sw_.input_queues_per_input(); ++k)
+      for (const Packet* q = sw_.input_queue(in_port, p.prio, k).head; q; q = q->next) {
+        const int o = q->out_port;
+        if (o < 0 || o == out) continue;
+        const double f = regional_fb(o);
+        const Bytes ql = sw_.egress_data_bytes(o);
+        if (f > best || (f == best && ql > best_q)) {
+          out = o;
+          best = f;
+          best_q = ql;
+        }
       }
-    }
   }
   if (out < 0) return;
   ps_[out].local_until = net_.now() + s_.flag_timeout;
@@ -170,15 +172,17 @@ void RcmAgent::send_cn(int in_port, int out_port, double fb, int prio) {
       int outs[kMaxOuts];
       int n_outs = 0;
       outs[n_outs++] = out_port;
-      for (const Packet* q = sw_.input_queue(in_port, prio).head; q && n_outs < kMaxOuts; q = q->next) {
-        const int o = q->out_port;
-        if (o < 0 || std::find(outs, outs + n_outs, o) != outs + n_outs) continue;
-        outs[n_outs++] = o;
-        // Congested at least half as much as the worst output: a port whose queue merely grows for a
-        // moment (a burst released from head-of-line blocking) is not a cause [interp].
-        if ((local_flag(o) || remote_flag(o)) && regional_fb(o) > 0 && regional_fb(o) >= 0.5 * regional_fb(out_port))
-          add(o);
-      }
+      for (int k = 0; k < sw_.input_queues_per_input(); ++k)
+        for (const Packet* q = sw_.input_queue(in_port, prio, k).head; q && n_outs < kMaxOuts; q = q->next) {
+          const int o = q->out_port;
+          if (o < 0 || std::find(outs, outs + n_outs, o) != outs + n_outs) continue;
+          outs[n_outs++] = o;
+          // Congested at least half as much as the worst output: a port whose queue merely grows for a
+          // moment (a burst released from head-of-line blocking) is not a cause [interp].
+          if ((local_flag(o) || remote_flag(o)) && regional_fb(o) > 0 &&
+              regional_fb(o) >= 0.5 * regional_fb(out_port))
+            add(o);
+        }
     }
     ids.n = n;
     m->cc_flags = slot;

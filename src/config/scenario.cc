@@ -179,6 +179,11 @@ void read_switch(Config& c, SwitchSettings& s) {
   s.output_queue_bytes = c.get_int(k + "output_queue_bytes", s.output_queue_bytes, 2'000, int64_t{1} << 40);
   if (s.model == SwitchModel::kInputOutputQueued && s.credit_enabled)
     c.fail(k + "model", "input_output_queued supports flow_control = \"pfc\" or \"none\", not \"credit\"");
+  const std::string iq = c.get_string(k + "input_queueing", s.input_queueing == InputQueueing::kVoq ? "voq" : "fifo",
+                                      {"fifo", "voq"});
+  s.input_queueing = iq == "voq" ? InputQueueing::kVoq : InputQueueing::kFifo;
+  if (s.input_queueing == InputQueueing::kVoq && s.model != SwitchModel::kInputOutputQueued)
+    c.fail(k + "input_queueing", "\"voq\" needs model = \"input_output_queued\"");
 }
 
 void read_nic(Config& c, NicSettings& n) {

@@ -196,15 +196,17 @@ std::vector<DeadlockEdge> NetChecker::find_deadlock(Time min_age) const {
     bool blocked = true, any = false;
     std::vector<int> next;
     if (t.input_output_queued()) {
-      // Input-and-output queued: they wait in the input queue behind its head, which waits for its output.
-      if (const Packet* p = t.input_queue(e.peer_port, e.prio).head) {
-        any = true;
-        auto it = index.find({e.peer, p->out_port, p->prio});
-        if (it == index.end())
-          blocked = false;
-        else
-          next.push_back(it->second);
-      }
+      // Input-and-output queued: they wait in the input queue behind its head, which waits for its output
+      // (virtual output queues: each non-empty queue's head waits for its own output).
+      for (int k = 0; k < t.input_queues_per_input() && blocked; ++k)
+        if (const Packet* p = t.input_queue(e.peer_port, e.prio, k).head) {
+          any = true;
+          auto it = index.find({e.peer, p->out_port, p->prio});
+          if (it == index.end())
+            blocked = false;
+          else
+            next.push_back(it->second);
+        }
     }
     for (const Port& out : t.ports()) {
       if (t.input_output_queued()) break;
@@ -330,22 +332,29 @@ std::string NetChecker::check_switch(int id) const {
                            out.data_bytes, cfg.output_queue_bytes);
       total += out.data_bytes;
       for (int prio = 0; prio < kNumPriorities; ++prio) {
-        const PacketQueue& q = s.input_queue(port, prio);
         const IngressCounters& c = s.ingress(port, prio);
         Bytes b = 0;
-        uint32_t k = 0;
-        for (const Packet* p = q.head; p; p = p->next) {
-          b += p->size;
-          ++k;
-          if (p->out_port < 0 || p->out_port >= nports)
-            return fmt::format("{} input queue {} priority {}: a packet without a valid output ({})", name(id),
-                               port, prio, p->out_port);
+        Bytes qb = 0;
+        uint32_t k = 0, qk = 0;
+        // FIFO: one queue; virtual output queues: one per output, whose packets all leave by that output.
+        const int nq = s.input_queues_per_input();
+        for (int v = 0; v < nq; ++v) {
+          const PacketQueue& q = s.input_queue(port, prio, v);
+          qb += q.bytes;
+          qk += q.pkts;
+          for (const Packet* p = q.head; p; p = p->next) {
+            b += p->size;
+            ++k;
+            if (p->out_port < 0 || p->out_port >= nports || (nq > 1 && p->out_port != v))
+              return fmt::format("{} input queue {} priority {} (queue {}): a packet with a wrong output ({})",
+                                 name(id), port, prio, v, p->out_port);
+          }
         }
-        if (b != q.bytes || k != q.pkts || c.bytes != b || c.hdrm_bytes != 0 || b > cfg.input_queue_bytes)
+        if (b != qb || k != qk || c.bytes != b || c.hdrm_bytes != 0 || b > cfg.input_queue_bytes)
           return fmt::format(
               "{} input queue {} priority {}: counter {} bytes / {} packets, ingress counter {} (+{} "
               "headroom), packets queued {} bytes / {}, limit {}",
-              name(id), port, prio, q.bytes, q.pkts, c.bytes, c.hdrm_bytes, b, k, cfg.input_queue_bytes);
+              name(id), port, prio, qb, qk, c.bytes, c.hdrm_bytes, b, k, cfg.input_queue_bytes);
         total += b;
       }
     }

@@ -10,6 +10,9 @@ enum class PfcThresholdMode { kDynamic, kStatic };
 
 // Switch architecture (net/switch.h): the shared-buffer MMU, or input-and-output queued.
 enum class SwitchModel { kSharedBuffer, kInputOutputQueued };
+// Input queues of the input-and-output queued model: one FIFO per (ingress port, priority), or virtual
+// output queues (one per (ingress port, priority, egress port), sharing the FIFO's byte limit and PFC).
+enum class InputQueueing { kFifo, kVoq };
 
 struct SwitchSettings {
   Bytes buffer_bytes = 32'000'000;          // shared buffer per switch [sim: 32 MB at 100G hosts]
@@ -52,6 +55,12 @@ struct SwitchSettings {
   SwitchModel model = SwitchModel::kSharedBuffer;
   Bytes input_queue_bytes = 100'000;        // [seed 001: 100 KB]
   Bytes output_queue_bytes = 100'000;       // [seed 001: 100 KB]
+  // kVoq: each (ingress port, priority) keeps one queue per egress port; their bytes together are bounded
+  // by input_queue_bytes and drive PFC as above, and the crossbar of an output serves round robin the
+  // virtual output queues that hold a packet for it. Head-of-line blocking then only comes from PFC on the
+  // links (a full input pauses its upstream), not from a FIFO head waiting for another output.
+  // [seed 001 sec. 4.1: "virtual input queues (VOQ)"; kFifo: the model before this option, the default]
+  InputQueueing input_queueing = InputQueueing::kFifo;
 };
 
 struct NicSettings {

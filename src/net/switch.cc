@@ -57,8 +57,10 @@ void Switch::configure(const SwitchSettings& s, Rate host_rate) {
   in_dequeue_.assign(n, 0);
   if (ioq_) {
     const size_t nw = n * kNumPriorities;
-    iq_.assign(nw, {});
-    waiting_on_.assign(nw, -1);
+    voq_ = s.input_queueing == InputQueueing::kVoq;
+    const size_t nq = voq_ ? nw * n : nw;  // one queue per (input, priority[, output])
+    iq_.assign(nq, {});
+    waiting_on_.assign(nq, -1);
     waiters_.assign(n, {});
     for (auto& r : waiters_) r.buf.assign(nw, 0);
     pulling_.assign(n, 0);
@@ -318,6 +320,10 @@ void Switch::on_pfc_change(int port_index, int prio, bool paused) {
 // queue (chosen at arrival) as soon as that has room and no other input waits on it; otherwise the
 // input joins the output's wait ring, which the output serves round robin whenever it dequeues. A head
 // that waits blocks its whole input queue (head-of-line blocking across outputs).
+// With virtual output queues (InputQueueing::kVoq) the same code runs on one queue per (input, priority,
+// output), q = w * ports + output: the wait ring of an output then holds the input queues that have a
+// packet for it, and a waiting head blocks only packets for the same output. Accounting and PFC stay on
+// ingress_[w] (acct_of(q)).
 
 Bytes Switch::input_bytes(int port) const {
   Bytes b = 0;
@@ -339,7 +345,8 @@ void Switch::ioq_arrive(Packet* p, int out) {
     net_.pool().put(p);
     return;
   }
-  iq_[w].push(p);
+  const int q = voq_ ? w * static_cast<int>(ports_.size()) + out : w;
+  iq_[q].push(p);
   c.bytes += p->size;
   total_bytes_ += p->size;
   if (total_bytes_ > net_.stats().max_switch_buffer_bytes) net_.stats().max_switch_buffer_bytes = total_bytes_;
@@ -349,7 +356,7 @@ void Switch::ioq_arrive(Packet* p, int out) {
     send_pfc(in, p->prio, true);
   }
   if (agent_) agent_->on_input_enqueue(*p, in);
-  ioq_advance(w);
+  ioq_advance(q);
 }
 
 // Moves the heads of input queue w while they can cross; else registers w with the output it waits on.
@@ -363,7 +370,7 @@ void Switch::ioq_advance(int w) {
       continue;
     }
     waiting_on_[w] = static_cast<int16_t>(out);
-    waiters_[out].push(static_cast<uint16_t>(w));
+    waiters_[out].push(static_cast<uint32_t>(w));
     if (room) ioq_pull(out);  // others wait (held): let the crossbar choose
     return;
   }
@@ -387,7 +394,7 @@ void Switch::ioq_pull(int out) {
     if (ports_[out].data_bytes + h->size > s_.output_queue_bytes) break;
     r.pop();
     if (agent_ && agent_->hold(*h, out)) {
-      r.push(static_cast<uint16_t>(w));
+      r.push(static_cast<uint32_t>(w));
       ++held;
       continue;
     }
@@ -399,8 +406,9 @@ void Switch::ioq_pull(int out) {
   pulling_[out] = 0;
 }
 
-void Switch::ioq_move(int w, int out) {
-  Packet* p = iq_[w].pop();
+void Switch::ioq_move(int q, int out) {
+  Packet* p = iq_[q].pop();
+  const int w = acct_of(q);
   const int in = w / kNumPriorities;
   IngressCounters& c = ingress_[w];
   c.bytes -= p->size;

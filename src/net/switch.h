@@ -60,8 +60,15 @@ class Switch : public Node {
 
   // --- input-and-output queued model (SwitchSettings::model; see settings.h) ---
   bool input_output_queued() const { return ioq_; }
-  // The input queue of (port, prio) (empty under the shared buffer).
+  // The input queue of (port, prio) (empty under the shared buffer; FIFO input queueing only).
   const PacketQueue& input_queue(int port, int prio) const { return iq_[port * kNumPriorities + prio]; }
+  // Input queues per (port, prio): 1 (FIFO) or one per egress port (virtual output queues, whose k-th
+  // queue holds the packets for output k). input_queue(port, prio, k) works under both.
+  int input_queues_per_input() const { return voq_ ? static_cast<int>(ports_.size()) : 1; }
+  const PacketQueue& input_queue(int port, int prio, int k) const {
+    return iq_[static_cast<size_t>(port * kNumPriorities + prio) * static_cast<size_t>(input_queues_per_input()) +
+               static_cast<size_t>(k)];
+  }
   // Data bytes held for ingress `port` over all priorities: its input queues (IOQ) or its ingress counters.
   Bytes input_bytes(int port) const;
   Bytes ioq_xoff(int port) const { return ioq_xoff_[port]; }
@@ -106,10 +113,10 @@ class Switch : public Node {
   std::unique_ptr<SwitchAgent> agent_;
   // Input-and-output queued model. w = in_port * kNumPriorities + prio names an input queue.
   struct WaitRing {  // inputs waiting on one output, served round robin (fixed capacity: ports x priorities)
-    std::vector<uint16_t> buf;
+    std::vector<uint32_t> buf;
     size_t head = 0, n = 0;
-    uint16_t front() const { return buf[head]; }
-    void push(uint16_t w) { buf[(head + n++) % buf.size()] = w; }
+    uint32_t front() const { return buf[head]; }
+    void push(uint32_t w) { buf[(head + n++) % buf.size()] = w; }
     void pop() { head = (head + 1) % buf.size(); --n; }
   };
   bool ioq_ = false;
@@ -119,6 +126,10 @@ class Switch : public Node {
   std::vector<uint8_t> pulling_;         // per output: its crossbar is being served (no nesting)
   std::vector<uint8_t> in_dequeue_;      // per port: dequeue() runs (no nested kick of that port)
   std::vector<Bytes> ioq_xoff_, ioq_xon_;  // per ingress port
+  // Virtual output queues (InputQueueing::kVoq): iq_, waiting_on_ and the wait rings are indexed by
+  // q = w * ports + output; the byte accounting and PFC stay per w (ingress_[w]).
+  bool voq_ = false;
+  int acct_of(int q) const { return voq_ ? q / static_cast<int>(ports_.size()) : q; }
 };
 
 }  // namespace rocesim
