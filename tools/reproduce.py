@@ -279,9 +279,18 @@ class RunData:
             out.append(r)
         return out
 
-    def fct(self, stat="avg", cls=None, min_bytes=None, max_bytes=None, field="fct_us"):
-        """FCT (us) or slowdown (field='slowdown') of finished flows: avg, p50, p95, p99, max, count."""
-        v = [_f(r[field]) for r in self.flows(cls, min_bytes, max_bytes)]
+    def ids(self):
+        """The ids of the finished flows."""
+        if "ids" not in self._cache:
+            self._cache["ids"] = {r["id"] for r in self._load("flows.csv")}
+        return self._cache["ids"]
+
+    def fct(self, stat="avg", cls=None, min_bytes=None, max_bytes=None, field="fct_us", common=None):
+        """FCT (us) or slowdown (field='slowdown') of finished flows: avg, p50, p95, p99, max, count.
+        common: another run of the same flows; only flows finished in both count (so one long flow that
+        finished in one run only does not move an average)."""
+        both = common.ids() if common is not None else None
+        v = [_f(r[field]) for r in self.flows(cls, min_bytes, max_bytes) if both is None or r["id"] in both]
         v = [x for x in v if not math.isnan(x)]
         if stat == "count":
             return float(len(v))
