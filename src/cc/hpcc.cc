@@ -59,21 +59,7 @@ void Hpcc::on_ack(Qp& qp, const Packet& ack) {
   const double t_sec = t_.sec();
   double u_max = 0;
   Time tau;
-  bool any = false;
-  for (int i = 0; i < n; ++i) {
-    const IntHop& now = ack.hops[i];
-    const IntHop& then = s.hop[i];
-    const Time dt = now.ts - then.ts;
-    if (dt <= Time::zero() || now.rate.bps <= 0) continue;
-    const double tx_rate = static_cast<double>(now.tx_bytes - then.tx_bytes) * 8 / dt.sec();
-    const double qlen = static_cast<double>(std::min(now.qlen_bytes, then.qlen_bytes));
-    const double u = qlen * 8 / (now.rate.bps * t_sec) + tx_rate / now.rate.bps;
-    if (!any || u > u_max) {
-      u_max = u;
-      tau = dt;
-    }
-    any = true;
-  }
+  const bool any = max_utilization(ack.hops, s.hop, n, t_, u_max, tau);
   store();
   if (!any) {
     if (full) s.last_update_seq = qp.snd_nxt;
@@ -109,6 +95,23 @@ void Hpcc::apply(Qp& qp, double w) {
   s.w = w;
   net_->set_window(qp, std::max<Bytes>(1, static_cast<Bytes>(w)));
   net_->set_rate(qp, std::min(qp.line_rate, Rate::from_bps(w * 8 / t_.sec())));
+}
+
+bool Hpcc::max_utilization(const IntHop* now, const IntHop* then, int n, Time t, double& u_max, Time& tau) {
+  bool any = false;
+  for (int i = 0; i < n; ++i) {
+    const Time dt = now[i].ts - then[i].ts;
+    if (dt <= Time::zero() || now[i].rate.bps <= 0) continue;
+    const double tx_rate = static_cast<double>(now[i].tx_bytes - then[i].tx_bytes) * 8 / dt.sec();
+    const double qlen = static_cast<double>(std::min(now[i].qlen_bytes, then[i].qlen_bytes));
+    const double u = qlen * 8 / (now[i].rate.bps * t.sec()) + tx_rate / now[i].rate.bps;
+    if (!any || u > u_max) {
+      u_max = u;
+      tau = dt;
+    }
+    any = true;
+  }
+  return any;
 }
 
 }  // namespace rocesim

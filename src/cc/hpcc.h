@@ -72,6 +72,9 @@ class Hpcc : public CongestionControl {
   const State& state(const Qp& qp) const { return st_[qp.slot]; }
 
  protected:
+  // Algorithm 1 MeasureInflight: the largest hop utilisation u = qlen / (B T) + txRate / B between the INT
+  // records `now` and `then` of `n` hops, and that hop's interval tau; false when no hop advanced.
+  static bool max_utilization(const IntHop* now, const IntHop* then, int n, Time t, double& u_max, Time& tau);
   // Sets the window W (and the pacing rate W / T); HPCC* (cc/hpcc_star.h) takes min(W, W*) here.
   virtual void apply(Qp& qp, double w);
 

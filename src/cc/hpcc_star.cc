@@ -53,21 +53,7 @@ void HpccStar::on_cnp(Qp& qp, const Packet& cnp) {
   const double t_sec = t().sec();
   double u_max = 0;
   Time tau;
-  bool any = false;
-  for (int i = 0; i < n; ++i) {
-    const IntHop& a = cnp.hops[i];
-    const IntHop& b = s.hop[i];
-    const Time dt = a.ts - b.ts;
-    if (dt <= Time::zero() || a.rate.bps <= 0) continue;
-    const double tx_rate = static_cast<double>(a.tx_bytes - b.tx_bytes) * 8 / dt.sec();
-    const double qlen = static_cast<double>(std::min(a.qlen_bytes, b.qlen_bytes));
-    const double u = qlen * 8 / (a.rate.bps * t_sec) + tx_rate / a.rate.bps;
-    if (!any || u > u_max) {
-      u_max = u;
-      tau = dt;
-    }
-    any = true;
-  }
+  const bool any = max_utilization(cnp.hops, s.hop, n, t(), u_max, tau);
   store();
   if (!any) return;
   tau = std::min(tau, t());
