@@ -26,24 +26,6 @@ using namespace rocesim::test;
 
 namespace {
 
-// A ring of `n` switches s0..s{n-1}, each with `hosts` hosts; 100 Gb/s, 1 us links.
-TopoSpec ring(int n, int hosts) {
-  TopoSpec t;
-  t.name = "ring";
-  t.num_nodes = n + n * hosts;
-  t.is_switch.assign(t.num_nodes, false);
-  for (int i = 0; i < n; ++i) {
-    t.is_switch[i] = true;
-    t.node_names.push_back("s" + std::to_string(i));
-  }
-  for (int i = 0; i < n * hosts; ++i) t.node_names.push_back("h" + std::to_string(i));
-  const Rate r = Rate::from_gbps(100);
-  const Time d = Time::from_us(1);
-  for (int i = 0; i < n; ++i) t.links.push_back({i, (i + 1) % n, r, d});
-  for (int i = 0; i < n; ++i)
-    for (int h = 0; h < hosts; ++h) t.links.push_back({n + i * hosts + h, i, r, d});
-  return t;
-}
 
 struct CheckedRun {
   std::unique_ptr<Network> net;
@@ -89,7 +71,7 @@ TEST(Deadlock, RingWithClockwiseFlowsIsReportedWithItsCycle) {
   const int n = 5, hosts = 2;
   CheckOptions o;
   o.deadlock_min_age = Time::from_us(50);
-  CheckedRun r = run_with_checks(ring(n, hosts), small_static_pfc(), ring_flows(n, hosts, 10'000'000), o,
+  CheckedRun r = run_with_checks(switch_ring(n, hosts), small_static_pfc(), ring_flows(n, hosts, 10'000'000), o,
                                  Time::from_ms(50));
   ASSERT_TRUE(r.checker->failed()) << "no deadlock formed; " << r.net->stats().flows_finished
                                    << " flows finished";
@@ -124,7 +106,7 @@ TEST(Deadlock, SameRingWithDynamicThresholdsAndLargeBufferDoesNotFalselyReport) 
   CheckOptions o;
   o.invariants = true;
   o.invariant_interval = Time::from_us(1);
-  CheckedRun r = run_with_checks(ring(n, hosts), sw, ring_flows(n, hosts, 200'000), o, Time::from_ms(50));
+  CheckedRun r = run_with_checks(switch_ring(n, hosts), sw, ring_flows(n, hosts, 200'000), o, Time::from_ms(50));
   EXPECT_FALSE(r.checker->failed()) << r.checker->failure().message;
   EXPECT_TRUE(r.net->all_flows_done());
   EXPECT_GT(r.checker->invariant_checks(), 10u);

@@ -1,11 +1,13 @@
 // Helpers shared by the network-level tests: flows, a periodic sampler, port lookup.
 #pragma once
 #include <functional>
+#include <string>
 #include <utility>
 
 #include "core/simulator.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "topo/topology.h"
 #include "workload/flow.h"
 
 namespace rocesim::test {
@@ -45,6 +47,26 @@ inline int port_towards(Network& net, int sw, int peer) {
   for (auto& p : net.sw(sw).ports())
     if (p.peer->id() == peer) return p.index;
   return -1;
+}
+
+// A ring of `n` switches s0..s{n-1}, each with `hosts` hosts h0.. (host n + i * hosts + h on switch i);
+// 100 Gb/s, 1 us links. With a flow two hops clockwise from every host, PFC can close a cyclic wait.
+inline TopoSpec switch_ring(int n, int hosts) {
+  TopoSpec t;
+  t.name = "ring";
+  t.num_nodes = n + n * hosts;
+  t.is_switch.assign(t.num_nodes, false);
+  for (int i = 0; i < n; ++i) {
+    t.is_switch[i] = true;
+    t.node_names.push_back("s" + std::to_string(i));
+  }
+  for (int i = 0; i < n * hosts; ++i) t.node_names.push_back("h" + std::to_string(i));
+  const Rate r = Rate::from_gbps(100);
+  const Time d = Time::from_us(1);
+  for (int i = 0; i < n; ++i) t.links.push_back({i, (i + 1) % n, r, d});
+  for (int i = 0; i < n; ++i)
+    for (int h = 0; h < hosts; ++h) t.links.push_back({n + i * hosts + h, i, r, d});
+  return t;
 }
 
 }  // namespace rocesim::test

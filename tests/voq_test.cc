@@ -141,29 +141,8 @@ TEST(Voq, PacketForIdleOutputNotBlockedBehindPausedOutput) {
   EXPECT_GT(fifo.b_finish, Time::from_us(150)) << "FIFO: B should wait until the pause ends";  // 156.9
 }
 
-namespace {
-
-// A ring of `n` switches, each with `hosts` hosts; 100 Gb/s, 1 us links (as in robustness_test.cc).
-TopoSpec switch_ring(int n, int hosts) {
-  TopoSpec t;
-  t.name = "ring";
-  t.num_nodes = n + n * hosts;
-  t.is_switch.assign(t.num_nodes, false);
-  for (int i = 0; i < n; ++i) {
-    t.is_switch[i] = true;
-    t.node_names.push_back("s" + std::to_string(i));
-  }
-  for (int i = 0; i < n * hosts; ++i) t.node_names.push_back("h" + std::to_string(i));
-  for (int i = 0; i < n; ++i) t.links.push_back({i, (i + 1) % n, Rate::from_gbps(100), Time::from_us(1)});
-  for (int i = 0; i < n; ++i)
-    for (int h = 0; h < hosts; ++h) t.links.push_back({n + i * hosts + h, i, Rate::from_gbps(100), Time::from_us(1)});
-  return t;
-}
-
-}  // namespace
-
 // Deadlock detection follows each non-empty VOQ's head to its output: on a 5-switch ring where every flow
-// goes two hops clockwise (robustness_test.cc's ring), the VOQs for the ring egress fill every input,
+// goes two hops clockwise (test_util.h's switch_ring), the VOQs for the ring egress fill every input,
 // PFC closes the cycle and --check reports it, naming switches only.
 TEST(Voq, RingDeadlockIsReported) {
   const int n = 5, hosts = 2;
