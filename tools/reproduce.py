@@ -669,7 +669,9 @@ def git_commit():
     try:
         r = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL, text=True, timeout=10)
-        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
+        # Changes to the files this tool writes do not count.
+        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":!docs/REPRODUCTION.md", ":!docs/reproduction"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=10)
         return r.stdout.strip() + ("+changes" if dirty.stdout.strip() else "") if r.returncode == 0 else "unknown"
     except (OSError, subprocess.SubprocessError):
@@ -700,8 +702,14 @@ def store_results(docs_dir, man, scale, claims, meta):
             merged[c["id"]] = dict(new, commit=meta["commit"], date=meta["date"])
         elif c["id"] in old:
             merged[c["id"]] = old[c["id"]]
+    last_run = meta
+    if meta.get("no_run"):  # only re-evaluated: the runs (and their wall time) are the previous ones
+        try:
+            last_run = json.load(open(path)).get("last_run", meta)
+        except (OSError, ValueError):
+            pass
     doc = {"paper": man.key, "scale": scale, "notes": man.scale_notes.get(scale, ""), "claims": merged,
-           "last_run": meta}
+           "last_run": last_run}
     write_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
 
@@ -893,7 +901,7 @@ def main(argv=None):
                     fig_errors.append(f"{fig['name']}: {e}")
             meta = {"commit": git_commit(), "date": datetime.date.today().isoformat(), "wall_s": wall,
                     "sweeps": {k: {kk: v[kk] for kk in ("ok", "wall_s") if kk in v} for k, v in ran.items()},
-                    "only": a.only or "", "extra_sets": a.set}
+                    "only": a.only or "", "extra_sets": a.set, "no_run": a.no_run}
             write_atomic(os.path.join(paper_dir, "claims.json"),
                          json.dumps({"paper": man.key, "scale": a.scale, "claims": claims, "meta": meta}, indent=1)
                          + "\n")
