@@ -81,25 +81,11 @@ struct VictimRun {
 // mercury/victim (scenarios/mercury/victim.toml): DCQCN-paper RED (Kmin 5 KB = Mercury's Th), static PFC.
 VictimRun run_victim(std::unique_ptr<CongestionControl> cc, Bytes xoff) {
   const TopoSpec t = mercury_victim({});
-  SwitchSettings sw;
-  sw.pfc_mode = PfcThresholdMode::kStatic;
-  sw.xoff_bytes = xoff;
-  sw.xon_bytes = xoff - 2'000;
-  sw.ecn_scale_with_rate = false;
-  sw.kmin_bytes = 5'000;
-  sw.kmax_bytes = 200'000;
-  sw.pmax = 0.01;
-  Network net(t, sw, NicSettings{}, 1, std::move(cc));
-  const int h1 = lookup_node(t, "H1"), h2 = lookup_node(t, "H2"), r1 = lookup_node(t, "R1"),
-            r2 = lookup_node(t, "R2"), s1 = lookup_node(t, "S1"), s2 = lookup_node(t, "S2"),
+  Network net(t, static_pfc_paper_red(xoff, xoff - 2'000), NicSettings{}, 1, std::move(cc));
+  const int r2 = lookup_node(t, "R2"), s1 = lookup_node(t, "S1"), s2 = lookup_node(t, "S2"),
             s3 = lookup_node(t, "S3");
-  std::vector<FlowSpec> flows{flow(h1, r1, kLong), flow(h2, r2, kLong)};
   // B1..B8 each send 50 KB flows back to back (10 us at 40 Gb/s) to R2 for 500 us from 3 ms.
-  for (int b = 1; b <= 8; ++b)
-    for (int k = 0; k < 50; ++k)
-      flows.push_back(
-          flow(lookup_node(t, "B" + std::to_string(b)), r2, 50'000, Time::from_us(3000 + 10 * k)));
-  InlineFlows src(flows);
+  InlineFlows src(victim_flows(t, kLong, 50, 10));
   net.set_flow_source(&src);
   const int p1 = port_towards(net, s1, s2), p2 = port_towards(net, s2, s3), p3 = port_towards(net, s3, r2);
   const int prio = net.nic_settings().data_priority;
@@ -244,15 +230,7 @@ IncastRun run_incast(std::unique_ptr<CongestionControl> cc) {
                                .bottleneck_rate = Rate::from_gbps(40),
                                .host_delay = Time::from_us(4),
                                .bottleneck_delay = Time::from_us(4)});
-  SwitchSettings sw;
-  sw.pfc_mode = PfcThresholdMode::kStatic;
-  sw.xoff_bytes = 320'000;
-  sw.xon_bytes = 318'000;
-  sw.ecn_scale_with_rate = false;
-  sw.kmin_bytes = 5'000;
-  sw.kmax_bytes = 200'000;
-  sw.pmax = 0.01;
-  Network net(t, sw, NicSettings{}, 1, std::move(cc));
+  Network net(t, static_pfc_paper_red(320'000, 318'000), NicSettings{}, 1, std::move(cc));
   std::vector<FlowSpec> flows{flow(0, 9, kLong)};
   for (int h = 1; h <= 8; ++h) flows.push_back(flow(h, 9, 120'000, Time::from_us(600)));
   InlineFlows src(flows);

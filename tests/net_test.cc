@@ -117,14 +117,9 @@ TEST(HeadOfLine, VictimSlowsDuringBurstAndPausesReachS1) {
   sw.xoff_bytes = 320'000;
   sw.xon_bytes = 318'000;
   Network net(t, sw, NicSettings{}, 1, std::make_unique<NoCc>());
-  const int h1 = lookup_node(t, "H1"), h2 = lookup_node(t, "H2"), r1 = lookup_node(t, "R1"),
-            r2 = lookup_node(t, "R2"), s1 = lookup_node(t, "S1"), s2 = lookup_node(t, "S2");
-  std::vector<FlowSpec> flows{flow(h1, r1, 100'000'000), flow(h2, r2, 100'000'000)};
+  const int s1 = lookup_node(t, "S1"), s2 = lookup_node(t, "S2");
   // Eight burst senders each send 50 KB flows back to back to R2 for about 500 us from t = 3 ms.
-  for (int b = 1; b <= 8; ++b)
-    for (int k = 0; k < 40; ++k)
-      flows.push_back(flow(lookup_node(t, "B" + std::to_string(b)), r2, 50'000, Time::from_us(3000 + 12.5 * k)));
-  InlineFlows src(flows);
+  InlineFlows src(victim_flows(t, 100'000'000, 40, 12.5));
   net.set_flow_source(&src);
   auto delivered = [&] { return net.find_flow(0)->rcv_nxt; };
   net.run(Time::from_us(2500));

@@ -79,28 +79,14 @@ struct VictimRun {
 // let DCQCN see the PFC-spread queue at S2; PCN ignores RED.
 VictimRun run_victim(std::unique_ptr<CongestionControl> cc, Watch* watch = nullptr) {
   const TopoSpec t = mercury_victim({});
-  SwitchSettings sw;
-  sw.pfc_mode = PfcThresholdMode::kStatic;
-  sw.xoff_bytes = 100'000;
-  sw.xon_bytes = 98'000;
-  sw.ecn_scale_with_rate = false;
-  sw.kmin_bytes = 5'000;
-  sw.kmax_bytes = 200'000;
-  sw.pmax = 0.01;
-  Network net(t, sw, NicSettings{}, 1, std::move(cc));
-  const int h1 = lookup_node(t, "H1"), h2 = lookup_node(t, "H2"), r1 = lookup_node(t, "R1"),
-            r2 = lookup_node(t, "R2"), s2 = lookup_node(t, "S2"), s3 = lookup_node(t, "S3");
+  Network net(t, static_pfc_paper_red(100'000, 98'000), NicSettings{}, 1, std::move(cc));
+  const int s2 = lookup_node(t, "S2"), s3 = lookup_node(t, "S3");
   if (watch) {
     watch->sw = s2;
     watch->port = port_towards(net, s2, s3);
   }
-  std::vector<FlowSpec> flows{flow(h1, r1, kLong), flow(h2, r2, kLong)};
   // Eight burst senders each send 50 KB flows back to back to R2 for about 500 us from t = 3 ms.
-  for (int b = 1; b <= 8; ++b)
-    for (int k = 0; k < 40; ++k)
-      flows.push_back(
-          flow(lookup_node(t, "B" + std::to_string(b)), r2, 50'000, Time::from_us(3000 + 12.5 * k)));
-  InlineFlows src(flows);
+  InlineFlows src(victim_flows(t, kLong, 40, 12.5));
   net.set_flow_source(&src);
   auto got = [&](uint64_t id) { return net.find_flow(id)->rcv_nxt; };
   auto gbps = [](Bytes b, double us) { return b * 8.0 / (us * 1e-6) / 1e9; };

@@ -62,14 +62,8 @@ VictimRun run_victim(std::unique_ptr<CongestionControl> cc, Bytes credit_buffer 
                      Time t_c = Time::zero()) {
   MercuryVictimParams mp;
   const TopoSpec t = mercury_victim(mp);
-  SwitchSettings sw;
-  sw.pfc_mode = PfcThresholdMode::kStatic;
-  sw.xoff_bytes = 100'000;   // Xoff - Xon = 2 MTU, TCD's recommendation
-  sw.xon_bytes = 98'000;
-  sw.ecn_scale_with_rate = false;
-  sw.kmin_bytes = 5'000;     // the DCQCN paper's RED (TCD's K = Kmin)
-  sw.kmax_bytes = 200'000;
-  sw.pmax = 0.01;
+  // Xoff - Xon = 2 MTU (TCD's recommendation); the DCQCN paper's RED (TCD's K = Kmin).
+  SwitchSettings sw = static_pfc_paper_red(100'000, 98'000);
   if (credit_buffer > 0) {
     sw.pfc_enabled = false;
     sw.credit_enabled = true;
@@ -82,12 +76,7 @@ VictimRun run_victim(std::unique_ptr<CongestionControl> cc, Bytes credit_buffer 
             s3 = lookup_node(t, "S3");
   const int sws[3] = {s1, s2, s3};
   const int ports[3] = {port_towards(net, s1, s2), port_towards(net, s2, s3), port_towards(net, s3, r2)};
-  std::vector<FlowSpec> flows{flow(h1, r1, kLong), flow(h2, r2, kLong)};
-  for (int b = 1; b <= 8; ++b)
-    for (int k = 0; k < 40; ++k)
-      flows.push_back(
-          flow(lookup_node(t, "B" + std::to_string(b)), r2, 50'000, Time::from_us(3000 + 12.5 * k)));
-  InlineFlows src(flows);
+  InlineFlows src(victim_flows(t, kLong, 40, 12.5));
   net.set_flow_source(&src);
   auto got = [&](uint64_t id) { return net.find_flow(id)->rcv_nxt; };
   auto gbps = [](Bytes b, double us) { return static_cast<double>(b) * 8.0 / (us * 1e-6) / 1e9; };

@@ -2,11 +2,13 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "core/simulator.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "topo/builders.h"
 #include "topo/topology.h"
 #include "workload/flow.h"
 
@@ -67,6 +69,32 @@ inline TopoSpec switch_ring(int n, int hosts) {
   for (int i = 0; i < n; ++i)
     for (int h = 0; h < hosts; ++h) t.links.push_back({n + i * hosts + h, i, r, d});
   return t;
+}
+
+// Static PFC at Xoff/Xon with the DCQCN paper's RED (Kmin 5 KB, Kmax 200 KB, Pmax 1 %, not scaled with the port
+// rate), as the seeds' victim experiments use.
+inline SwitchSettings static_pfc_paper_red(Bytes xoff, Bytes xon) {
+  SwitchSettings sw;
+  sw.pfc_mode = PfcThresholdMode::kStatic;
+  sw.xoff_bytes = xoff;
+  sw.xon_bytes = xon;
+  sw.ecn_scale_with_rate = false;
+  sw.kmin_bytes = 5'000;
+  sw.kmax_bytes = 200'000;
+  sw.pmax = 0.01;
+  return sw;
+}
+
+// The mercury_victim traffic: F1 = H1 -> R1 and F2 = H2 -> R2 (flows 0 and 1) of `long_bytes` from t = 0, then
+// B1..B8 each send `per_sender` 50 KB flows to R2, one every `gap` from 3 ms.
+inline std::vector<FlowSpec> victim_flows(const TopoSpec& t, Bytes long_bytes, int per_sender, double gap_us) {
+  const int r2 = lookup_node(t, "R2");
+  std::vector<FlowSpec> flows{flow(lookup_node(t, "H1"), lookup_node(t, "R1"), long_bytes),
+                              flow(lookup_node(t, "H2"), r2, long_bytes)};
+  for (int b = 1; b <= 8; ++b)
+    for (int k = 0; k < per_sender; ++k)
+      flows.push_back(flow(lookup_node(t, "B" + std::to_string(b)), r2, 50'000, Time::from_us(3000 + gap_us * k)));
+  return flows;
 }
 
 }  // namespace rocesim::test
