@@ -399,23 +399,21 @@ std::unique_ptr<FlowSource> make_traffic_source(const Scenario& s, size_t index,
       throw InputError("", 0, fmt::format("host {} has no link", h));
     return rates[h];
   };
-  const std::string stream = fmt::format("traffic{}", index);
-  const Time stop = std::min(t.stop, s.duration);
-  FlowShape shape;
-  shape.sizes = sizes;
-  shape.fixed_size = t.size_bytes;
-  shape.priority = t.priority;
-  shape.class_id = t.class_id;
+  PatternCommon common;  // what every pattern's parameters share
+  common.flow.sizes = sizes;
+  common.flow.fixed_size = t.size_bytes;
+  common.flow.priority = t.priority;
+  common.flow.class_id = t.class_id;
+  common.start = t.start;
+  common.stop = std::min(t.stop, s.duration);
+  common.max_flows = t.max_flows;
+  common.seed = s.seed;
+  common.stream = fmt::format("traffic{}", index);
   auto poisson = [&](const std::vector<int>& senders) {
     PoissonParams p;
+    static_cast<PatternCommon&>(p) = common;
     p.senders = senders;
     for (int h : senders) p.offered.push_back(rate_of(h) * t.load);
-    p.flow = shape;
-    p.start = t.start;
-    p.stop = stop;
-    p.max_flows = t.max_flows;
-    p.seed = s.seed;
-    p.stream = stream;
     return p;
   };
   const std::string& pat = t.pattern;
@@ -431,12 +429,12 @@ std::unique_ptr<FlowSource> make_traffic_source(const Scenario& s, size_t index,
     a.host_rate = rate_of(t.hosts[0]);
     a.load = t.load;
     a.start = t.start;
-    a.stop = stop;
+    a.stop = common.stop;
     a.max_flows = t.max_flows;
     a.priority = t.priority;
     a.class_id = t.class_id;
     a.seed = s.seed;
-    a.stream = stream;
+    a.stream = common.stream;
     return std::make_unique<PoissonAllToAll>(std::move(a));
   }
   if (pat == "groups") return std::make_unique<GroupsPoisson>(poisson(t.hosts), t.group_of);
@@ -465,6 +463,7 @@ std::unique_ptr<FlowSource> make_traffic_source(const Scenario& s, size_t index,
   }
   if (pat == "incast") {
     IncastParams p;
+    static_cast<PatternCommon&>(p) = common;
     p.senders = t.src;
     p.fan_in = t.fan_in;
     p.dst = t.dst.empty() ? -1 : t.dst[0];
@@ -472,27 +471,16 @@ std::unique_ptr<FlowSource> make_traffic_source(const Scenario& s, size_t index,
     p.period = t.period;
     p.rounds = t.rounds;
     p.jitter = t.jitter;
-    p.flow = shape;
     p.flow.dport = kIncastDport;
-    p.start = t.start;
-    p.stop = stop;
-    p.max_flows = t.max_flows;
-    p.seed = s.seed;
-    p.stream = stream;
     return std::make_unique<IncastRounds>(std::move(p));
   }
   if (pat == "burst") {
     BurstParams p;
+    static_cast<PatternCommon&>(p) = common;
     p.senders = t.src;
     for (int h : t.src) p.gap.push_back(t.gap >= Time::zero() ? t.gap : tx_time(t.size_bytes, rate_of(h)));
     p.dst = t.dst.at(0);
     p.count = t.count;
-    p.flow = shape;
-    p.start = t.start;
-    p.stop = stop;
-    p.max_flows = t.max_flows;
-    p.seed = s.seed;
-    p.stream = stream;
     return std::make_unique<BurstTrains>(std::move(p));
   }
   if (pat == "long_lived") {

@@ -29,18 +29,25 @@ struct FlowShape {
   double mean_bytes() const;       // fixed_size, or the CDF's mean
 };
 
+// What every generator's parameters share: the flows' shape, the time window, a cap, and the random stream.
+struct PatternCommon {
+  FlowShape flow;
+  Time start = Time::zero();  // the first flow (arrival, round, train) starts at or after this instant
+  Time stop = Time::max();    // none starts at or after this instant
+  uint64_t max_flows = 0;     // stop after this many flows in total (0 = no limit)
+  uint64_t seed = 1;          // master seed
+  std::string stream;         // Rng::stream(seed, stream, index); each pattern says which index
+};
+
 // ---------------------------------------------------------------------------------------------------
 // Poisson senders
 
-struct PoissonParams {
+// Arrivals begin after `start` (the first gap counts from there); sender i draws from
+// Rng::stream(seed, stream, senders[i]).
+struct PoissonParams : PatternCommon {
+  PoissonParams() { stream = "workload"; }
   std::vector<int> senders;   // node ids of the senders (distinct, >= 1)
   std::vector<Rate> offered;  // offered rate of each sender (same size as senders, each > 0)
-  FlowShape flow;
-  Time start = Time::zero();        // arrivals begin after this instant (the first gap counts from here)
-  Time stop = Time::max();          // no arrival at or after this instant
-  uint64_t max_flows = 0;           // stop after this many flows in total (0 = no limit)
-  uint64_t seed = 1;                // master seed
-  std::string stream = "workload";  // sender i draws from Rng::stream(seed, stream, senders[i])
 };
 
 // Every sender is an independent Poisson process with mean gap = mean_size x 8 / offered rate, as in
@@ -137,7 +144,10 @@ class SetPoisson : public PoissonSenders {
 // ---------------------------------------------------------------------------------------------------
 // Incast rounds
 
-struct IncastParams {
+// The first round starts at `start`; flows jittered past `stop` are dropped; one stream:
+// Rng::stream(seed, stream, 0).
+struct IncastParams : PatternCommon {
+  IncastParams() { stream = "incast"; }
   std::vector<int> senders;    // candidate senders (node ids, distinct)
   int fan_in = 0;              // senders per round, distinct, never the round's receiver
   int dst = -1;                // the receiver of every round, or -1: a random one per round
@@ -145,12 +155,6 @@ struct IncastParams {
   Time period = Time::zero();  // between round starts; zero = a single round
   uint64_t rounds = 0;         // number of rounds; 0 = until stop (needs period > 0)
   Time jitter = Time::zero();  // each flow starts uniformly in [round, round + jitter); <= period
-  FlowShape flow;
-  Time start = Time::zero();  // the first round starts here
-  Time stop = Time::max();    // no round starts at or after stop; flows jittered past it are dropped
-  uint64_t max_flows = 0;     // 0 = no limit
-  uint64_t seed = 1;
-  std::string stream = "incast";  // one stream: Rng::stream(seed, stream, 0)
 };
 
 // Round r starts at start + r x period. Per round: the receiver (dst, or receivers[below(n)]), then
@@ -178,17 +182,13 @@ class IncastRounds : public FlowSource {
 // ---------------------------------------------------------------------------------------------------
 // Burst trains
 
-struct BurstParams {
+// Every sender's first flow starts at `start`; sender i samples sizes from Rng::stream(seed, stream, senders[i]).
+struct BurstParams : PatternCommon {
+  BurstParams() { stream = "burst"; }
   std::vector<int> senders;  // node ids (distinct, none equal to dst)
   std::vector<Time> gap;     // per sender: between its flow starts (same size as senders)
   int dst = -1;              // the receiver of every flow
   uint64_t count = 1;        // flows per sender; 0 = until stop (then every gap must be > 0)
-  FlowShape flow;
-  Time start = Time::zero();  // every sender's first flow starts here
-  Time stop = Time::max();    // no flow starts at or after stop
-  uint64_t max_flows = 0;     // 0 = no limit
-  uint64_t seed = 1;
-  std::string stream = "burst";  // sender i samples sizes from Rng::stream(seed, stream, senders[i])
 };
 
 // Sender i's k-th flow (k = 0 .. count-1) starts at start + k x gap[i]; trains are merged by
