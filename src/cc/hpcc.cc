@@ -56,7 +56,6 @@ void Hpcc::on_ack(Qp& qp, const Packet& ack) {
   }
 
   // u = max over hops of qlen / (B T) + txRate / B, with the hop's interval tau.
-  const double t_sec = t_.sec();
   double u_max = 0;
   Time tau;
   const bool any = max_utilization(ack.hops, s.hop, n, t_, u_max, tau);
@@ -65,22 +64,8 @@ void Hpcc::on_ack(Qp& qp, const Packet& ack) {
     if (full) s.last_update_seq = qp.snd_nxt;
     return;
   }
-  tau = std::min(tau, t_);
-  const double w_tau = tau.sec() / t_sec;
-  s.u = (1 - w_tau) * s.u + w_tau * u_max;  // U = (1 - tau/T) U + (tau/T) u
-
-  const double w_ai = s_.rate_ai.bps * t_sec / 8;
-  double w;
   int stage;
-  if (s.u >= s_.eta || s.inc_stage >= s_.max_stage) {
-    w = s.wc / (s.u / s_.eta) + w_ai;  // multiplicative: Wc / (U / eta) + W_AI
-    stage = 0;
-  } else {
-    w = s.wc + w_ai;                   // additive: Wc + W_AI
-    stage = s.inc_stage + 1;
-  }
-  const double w_min = s_.min_rate.bps * t_sec / 8, w_init = qp.line_rate.bps * t_sec / 8;
-  w = std::clamp(w, w_min, w_init);
+  const double w = compute_window(qp, s.u, s.wc, s.inc_stage, u_max, tau, stage);
   if (full) {
     s.wc = w;
     s.inc_stage = stage;
@@ -95,6 +80,25 @@ void Hpcc::apply(Qp& qp, double w) {
   s.w = w;
   net_->set_window(qp, std::max<Bytes>(1, static_cast<Bytes>(w)));
   net_->set_rate(qp, std::min(qp.line_rate, Rate::from_bps(w * 8 / t_.sec())));
+}
+
+double Hpcc::compute_window(const Qp& qp, double& u, double wc, int inc_stage, double u_max, Time tau,
+                            int& stage) const {
+  const double t_sec = t_.sec();
+  tau = std::min(tau, t_);
+  const double w_tau = tau.sec() / t_sec;
+  u = (1 - w_tau) * u + w_tau * u_max;  // U = (1 - tau/T) U + (tau/T) u
+  const double w_ai = s_.rate_ai.bps * t_sec / 8;
+  double w;
+  if (u >= s_.eta || inc_stage >= s_.max_stage) {
+    w = wc / (u / s_.eta) + w_ai;  // multiplicative: Wc / (U / eta) + W_AI
+    stage = 0;
+  } else {
+    w = wc + w_ai;                 // additive: Wc + W_AI
+    stage = inc_stage + 1;
+  }
+  const double w_min = s_.min_rate.bps * t_sec / 8, w_init = qp.line_rate.bps * t_sec / 8;
+  return std::clamp(w, w_min, w_init);
 }
 
 bool Hpcc::max_utilization(const IntHop* now, const IntHop* then, int n, Time t, double& u_max, Time& tau) {

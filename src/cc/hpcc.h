@@ -75,6 +75,11 @@ class Hpcc : public CongestionControl {
   // Algorithm 1 MeasureInflight: the largest hop utilisation u = qlen / (B T) + txRate / B between the INT
   // records `now` and `then` of `n` hops, and that hop's interval tau; false when no hop advanced.
   static bool max_utilization(const IntHop* now, const IntHop* then, int n, Time t, double& u_max, Time& tau);
+  // Algorithm 1: U = (1 - tau/T) U + (tau/T) u_max, then ComputeWind: Wc / (U / eta) + W_AI when U >= eta or
+  // after maxStage additive steps (stage 0), else Wc + W_AI (stage inc_stage + 1); clamped to
+  // [minRate, lineRate] x T. Updates `u`, sets `stage`, returns W.
+  double compute_window(const Qp& qp, double& u, double wc, int inc_stage, double u_max, Time tau,
+                        int& stage) const;
   // Sets the window W (and the pacing rate W / T); HPCC* (cc/hpcc_star.h) takes min(W, W*) here.
   virtual void apply(Qp& qp, double w);
 

@@ -49,28 +49,13 @@ void HpccStar::on_cnp(Qp& qp, const Packet& cnp) {
     return;
   }
   const bool full = cnp.ts > s.last_update;  // reports a packet sent after the last reference update
-  const HpccSettings& hs = settings();
-  const double t_sec = t().sec();
   double u_max = 0;
   Time tau;
   const bool any = max_utilization(cnp.hops, s.hop, n, t(), u_max, tau);
   store();
   if (!any) return;
-  tau = std::min(tau, t());
-  const double w_tau = tau.sec() / t_sec;
-  s.u = (1 - w_tau) * s.u + w_tau * u_max;
-  const double w_ai = hs.rate_ai.bps * t_sec / 8;
-  double w;
   int stage;
-  if (s.u >= hs.eta || s.inc_stage >= hs.max_stage) {
-    w = s.wc / (s.u / hs.eta) + w_ai;
-    stage = 0;
-  } else {
-    w = s.wc + w_ai;
-    stage = s.inc_stage + 1;
-  }
-  const double w_min = hs.min_rate.bps * t_sec / 8, w_init = qp.line_rate.bps * t_sec / 8;
-  w = std::clamp(w, w_min, w_init);
+  const double w = compute_window(qp, s.u, s.wc, s.inc_stage, u_max, tau, stage);
   if (full) {
     s.wc = w;
     s.inc_stage = stage;
