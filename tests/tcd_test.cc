@@ -71,8 +71,7 @@ VictimRun run_victim(std::unique_ptr<CongestionControl> cc, Bytes credit_buffer 
     sw.credit_period = t_c;
   }
   Network net(t, sw, NicSettings{}, 1, std::move(cc));
-  const int h1 = lookup_node(t, "H1"), h2 = lookup_node(t, "H2"), r1 = lookup_node(t, "R1"),
-            r2 = lookup_node(t, "R2"), s1 = lookup_node(t, "S1"), s2 = lookup_node(t, "S2"),
+  const int r2 = lookup_node(t, "R2"), s1 = lookup_node(t, "S1"), s2 = lookup_node(t, "S2"),
             s3 = lookup_node(t, "S3");
   const int sws[3] = {s1, s2, s3};
   const int ports[3] = {port_towards(net, s1, s2), port_towards(net, s2, s3), port_towards(net, s3, r2)};
