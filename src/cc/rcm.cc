@@ -22,6 +22,31 @@ uint64_t mix(uint64_t k) {
 
 void Rcm::attach(Network& net) {
   Dcqcn::attach(net);
+  // SAR's flowlet gap: a flow may move only once the packets it sent before can have left the old path,
+  // i.e. the longest base RTT plus a full input and output queue drained at every switch of the longest
+  // path [interp: with one base RTT (~13 us on the k = 12 fat-tree) PFC pauses made "gaps" while the old
+  // path still held packets; rcm/victim without ECN then counted 19 k reordered packets and go-back-N
+  // left two incast flows at 3-4 Gb/s].
+  flowlet_gap_ = rs_.sar_flowlet_gap;
+  if (flowlet_gap_ == Time::zero()) {
+    const std::vector<int> hosts = net.topo().hosts();
+    int far = -1;
+    Time rtt;
+    for (int d : hosts)
+      if (d != hosts.front() && net.base_rtt(hosts.front(), d, 0, 0) > rtt) {
+        rtt = net.base_rtt(hosts.front(), d, 0, 0);
+        far = d;
+      }
+    Time drain;
+    const SwitchSettings& ss = net.switch_settings();
+    const Bytes per_switch = ss.model == SwitchModel::kInputOutputQueued
+                                 ? ss.input_queue_bytes + ss.output_queue_bytes
+                                 : ss.output_queue_bytes;
+    if (far >= 0)
+      for (auto [node, port] : net.path_of(hosts.front(), far, 0, 0))
+        if (!net.is_host(node)) drain += tx_time(per_switch, net.node(node).port(port).rate);
+    flowlet_gap_ = net.max_base_rtt() + drain;
+  }
   cn_pool_.assign(1024, {});
   cn_free_.clear();
   for (uint32_t i = 0; i < cn_pool_.size(); ++i) cn_free_.push_back(static_cast<uint32_t>(cn_pool_.size()) - 1 - i);
@@ -44,8 +69,9 @@ std::unique_ptr<SwitchAgent> Rcm::make_switch_agent(Switch& sw) {
 RcmAgent::RcmAgent(Network& net, Switch& sw, Rcm& scheme)
     : net_(net), sw_(sw), scheme_(scheme), s_(scheme.rcm_settings()) {
   g_d_ = 0.5 / s_.fb_max;  // F_bmax x G_d = 1/2 [seed Eq. 4]
-  gap_ = s_.sar_flowlet_gap > Time::zero() ? s_.sar_flowlet_gap : net.max_base_rtt();
+  gap_ = scheme.flowlet_gap();
   rng_ = Rng::stream(net.seed(), "rcm", static_cast<uint64_t>(sw.id()));
+  handler_ = net.sim().add_handler(this);
   const size_t n = sw.ports().size();
   in_q_.assign(n, {});
   out_q_.assign(n, {});
@@ -210,7 +236,10 @@ void RcmAgent::on_switch_message(const Packet& p, int in_port) {
     }
     scheme_.cn_free(p.cc_flags);
   }
-  if (s_.rcc && p.cc_value > 0) rcc_trigger(in_port, p.cc_value);
+  if (s_.rcc && p.cc_value > 0) {
+    rcc_trigger(in_port, p.cc_value);
+    if (s.rcc) s.edge = true;  // an edge (or inner) point until RCC quits
+  }
 }
 
 // An output queue: F_b > 0 sets the local flag and triggers RCC; RCC counts what crosses to the output.
@@ -224,7 +253,7 @@ void RcmAgent::on_enqueue(Packet& p, int port) {
       s.sent_c += p.size;
       cnt_.rcc_harmful_bytes += p.size;
     }
-    if (s.sent_tot >= s.w) s.sent_c = s.sent_tot = 0;  // the window W has been sent: a new one
+    if (s.sent_tot >= s.w) new_window(s);  // the window W has been sent: a new one
   }
   if (!s_.crd) return;
   const double fb = sample(out_q_[port], sw_.egress_data_bytes(port), p.size);
@@ -341,7 +370,7 @@ void RcmAgent::rcc_trigger(int port, double fb) {
   ++cnt_.rcc_triggers;
   // A new harmful set (remote at edge and inner points, else the CAM's) starts a new measurement.
   const uint64_t sig = remote_flag(port) && s.n_remote > 0 ? s.eff_sig : s.harm_sig;
-  if (s.rcc && sig != s.rcc_sig) s.rcc = false;
+  if (s.rcc && sig != s.rcc_sig) s.rcc = s.edge = false;
   const bool fresh = !s.rcc;
   if (!s.rcc) {
     s.rcc_sig = sig;
@@ -355,7 +384,8 @@ void RcmAgent::rcc_trigger(int port, double fb) {
     if (total == 0 || harm == 0) return;
     s.w = std::max(total, s_.rcc_min_window_bytes);
     s.wc0 = static_cast<Bytes>(static_cast<double>(s.w) * static_cast<double>(harm) / static_cast<double>(total));
-    s.sent_c = s.sent_tot = 0;
+    s.period = tx_time(s.w, sw_.ports()[port].rate);
+    new_window(s);
     s.rcc = true;
     ++cnt_.rcc_entries;
   }
@@ -369,28 +399,49 @@ void RcmAgent::rcc_trigger(int port, double fb) {
 // RCC quits once neither flag holds (no F_b > 0 and no CN for T_exp).
 void RcmAgent::rcc_exit_if_idle(int port) {
   PortState& s = ps_[port];
-  if (s.rcc && !local_flag(port) && !remote_flag(port)) s.rcc = false;
+  if (s.rcc && !local_flag(port) && !remote_flag(port)) s.rcc = s.edge = false;
 }
 
-// The crossbar asks before a packet crosses: a harmful flow waits once W_c is spent until W is sent.
+void RcmAgent::new_window(PortState& s) {
+  s.sent_c = s.sent_tot = 0;
+  s.window_end = net_.now() + s.period;
+}
+
+// The crossbar asks before a packet crosses: a harmful flow waits once W_c is spent until W is sent or
+// the window's period is over.
 bool RcmAgent::hold(const Packet& p, int out_port) {
   PortState& s = ps_[out_port];
   if (!s.rcc) return false;
   rcc_exit_if_idle(out_port);
-  if (!s.rcc || s.sent_c < s.wc) return false;
+  if (!s.rcc) return false;
+  if (net_.now() >= s.window_end) new_window(s);
+  if (s.sent_c < s.wc) return false;
   if (!harmful(out_port, flow_key(p))) return false;
   ++cnt_.holds;
   return true;
 }
 
-// Only held (harmful) packets wait: no non-harmful backlog, so open the next window
-// [algorithms.md 3.2 interp: work conserving].
+// Only held (harmful) packets wait. At the root the next window opens now [algorithms.md 3.2 interp:
+// work conserving]; at an edge or inner point (rcc_edge_strict) at the end of the period.
 bool RcmAgent::on_crossbar_idle(int out_port) {
   PortState& s = ps_[out_port];
   if (!s.rcc) return false;
+  if (s_.rcc_edge_strict && (s.edge || remote_flag(out_port))) {
+    if (!s.kick_pending) {
+      s.kick_pending = true;
+      net_.sim().at(std::max(s.window_end, net_.now()), handler_, 0, static_cast<uint64_t>(out_port));
+    }
+    return false;
+  }
   ++cnt_.idle_windows;
-  s.sent_c = s.sent_tot = 0;
+  new_window(s);
   return true;
+}
+
+void RcmAgent::on_event(uint32_t /*kind*/, uint64_t arg) {
+  const int port = static_cast<int>(arg);
+  ps_[port].kick_pending = false;
+  sw_.crossbar_kick(port);  // hold() opens the next window (or ends RCC once the flags expired)
 }
 
 // ---------------------------------------------------------------------------------------------- SAR

@@ -15,10 +15,13 @@
 //   RCC  regional congestion control (sec. 3.4): a window W = W_c + W_nc (Eq. 3) at the output; on each
 //        trigger R and W_c shrink by (1 - F_b G_d) (Eqs. 4-6) with F_bmax G_d = 1/2 (W_c never rises
 //        within an episode). The crossbar holds a harmful flow's packets once W_c is spent until W is
-//        sent; it quits when the flags expire.
-//   SAR  switch-level adaptive routing (sec. 3.4): a new (or idle for a flowlet gap) non-harmful flow
-//        leaving through a congested port takes the equal-cost port of least regional degree F_b';
-//        harmful flows (CAM hits) are never detoured; with one path nothing changes.
+//        sent or the window's period (W at line rate) is over; at the root a window with only held
+//        packets waiting opens at once, at an edge or inner point at the end of its period; it quits
+//        when the flags expire.
+//   SAR  switch-level adaptive routing (sec. 3.4): a new (or idle for a flowlet gap long enough to
+//        empty the old path) non-harmful flow leaving through a congested port takes the equal-cost port
+//        of least regional degree F_b'; harmful flows (CAM hits) are never detoured; with one path
+//        nothing changes.
 // Hosts run DCQCN unchanged (the seed's evaluation: "DCQCN ... Mellanox 100 G adapter" defaults).
 // RCC acts where the switch chooses among inputs, the crossbar of the input-and-output queued model
 // (switch.model = "input_output_queued", the paper's switch); under the shared buffer there is no such
@@ -31,6 +34,7 @@
 
 #include "cc/dcqcn.h"
 #include "core/rng.h"
+#include "core/simulator.h"
 #include "net/cc_api.h"
 
 namespace rocesim {
@@ -74,10 +78,21 @@ struct RcmSettings {
                                     //   that is all of them]
   // RCC.
   Bytes rcc_min_window_bytes = 32'000;  // W at least this (W is measured: the output queue at detection)
+  // The window is also a period: W bytes at the port's line rate [seed sec. 3.4: "the amount of data
+  // (that) can be sent during a period"]. At an edge or inner point (remote flag: the harmful flows'
+  // bottleneck is downstream) a harmful flow that spent W_c waits for the next period even when nothing
+  // else waits, so the harmful flows leave at most W_c / W of the line rate; at the root (its own output
+  // is the bottleneck) the next window opens as soon as only held packets wait (work conserving)
+  // [interp: with an early window at the edge, rcm/victim's S1/S2 took whatever the DCQCN-paced victim
+  // left, the downstream input filled and its PFC pauses kept the edge queue full: Sv 34 Gb/s; false
+  // restores that behaviour].
+  bool rcc_edge_strict = true;
   // SAR.
   int sar_severe_cns = 2;           // N_sev CNs with F_b' >= sar_severe_fb x F_bmax within T_exp [interp]
   double sar_severe_fb = 0.5;
-  Time sar_flowlet_gap = Time::zero();  // a flow may move after this idle time; 0 = the max base RTT [interp]
+  Time sar_flowlet_gap = Time::zero();  // a flow may move after this idle time; 0 = the longest base RTT plus
+                                        //   a full input and output queue at every switch of the longest
+                                        //   path at line rate (k = 12 fat-tree, IOQ: 93 us) [interp; Rcm::attach]
   int sar_table_size = 4096;        // per-switch flow table (direct mapped), power of two
 };
 
@@ -88,6 +103,7 @@ class Rcm : public Dcqcn {
   void attach(Network& net) override;
   std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
   const RcmSettings& rcm_settings() const { return rs_; }
+  Time flowlet_gap() const { return flowlet_gap_; }  // SAR's, resolved at attach
 
   // CN payloads: harmful flow IDs travel beside the message (Packet::cc_flags = slot).
   static constexpr int kMaxIds = 32;
@@ -101,12 +117,13 @@ class Rcm : public Dcqcn {
 
  private:
   RcmSettings rs_;
+  Time flowlet_gap_;
   std::vector<CnIds> cn_pool_;
   std::vector<uint32_t> cn_free_;
 };
 
 // The per-switch state (public accessors for tests and scenarios).
-class RcmAgent : public SwitchAgent {
+class RcmAgent : public SwitchAgent, public EventHandler {
  public:
   RcmAgent(Network& net, Switch& sw, Rcm& scheme);
 
@@ -116,6 +133,7 @@ class RcmAgent : public SwitchAgent {
   bool on_crossbar_idle(int out_port) override;
   void on_switch_message(const Packet& p, int in_port) override;
   int select_port(const Packet& p, const uint16_t* ports, int n, int hashed_port) override;
+  void on_event(uint32_t kind, uint64_t arg) override;  // the next RCC period of a strict port
 
   static uint64_t flow_key(const Packet& p) { return (static_cast<uint64_t>(p.qp_tag) << 32) | p.qp; }
   bool harmful(int port, uint64_t key) const;
@@ -165,6 +183,10 @@ class RcmAgent : public SwitchAgent {
     // RCC
     bool rcc = false;
     Bytes w = 0, wc0 = 0, wc = 0, sent_c = 0, sent_tot = 0;
+    Time period;                      // W at the port's line rate
+    Time window_end;                  // the current window's period ends here
+    bool kick_pending = false;
+    bool edge = false;                // a CN arrived in this RCC episode        // a timer will wake the crossbar at window_end
   };
   struct SarEntry {
     uint64_t key = ~uint64_t{0};
@@ -178,6 +200,7 @@ class RcmAgent : public SwitchAgent {
   const uint64_t* harmful_set(int port, int& n) const;
   void rcc_trigger(int port, double fb);
   void rcc_exit_if_idle(int port);
+  void new_window(PortState& s);
   void cam_write(PortState& s, uint64_t key);
   void cfr_sample(PortState& s, const Packet& p);
   bool congested(int port) const;
@@ -189,6 +212,7 @@ class RcmAgent : public SwitchAgent {
   double g_d_;
   Time gap_;
   Rng rng_;
+  uint32_t handler_ = 0;
   std::vector<QueueCrd> in_q_, out_q_;
   std::vector<PortState> ps_;
   std::vector<SarEntry> sar_;

@@ -25,6 +25,7 @@ SchemeFactory read_scheme_rcm(Config& c, const SchemeContext& ctx) {
   s.cam_interval = static_cast<int>(c.get_int(k + "cam_interval", s.cam_interval, 1, 1 << 20));
   s.cfr_share = c.get_double(k + "cfr_share", s.cfr_share, 0, 100);
   s.cfr_keep_share = c.get_double(k + "cfr_keep_share", s.cfr_keep_share, 0, 100);
+  s.rcc_edge_strict = c.get_bool(k + "rcc_edge_strict", s.rcc_edge_strict);
   s.rcc_min_window_bytes = c.get_int(k + "rcc_min_window_bytes", s.rcc_min_window_bytes, 1, int64_t{1} << 40);
   s.sar_severe_cns = static_cast<int>(c.get_int(k + "sar_severe_cns", s.sar_severe_cns, 0, 1 << 20));
   s.sar_severe_fb = c.get_double(k + "sar_severe_fb", s.sar_severe_fb, 0, 1);
