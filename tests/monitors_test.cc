@@ -574,7 +574,7 @@ TEST(MonitorsConfig, InputQueuesNeedTheInputOutputQueuedModel) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.file(), "bad.toml");
     EXPECT_EQ(e.line(), base_lines + 3);
-    EXPECT_NE(std::string(e.what()).find("monitors.input_queue_ports needs switch.model = \"input_output_queued\""),
+    EXPECT_NE(std::string(e.what()).find("monitors.input_queue_ports: needs switch.model = \"input_output_queued\""),
               std::string::npos)
         << e.what();
   }
@@ -587,7 +587,8 @@ TEST(MonitorsConfig, InputQueuesNeedTheInputOutputQueuedModel) {
   }
   // Under the IOQ model: hosts have no input queues; names are checked as for queue_ports.
   const std::string ioq = ioq_incast("fifo");
-  EXPECT_THROW((void)load_scenario_text(ioq, "t.toml", {"monitors.input_queue_ports=[\"h0:s0\"]"}), InputError);
+  EXPECT_THROW((void)load_scenario_text(ioq, "t.toml", {"monitors.input_queue_ports=[\"h0:s0\"]"}),
+               InputError);
   try {
     (void)load_scenario_text(ioq, "t.toml", {"monitors.input_queue_ports=[\"s0:h4\"]"});
     ADD_FAILURE() << "accepted s0:h4";

@@ -27,7 +27,8 @@
 
 namespace rocesim {
 
-// One port (its egress towards `peer`, or its ingress from `peer`), numbered as Network numbers a node's ports (the order of topo.links touching it).
+// One port (its egress towards `peer`, or its ingress from `peer`), numbered as Network numbers a node's
+// ports (the order of topo.links touching it).
 struct PortRef {
   int node = -1;
   int port = -1;
@@ -38,7 +39,7 @@ struct PortRef {
 struct MonitorSpec {
   std::vector<PortRef> queue_ports;  // resolved, "all" expanded, duplicates removed
   Time queue_interval = Time::from_us(10);
-  std::vector<PortRef> input_queue_ports;  // switch ingress ports, as queue_ports; sampled every queue_interval
+  std::vector<PortRef> input_queue_ports;  // switch ingress ports, as queue_ports, same sample times
   bool all_flows = false;            // flow_rates = "all"
   std::vector<uint64_t> flow_rates;  // sorted, unique
   std::vector<PortRef> port_throughput;
@@ -49,8 +50,8 @@ struct MonitorSpec {
   Time buffer_interval = Time::from_us(10);
 
   bool any() const {
-    return !queue_ports.empty() || !input_queue_ports.empty() || all_flows || !flow_rates.empty() || !port_throughput.empty() || pfc ||
-           cnp || buffer;
+    return !queue_ports.empty() || !input_queue_ports.empty() || all_flows || !flow_rates.empty() ||
+           !port_throughput.empty() || pfc || cnp || buffer;
   }
 };
 

@@ -473,7 +473,8 @@ nlohmann::json Monitors::summary() {
     });
   }
   // No per-port true peak of the input queues exists (NetStats::max_ingress_bytes is network-wide).
-  if (!spec_.input_queue_ports.empty()) j["input_queues"] = queue_summary(spec_.input_queue_ports, input_bytes_, {});
+  if (!spec_.input_queue_ports.empty())
+    j["input_queues"] = queue_summary(spec_.input_queue_ports, input_bytes_, {});
   if (spec_.all_flows || !spec_.flow_rates.empty() || !spec_.port_throughput.empty()) {
     std::vector<std::pair<Bytes, nlohmann::json>> ports;
     for (size_t i = 0; i < spec_.port_throughput.size(); ++i) {

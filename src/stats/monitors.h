@@ -121,7 +121,8 @@ class Monitors : public EventHandler {
   void write_port_samples(std::ostream& out, const std::vector<PortRef>& ports,
                           const std::vector<std::vector<Bytes>>& samples) const;
   // The summary.json entry of queues / input_queues; `true_peak`(i) adds max_queue_bytes when set.
-  nlohmann::json queue_summary(const std::vector<PortRef>& ports, const std::vector<std::vector<Bytes>>& samples,
+  nlohmann::json queue_summary(const std::vector<PortRef>& ports,
+                               const std::vector<std::vector<Bytes>>& samples,
                                const std::function<Bytes(size_t)>& true_peak) const;
   void sample_rates();
   void sample_buffers();
