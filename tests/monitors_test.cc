@@ -574,7 +574,8 @@ TEST(MonitorsConfig, InputQueuesNeedTheInputOutputQueuedModel) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.file(), "bad.toml");
     EXPECT_EQ(e.line(), base_lines + 3);
-    EXPECT_NE(std::string(e.what()).find("monitors.input_queue_ports: needs switch.model = \"input_output_queued\""),
+    EXPECT_NE(std::string(e.what()).find(
+                  "monitors.input_queue_ports: needs switch.model = \"input_output_queued\""),
               std::string::npos)
         << e.what();
   }

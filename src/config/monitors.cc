@@ -100,8 +100,9 @@ MonitorSpec read_monitors(Config& c, const TopoSpec& topo, SwitchModel model) {
   const std::string ik = k + "input_queue_ports";
   m.input_queue_ports = read_ports(c, topo, ik);
   if (!m.input_queue_ports.empty() && model != SwitchModel::kInputOutputQueued)
-    c.fail(ik, "needs switch.model = \"input_output_queued\" (only that model has input queues; this "
-               "scenario's switch.model is \"shared_buffer\")");
+    c.fail(ik,
+           "needs switch.model = \"input_output_queued\" (only that model has input queues; this "
+           "scenario's switch.model is \"shared_buffer\")");
   for (const PortRef& p : m.input_queue_ports)
     if (!topo.is_switch[p.node])
       c.fail(ik, fmt::format("{} is a host: input queues are at switches (\"SWITCH:PEER\" = SWITCH's ingress "
