@@ -212,6 +212,7 @@ const BadCase kBadCases[] = {
     {"SetUnknownScheme", "valid_base.toml", "--set cc.scheme=nosuchscheme", "--set cc.scheme", 0, "'nosuchscheme' is not one of", Mode::kValidate, nullptr},
     {"SetInsideAValue", "valid_base.toml", "--set topology.kind.x=1", "--set topology.kind.x=1", 0, "does not name a value inside a table", Mode::kValidate, nullptr},
     {"SetFlowToSwitch", "valid_base.toml", "--set 'flows[0].src=s0'", "--set flows[0].src", 0, "is a switch", Mode::kValidate, nullptr},
+    {"SetInputQueuesOnSharedBuffer", "valid_base.toml", "--set 'monitors.input_queue_ports=[\"s0:h1\"]'", "--set monitors.input_queue_ports", 0, "needs switch.model = \"input_output_queued\"", Mode::kValidateAndRun, nullptr},
 };
 // clang-format on
 

@@ -473,3 +473,173 @@ TEST(MonitorsConfig, BadKeysFailWithTheirLine) {
   EXPECT_EQ(resolve_monitor_ports(t, "h2:s0").size(), 1u);
   EXPECT_EQ(resolve_monitor_ports(t, "3:2")[0].port, 2);  // ids work too: s0 is node 3
 }
+
+// --- Input queues (monitors.input_queue_ports, input_output_queued switches) ---
+
+namespace {
+
+// 4:1 incast on a dumbbell of input-and-output queued switches with PFC, no congestion control and no ECN:
+// h0..h3 (on s0) each send 400 KB to h4 (on s1). s0's output to s1 is the bottleneck, so the inputs of s0
+// from h0..h3 fill behind it and pause the hosts.
+std::string ioq_incast(const std::string& input_queueing) {
+  std::string t = fmt::format(
+      "name = \"ioq-incast\"\nseed = 1\nduration_ms = 2\nstop_when_done = false\n"
+      "[topology]\nkind = \"dumbbell\"\nsenders = 4\nreceivers = 1\n"
+      "[switch]\nmodel = \"input_output_queued\"\ninput_queueing = \"{}\"\necn = false\n"
+      "[cc]\nscheme = \"none\"\n",
+      input_queueing);
+  for (int i = 0; i < 4; ++i)
+    t += fmt::format("[[flows]]\nsrc = \"h{}\"\ndst = \"h4\"\nsize_bytes = 400000\n", i);
+  return t;
+}
+
+// The time_us column of a queues.csv-shaped file.
+std::vector<std::string> time_column(const std::string& csv) {
+  std::vector<std::string> out;
+  for (const auto& row : read_csv(csv)) out.push_back(row.at(0));
+  return out;
+}
+
+}  // namespace
+
+TEST(Monitors, IoqIncastInputQueuesFillWithinTheirLimit) {
+  for (const std::string q : {"fifo", "voq"}) {
+    SCOPED_TRACE(q);
+    auto r = start(ioq_incast(q), {"monitors.input_queue_ports=[\"all\"]", "monitors.queue_ports=[\"s0:s1\"]",
+                                   "monitors.queue_interval_us=0.5"});
+    run_to_end(*r);
+    Network& net = *r->net;
+    EXPECT_EQ(net.stats().data_drops, 0u);
+    EXPECT_EQ(net.stats().flows_finished, 4u);
+    const auto& ports = r->mon->spec().input_queue_ports;
+    ASSERT_EQ(ports.size(), 7u);  // s0: h0..h3, s1; s1: s0, h4
+    const auto& samples = r->mon->input_bytes();
+    ASSERT_EQ(samples.size(), r->mon->queue_times().size());
+    ASSERT_EQ(samples.size(), r->mon->queue_bytes().size());
+    ASSERT_GT(samples.size(), 100u);
+    const Bytes limit = r->s.sw.input_queue_bytes;
+    const int s0 = lookup_node(net.topo(), "s0");
+    Bytes peak_all = 0;
+    uint64_t pauses_to_hosts = 0;
+    for (size_t i = 0; i < ports.size(); ++i) {
+      Bytes mx = 0;
+      for (const auto& row : samples) mx = std::max(mx, row[i]);
+      peak_all = std::max(peak_all, mx);
+      EXPECT_LE(mx, limit) << "port " << i;
+      if (ports[i].node == s0 && net.is_host(ports[i].peer)) {
+        EXPECT_GT(mx, 20'000) << "s0's input from host " << ports[i].peer << " never filled";
+        pauses_to_hosts += net.node(s0).port(ports[i].port).stats.pause_sent;
+      }
+    }
+    // One data priority: a sample never exceeds the network's true ingress peak.
+    EXPECT_LE(peak_all, net.stats().max_ingress_bytes);
+    EXPECT_GT(pauses_to_hosts, 0u);  // PFC from the inputs
+    // stop_when_done = false: sampling (background events) ends with the network's last event, long
+    // before duration_ms, as for queues.csv; the last samples see every input queue drained.
+    EXPECT_LT(net.now(), Time::from_us(500));
+    EXPECT_EQ(net.sim().foreground_pending(), 0u);
+    EXPECT_LE(r->mon->queue_times().back(), net.now());
+    EXPECT_GT(r->mon->queue_times().back() + Time::from_us(0.5), net.now());
+    for (Bytes b : samples.back()) EXPECT_EQ(b, 0);
+
+    std::ostringstream in_csv, eg_csv;
+    r->mon->write_input_queues_csv(in_csv);
+    r->mon->write_queues_csv(eg_csv);
+    const auto rows = read_csv(in_csv.str());
+    ASSERT_EQ(rows[0], (std::vector<std::string>{"time_us", "node", "port", "peer", "queue_bytes"}));
+    ASSERT_EQ(rows.size(), 1 + samples.size() * ports.size());
+    for (size_t s = 0; s < samples.size(); ++s)
+      for (size_t i = 0; i < ports.size(); ++i) {
+        const auto& row = rows[1 + s * ports.size() + i];
+        ASSERT_EQ(us_to_ps(row[0]), r->mon->queue_times()[s].ps);
+        ASSERT_EQ(row[1], monitor_node_name(net.topo(), ports[i].node));
+        ASSERT_EQ(row[2], std::to_string(ports[i].port));
+        ASSERT_EQ(row[3], monitor_node_name(net.topo(), ports[i].peer));
+        ASSERT_EQ(std::stoll(row[4]), samples[s][i]);
+      }
+    // The same time base as queues.csv.
+    auto t_in = time_column(in_csv.str());
+    t_in.erase(std::unique(t_in.begin(), t_in.end()), t_in.end());
+    EXPECT_EQ(t_in, time_column(eg_csv.str()));
+  }
+}
+
+TEST(MonitorsConfig, InputQueuesNeedTheInputOutputQueuedModel) {
+  // Shared buffer (the default model): an input error at the key's line, and under --set.
+  const std::string base = incast_dcqcn();
+  const int base_lines = static_cast<int>(std::count(base.begin(), base.end(), '\n'));
+  try {
+    (void)load_scenario_text(base + "[monitors]\npfc = true\ninput_queue_ports = [\"s0:h1\"]\n", "bad.toml");
+    ADD_FAILURE() << "accepted input_queue_ports under the shared buffer";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "bad.toml");
+    EXPECT_EQ(e.line(), base_lines + 3);
+    EXPECT_NE(std::string(e.what()).find(
+                  "monitors.input_queue_ports: needs switch.model = \"input_output_queued\""),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    (void)load_scenario_text(base, "bad.toml", {"monitors.input_queue_ports=[\"all\"]"});
+    ADD_FAILURE() << "accepted input_queue_ports under the shared buffer (--set)";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "--set monitors.input_queue_ports");
+    EXPECT_NE(std::string(e.what()).find("input_output_queued"), std::string::npos) << e.what();
+  }
+  // Under the IOQ model: hosts have no input queues; names are checked as for queue_ports.
+  const std::string ioq = ioq_incast("fifo");
+  EXPECT_THROW((void)load_scenario_text(ioq, "t.toml", {"monitors.input_queue_ports=[\"h0:s0\"]"}),
+               InputError);
+  try {
+    (void)load_scenario_text(ioq, "t.toml", {"monitors.input_queue_ports=[\"s0:h4\"]"});
+    ADD_FAILURE() << "accepted s0:h4";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no port from s0 to h4"), std::string::npos) << e.what();
+  }
+  const Scenario ok = load_scenario_text(ioq, "t.toml", {"monitors.input_queue_ports=[\"s1:s0\", \"all\"]"});
+  ASSERT_EQ(ok.monitors.input_queue_ports.size(), 7u);
+  EXPECT_EQ(ok.monitors.input_queue_ports[0].peer, lookup_node(ok.topo, "s0"));
+  EXPECT_TRUE(ok.monitors.any());
+  // Programmatic use on a shared-buffer network throws std::invalid_argument.
+  const Scenario sb = load_scenario_text(base, "t.toml");
+  Network net(sb.topo, sb.sw, sb.nic, sb.seed, sb.make_scheme());
+  MonitorSpec spec;
+  spec.input_queue_ports = resolve_monitor_ports(sb.topo, "s0:h1");
+  EXPECT_THROW(Monitors(net, spec), std::invalid_argument);
+}
+
+TEST(MonitorsConfig, InputQueuesCsvAndSummaryFromARun) {
+  TempDir dir;
+  RunOptions o;
+  o.out_dir = dir.path().string();
+  const Scenario s = load_scenario_text(
+      ioq_incast("fifo"), "test.toml",
+      {"monitors.input_queue_ports=[\"s0:h0\", \"s0:h2\", \"s1:s0\"]", "monitors.queue_interval_us=2"});
+  const RunResult res = run_scenario(s, o);
+  (void)res;
+  EXPECT_FALSE(fs::exists(dir.path() / "queues.csv"));  // only the input queues were asked for
+  const auto rows = read_csv(slurp(dir.path() / "input_queues.csv"));
+  ASSERT_GT(rows.size(), 1u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"time_us", "node", "port", "peer", "queue_bytes"}));
+  const auto j = nlohmann::json::parse(slurp(dir.path() / "summary.json"));
+  ASSERT_TRUE(j.contains("monitors")) << j.dump(2);
+  const auto& iq = j["monitors"]["input_queues"];
+  EXPECT_EQ(iq["ports_monitored"].get<size_t>(), 3u);
+  EXPECT_EQ(iq["interval_us"].get<double>(), 2.0);
+  const size_t samples = iq["samples"].get<size_t>();
+  EXPECT_GT(samples, 20u);
+  EXPECT_EQ(rows.size(), 1 + 3 * samples);
+  // s0's inputs from h0 and h2 fill; s1's input from s0 drains at line rate into h4's port.
+  Bytes csv_peak = 0;
+  for (size_t k = 1; k < rows.size(); ++k)
+    if (rows[k][1] == "s0") csv_peak = std::max<Bytes>(csv_peak, std::stoll(rows[k][4]));
+  ASSERT_GE(iq["top_ports"].size(), 2u);
+  const auto& top = iq["top_ports"][0];
+  EXPECT_EQ(top["node"], "s0");
+  EXPECT_EQ(top["max_sampled_queue_bytes"].get<Bytes>(), csv_peak);
+  EXPECT_GT(csv_peak, 20'000);
+  EXPECT_LE(csv_peak, s.sw.input_queue_bytes);
+  EXPECT_FALSE(top.contains("max_queue_bytes"));  // no per-port true peak of input queues
+  // The resolved config records the key.
+  EXPECT_NE(slurp(dir.path() / "scenario.resolved.toml").find("input_queue_ports"), std::string::npos);
+}

@@ -2,7 +2,8 @@
 Tools.PythonUnitTests through /usr/bin/python3, or directly: /usr/bin/python3 tests/tools_test.py).
 
 Covers what a real sweep in the C++ tests does not: percentiles as summary.json computes them, size bins,
-a sweep without flows.csv (bucket fallback), runs without monitor files (figures skipped, no error),
+a sweep without flows.csv (bucket fallback), runs without monitor files (figures skipped, no error), input
+queues (input_queues.csv) drawn beside the egress queues,
 several seeds (pooled), and a grid axis other than scheme/load/seed (part of the series label)."""
 
 import csv
@@ -192,6 +193,30 @@ class Reports(unittest.TestCase):
         page = read(out)
         self.assertIn("Flow completion times by flow size", page)
         self.assertIn('<img src="data:image/png;base64,', page)
+
+    def test_run_with_input_queues_draws_them_in_a_row_of_their_own(self):
+        d = os.path.join(self.tmp, "run")
+        make_run(d, "none", 1, 0.5)
+        for name, rows in (("queues.csv", [("s0", 4, "s1")]), ("input_queues.csv", [("s0", 0, "h0"), ("s0", 1, "h1"),
+                                                                                     ("s1", 0, "s0")])):
+            with open(os.path.join(d, name), "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(["time_us", "node", "port", "peer", "queue_bytes"])
+                for t in range(100):
+                    for k, (node, port, peer) in enumerate(rows):
+                        w.writerow([f"{t:.6f}", node, port, peer, 0 if node == "s1" else 1000 * (t % 50) + k])
+        self.assertEqual(set(rp.read_queues(rp.Run(d), name="input_queues.csv", arrow="\u2190")),
+                         {"s0\u2190h0", "s0\u2190h1", "s1\u2190s0"})
+        _, figs = report.write_report(d)
+        ts = [f for f in figs if f.title == "Rates and queue over time"]
+        self.assertEqual(len(ts), 1, self.titles(figs))
+        self.assertIn("Queues: the 1 monitored egress queue(s)", ts[0].caption)
+        self.assertIn("Input queues: the 2 monitored input queue(s)", ts[0].caption)  # s1<-s0 stayed empty
+        os.remove(os.path.join(d, "queues.csv"))  # input queues alone still make the figure
+        _, figs = report.write_report(d)
+        ts = [f for f in figs if f.title == "Rates and queue over time"]
+        self.assertEqual(len(ts), 1, self.titles(figs))
+        self.assertNotIn("egress", ts[0].caption)
 
 
 if __name__ == "__main__":

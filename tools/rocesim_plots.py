@@ -11,7 +11,7 @@ writes the PNGs (default DIR/figures/) and prints their paths. Figures whose dat
   fct_vs_load        average and p99 FCT vs load per scheme, mean over seeds with min/max bars (sweeps
                      with two or more loads)
   timeseries         per-flow goodput and the busiest queue over time, one column per scheme (rates.csv,
-                     queues.csv from [monitors])
+                     queues.csv, and input_queues.csv in a row of its own, from [monitors])
   fct_bars           average and p99 FCT (all flows, smallest and largest size bucket) per scheme (sweeps)
   pfc                PFC PAUSE frames and paused time per scheme (summary.json / results.csv)
   buffer_cdf         CDF of switch buffer occupancy per scheme (buffer.csv from [monitors])
@@ -376,9 +376,10 @@ def read_rates(run):
     return dict(flows), dict(ports)
 
 
-def read_queues(run, window=None):
-    """queues.csv -> {"NODE:PEER (port N)": (t_us[], bytes[])}, optionally within (t0, t1) us."""
-    p = run.file("queues.csv")
+def read_queues(run, window=None, name="queues.csv", arrow="\u2192"):
+    """queues.csv -> {"NODE\u2192PEER": (t_us[], bytes[])}, optionally within (t0, t1) us. Also reads
+    input_queues.csv (same columns; draw it with arrow="\u2190": NODE's input from PEER)."""
+    p = run.file(name)
     if not p:
         return {}
     qs = defaultdict(lambda: ([], []))
@@ -387,7 +388,7 @@ def read_queues(run, window=None):
             t = float(r["time_us"])
             if window and not (window[0] <= t <= window[1]):
                 continue
-            k = f"{r['node']}\u2192{r['peer']}"
+            k = f"{r['node']}{arrow}{r['peer']}"
             a, b = qs[k]
             a.append(t)
             b.append(float(r["queue_bytes"]))
@@ -421,12 +422,13 @@ QUEUE_COLORS = ["#333333", "#D55E00", "#0072B2"]
 
 def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_shown=3, flows=None, window=None):
     """runs: list of Run (one column each). Row 1: goodput of selected flows (+ monitored port throughput);
-    row 2: the monitored egress queues with the highest peaks (over all runs) in the same window.
+    row 2: the monitored egress queues with the highest peaks (over all runs) in the same window; row 3, when
+    input_queues.csv exists: the same for the monitored input queues (input-and-output queued switches).
     flows: optional {flow id: label} to draw instead of the automatic choice (flows need not have finished);
     window: optional (t0, t1) in us. Returns (path, caption) or (None, "")."""
     data = []
     for run in runs:
-        if not run.file("rates.csv") and not run.file("queues.csv"):
+        if not any(run.file(f) for f in ("rates.csv", "queues.csv", "input_queues.csv")):
             continue
         rates, ports = read_rates(run)
         if flows:
@@ -450,21 +452,27 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
     if not window:
         pad = 0.1 * (t1 - t0) + 10
         window = (max(0.0, t0 - pad), t1 + pad)
-    queues = [read_queues(run, window) for run, *_ in data]
-    peak = defaultdict(float)
-    for q in queues:
-        for k, (_, b) in q.items():
-            peak[k] = max(peak[k], max(b) if b else 0)
-    shown = [k for k in sorted(peak, key=lambda k: -peak[k]) if peak[k] > 0][:queues_shown]
+    # Queue rows: egress queues (queues.csv), then input queues (input_queues.csv): (kind, per-run data,
+    # the keys shown, their peak, divisor, unit).
+    panels = []
+    for kind, fname, arrow in (("egress", "queues.csv", "\u2192"), ("input", "input_queues.csv", "\u2190")):
+        queues = [read_queues(run, window, fname, arrow) for run, *_ in data]
+        peak = defaultdict(float)
+        for q in queues:
+            for k, (_, b) in q.items():
+                peak[k] = max(peak[k], max(b) if b else 0)
+        shown = [k for k in sorted(peak, key=lambda k: -peak[k]) if peak[k] > 0][:queues_shown]
+        if shown:
+            qmax = max(peak[k] for k in shown)
+            qdiv, qunit = (1e6, "MB") if qmax >= 2e6 else (1e3, "KB")
+            panels.append((kind, queues, shown, qmax, qdiv, qunit))
     has_rates = any(picked or ports for _, _, ports, picked, _ in data)
-    nrows = int(has_rates) + int(bool(shown))
+    nrows = int(has_rates) + len(panels)
     if nrows == 0:
         return None, ""
     ncols = len(data)
     fig, axes = plt.subplots(nrows, ncols, figsize=(max(6.5, 4.6 * ncols + 1.6), 3.3 * nrows + 0.4),
                              sharex=True, squeeze=False)
-    qmax = max(peak[k] for k in shown) if shown else 0
-    qdiv, qunit = (1e6, "MB") if qmax >= 2e6 else (1e3, "KB")
     rmax = 0.0
     for c, (run, flows, ports, picked, what) in enumerate(data):
         r = 0
@@ -488,19 +496,20 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
             if c == ncols - 1:
                 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
             r += 1
-        if shown:
+        for kind, queues, shown, qmax, qdiv, qunit in panels:
             ax = axes[r][c]
             for j, k in enumerate(shown):
                 q = queues[c].get(k)
                 if q:
                     ax.plot(np.array(q[0]) / 1e3, np.array(q[1]) / qdiv,
-                            color=QUEUE_COLORS[j % len(QUEUE_COLORS)], lw=1.2, label=f"egress {k}")
-            ax.set_title(f"{run.label}{title_suffix}: busiest queues")
+                            color=QUEUE_COLORS[j % len(QUEUE_COLORS)], lw=1.2, label=f"{kind} {k}")
+            ax.set_title(f"{run.label}{title_suffix}: busiest {'input ' if kind == 'input' else ''}queues")
             if c == 0:
-                ax.set_ylabel(f"egress queue ({qunit})")
+                ax.set_ylabel(f"{kind} queue ({qunit})")
             ax.set_ylim(0, qmax / qdiv * 1.05 if qmax > 0 else 1)
             if c == ncols - 1:
                 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
+            r += 1
         for rr in range(nrows):
             axes[rr][c].set_xlim(window[0] / 1e3, window[1] / 1e3)
         axes[nrows - 1][c].set_xlabel("simulated time (ms)")
@@ -513,9 +522,13 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
     if has_rates:
         dashed = "; dashed: wire throughput of the monitored port" if any(d[2] for d in data) else ""
         cap.append(f"Rates: goodput per rate bin of {desc}{dashed}.")
-    if shown:
-        cap.append(f"Queues: the {len(shown)} monitored egress queue(s) with the highest peak in this window "
-                   "(NODE\u2192PEER: NODE's port towards PEER).")
+    for kind, _, shown, *_ in panels:
+        if kind == "egress":
+            cap.append(f"Queues: the {len(shown)} monitored egress queue(s) with the highest peak in this window "
+                       "(NODE\u2192PEER: NODE's port towards PEER).")
+        else:
+            cap.append(f"Input queues: the {len(shown)} monitored input queue(s) with the highest peak in this "
+                       "window (NODE\u2190PEER: NODE's input from PEER; all priorities).")
     return save(fig, out_dir, name), " ".join(cap)
 
 

@@ -92,11 +92,22 @@ std::vector<PortRef> resolve_monitor_ports(const TopoSpec& topo, const std::stri
   return out;
 }
 
-MonitorSpec read_monitors(Config& c, const TopoSpec& topo) {
+MonitorSpec read_monitors(Config& c, const TopoSpec& topo, SwitchModel model) {
   const std::string k = "monitors.";
   MonitorSpec m;
   m.queue_ports = read_ports(c, topo, k + "queue_ports");
   m.queue_interval = interval(c, k + "queue_interval_us");
+  const std::string ik = k + "input_queue_ports";
+  m.input_queue_ports = read_ports(c, topo, ik);
+  if (!m.input_queue_ports.empty() && model != SwitchModel::kInputOutputQueued)
+    c.fail(ik,
+           "needs switch.model = \"input_output_queued\" (only that model has input queues; this "
+           "scenario's switch.model is \"shared_buffer\")");
+  for (const PortRef& p : m.input_queue_ports)
+    if (!topo.is_switch[p.node])
+      c.fail(ik, fmt::format("{} is a host: input queues are at switches (\"SWITCH:PEER\" = SWITCH's ingress "
+                             "port from PEER)",
+                             monitor_node_name(topo, p.node)));
 
   // flow_rates: an array of flow ids, or "all".
   const std::string fk = k + "flow_rates";

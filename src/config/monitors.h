@@ -4,6 +4,10 @@
 //                                          PEER (every such port when there are parallel links); "all" =
 //                                          every switch egress port
 //   queue_interval_us = 10                 queue sampling period
+//   input_queue_ports = ["S1:S2", "all"]   input queues to sample, at the same times as queue_ports (needs
+//                                          switch.model = "input_output_queued"); "NODE:PEER" = NODE's
+//                                          ingress port from PEER (every such port when there are parallel
+//                                          links); "all" = every switch ingress port
 //   flow_rates = [0, 7, ...] | "all"       flows whose goodput is binned
 //   port_throughput = ["S3:R2", ...]       egress ports whose wire throughput is binned ("all" works too)
 //   rate_bin_us = 10                       bin width of both
@@ -18,11 +22,13 @@
 
 #include "config/config.h"
 #include "core/time.h"
+#include "net/settings.h"
 #include "topo/topology.h"
 
 namespace rocesim {
 
-// One egress port, numbered as Network numbers a node's ports (the order of topo.links touching it).
+// One port (its egress towards `peer`, or its ingress from `peer`), numbered as Network numbers a node's
+// ports (the order of topo.links touching it).
 struct PortRef {
   int node = -1;
   int port = -1;
@@ -33,6 +39,7 @@ struct PortRef {
 struct MonitorSpec {
   std::vector<PortRef> queue_ports;  // resolved, "all" expanded, duplicates removed
   Time queue_interval = Time::from_us(10);
+  std::vector<PortRef> input_queue_ports;  // switch ingress ports, as queue_ports, same sample times
   bool all_flows = false;            // flow_rates = "all"
   std::vector<uint64_t> flow_rates;  // sorted, unique
   std::vector<PortRef> port_throughput;
@@ -43,14 +50,15 @@ struct MonitorSpec {
   Time buffer_interval = Time::from_us(10);
 
   bool any() const {
-    return !queue_ports.empty() || all_flows || !flow_rates.empty() || !port_throughput.empty() || pfc ||
-           cnp || buffer;
+    return !queue_ports.empty() || !input_queue_ports.empty() || all_flows || !flow_rates.empty() ||
+           !port_throughput.empty() || pfc || cnp || buffer;
   }
 };
 
 // Reads [monitors] with the Config getters (values recorded for scenario.resolved.toml; bad port names
-// fail with the file and line). `topo` resolves the port names.
-MonitorSpec read_monitors(Config& c, const TopoSpec& topo);
+// fail with the file and line). `topo` resolves the port names; `model` is switch.model (input queues
+// exist only under SwitchModel::kInputOutputQueued).
+MonitorSpec read_monitors(Config& c, const TopoSpec& topo, SwitchModel model);
 
 // The display name of a node: topo.node_names[id] when set, else the id in decimal.
 std::string monitor_node_name(const TopoSpec& topo, int id);

@@ -316,7 +316,7 @@ static Scenario build(Config& c) {
       c.fail("output.size_buckets_bytes", "bucket edges must increase strictly");
   s.short_flow_bytes = c.get_int("output.short_flow_bytes", s.short_flow_bytes, 1, int64_t{1} << 50);
   s.write_hpcc_fct = c.get_bool("output.fct_hpcc", false);
-  s.monitors = read_monitors(c, s.topo);
+  s.monitors = read_monitors(c, s.topo, s.sw.model);
 
   c.reject_unknown_keys();
   c.set_resolved("seed", toml::value<int64_t>(static_cast<int64_t>(s.seed)));

@@ -70,16 +70,20 @@ const char* event_name(Monitors::PfcEventKind k) {
 }  // namespace
 
 Monitors::Monitors(Network& net, const MonitorSpec& spec) : net_(net), spec_(spec) {
-  for (const auto* list : {&spec_.queue_ports, &spec_.port_throughput})
+  for (const auto* list : {&spec_.queue_ports, &spec_.input_queue_ports, &spec_.port_throughput})
     for (const PortRef& p : *list)
       if (p.node < 0 || p.node >= net_.num_nodes() || p.port < 0 ||
           p.port >= static_cast<int>(net_.node(p.node).ports().size()) ||
           net_.node(p.node).port(p.port).peer->id() != p.peer)
         throw std::invalid_argument(
             fmt::format("monitors: node {} has no port {} towards node {}", p.node, p.port, p.peer));
+  for (const PortRef& p : spec_.input_queue_ports)
+    if (net_.is_host(p.node) || !net_.sw(p.node).input_output_queued())
+      throw std::invalid_argument(fmt::format(
+          "monitors: input queues need an input_output_queued switch (node {} is not one)", p.node));
   handler_ = net_.sim().add_handler(this);
   const Time now = net_.now();
-  if (!spec_.queue_ports.empty()) next_queue_ = now;
+  if (!spec_.queue_ports.empty() || !spec_.input_queue_ports.empty()) next_queue_ = now;
   if (!spec_.port_throughput.empty()) {
     rate_origin_ = Time{now.ps / spec_.rate_bin.ps * spec_.rate_bin.ps};
     next_rate_ = rate_origin_ + spec_.rate_bin;
@@ -179,6 +183,10 @@ void Monitors::sample_queues() {
   row.reserve(spec_.queue_ports.size());
   for (const PortRef& p : spec_.queue_ports) row.push_back(net_.node(p.node).port(p.port).data_bytes);
   queue_bytes_.push_back(std::move(row));
+  std::vector<Bytes> in;
+  in.reserve(spec_.input_queue_ports.size());
+  for (const PortRef& p : spec_.input_queue_ports) in.push_back(net_.sw(p.node).input_bytes(p.port));
+  input_bytes_.push_back(std::move(in));
 }
 
 void Monitors::sample_rates() {
@@ -309,10 +317,19 @@ const std::vector<Bytes>& Monitors::buffer_samples(int sw) const {
 // --- CSV writers ---
 
 void Monitors::write_queues_csv(std::ostream& out) const {
+  write_port_samples(out, spec_.queue_ports, queue_bytes_);
+}
+
+void Monitors::write_input_queues_csv(std::ostream& out) const {
+  write_port_samples(out, spec_.input_queue_ports, input_bytes_);
+}
+
+void Monitors::write_port_samples(std::ostream& out, const std::vector<PortRef>& ports,
+                                  const std::vector<std::vector<Bytes>>& samples) const {
   fmt::memory_buffer buf;
   buf.append(std::string_view("time_us,node,port,peer,queue_bytes\n"));
   std::vector<std::string> prefix;  // ",node,port,peer," per port
-  for (const PortRef& p : spec_.queue_ports)
+  for (const PortRef& p : ports)
     prefix.push_back(
         fmt::format(",{},{},{},", csv_field(node_name(p.node)), p.port, csv_field(node_name(p.peer))));
   for (size_t s = 0; s < queue_times_.size(); ++s) {
@@ -320,7 +337,7 @@ void Monitors::write_queues_csv(std::ostream& out) const {
     for (size_t i = 0; i < prefix.size(); ++i) {
       buf.append(t);
       buf.append(prefix[i]);
-      fmt::format_to(std::back_inserter(buf), "{}\n", queue_bytes_[s][i]);
+      fmt::format_to(std::back_inserter(buf), "{}\n", samples[s][i]);
       if (buf.size() > kFlushBytes) flush(out, buf);
     }
   }
@@ -405,6 +422,8 @@ std::vector<std::string> Monitors::write(const std::filesystem::path& dir) {
     files.emplace_back(name);
   };
   if (!spec_.queue_ports.empty()) emit("queues.csv", [&](std::ostream& o) { write_queues_csv(o); });
+  if (!spec_.input_queue_ports.empty())
+    emit("input_queues.csv", [&](std::ostream& o) { write_input_queues_csv(o); });
   if (spec_.all_flows || !spec_.flow_rates.empty() || !spec_.port_throughput.empty())
     emit("rates.csv", [&](std::ostream& o) { write_rates_csv(o); });
   if (spec_.pfc) emit("pfc.csv", [&](std::ostream& o) { write_pfc_csv(o); });
@@ -413,37 +432,49 @@ std::vector<std::string> Monitors::write(const std::filesystem::path& dir) {
   return files;
 }
 
+nlohmann::json Monitors::queue_summary(const std::vector<PortRef>& ports,
+                                       const std::vector<std::vector<Bytes>>& samples,
+                                       const std::function<Bytes(size_t)>& true_peak) const {
+  // The ports with the largest sampled peaks: peak and mean sampled queue, true peak when known.
+  std::vector<std::pair<Bytes, nlohmann::json>> top;
+  size_t with_data = 0;
+  for (size_t i = 0; i < ports.size(); ++i) {
+    Bytes mx = 0;
+    double sum = 0;
+    for (const auto& row : samples) {
+      mx = std::max(mx, row[i]);
+      sum += static_cast<double>(row[i]);
+    }
+    const PortRef& p = ports[i];
+    if (mx == 0) continue;
+    ++with_data;
+    nlohmann::json e{{"node", node_name(p.node)},
+                     {"port", p.port},
+                     {"peer", node_name(p.peer)},
+                     {"max_sampled_queue_bytes", mx},
+                     {"mean_sampled_queue_bytes", sum / static_cast<double>(samples.size())}};
+    if (true_peak) e["max_queue_bytes"] = true_peak(i);
+    top.emplace_back(mx, std::move(e));
+  }
+  return {{"interval_us", spec_.queue_interval.us()},
+          {"ports_monitored", ports.size()},
+          {"ports_with_data", with_data},
+          {"samples", queue_times_.size()},
+          {"top_ports", top_entries(std::move(top))}};
+}
+
 nlohmann::json Monitors::summary() {
   finish();
   nlohmann::json j = nlohmann::json::object();
   if (!spec_.queue_ports.empty()) {
-    // The ports with the largest sampled peaks: peak and mean sampled queue, true peak (PortStats).
-    std::vector<std::pair<Bytes, nlohmann::json>> ports;
-    size_t with_data = 0;
-    for (size_t i = 0; i < spec_.queue_ports.size(); ++i) {
-      Bytes mx = 0;
-      double sum = 0;
-      for (const auto& row : queue_bytes_) {
-        mx = std::max(mx, row[i]);
-        sum += static_cast<double>(row[i]);
-      }
+    j["queues"] = queue_summary(spec_.queue_ports, queue_bytes_, [this](size_t i) {
       const PortRef& p = spec_.queue_ports[i];
-      if (mx == 0) continue;
-      ++with_data;
-      ports.emplace_back(
-          mx, nlohmann::json{{"node", node_name(p.node)},
-                             {"port", p.port},
-                             {"peer", node_name(p.peer)},
-                             {"max_sampled_queue_bytes", mx},
-                             {"mean_sampled_queue_bytes", sum / static_cast<double>(queue_bytes_.size())},
-                             {"max_queue_bytes", net_.node(p.node).port(p.port).stats.max_queue_bytes}});
-    }
-    j["queues"] = {{"interval_us", spec_.queue_interval.us()},
-                   {"ports_monitored", spec_.queue_ports.size()},
-                   {"ports_with_data", with_data},
-                   {"samples", queue_times_.size()},
-                   {"top_ports", top_entries(std::move(ports))}};
+      return net_.node(p.node).port(p.port).stats.max_queue_bytes;  // PortStats: the true peak
+    });
   }
+  // No per-port true peak of the input queues exists (NetStats::max_ingress_bytes is network-wide).
+  if (!spec_.input_queue_ports.empty())
+    j["input_queues"] = queue_summary(spec_.input_queue_ports, input_bytes_, {});
   if (spec_.all_flows || !spec_.flow_rates.empty() || !spec_.port_throughput.empty()) {
     std::vector<std::pair<Bytes, nlohmann::json>> ports;
     for (size_t i = 0; i < spec_.port_throughput.size(); ++i) {

@@ -8,6 +8,9 @@
 //    already installed, restored on destruction).
 // Files (only those enabled), times in us with 6 decimals (exact to the ps), rates with 6 decimals:
 //   queues.csv  time_us,node,port,peer,queue_bytes   data bytes queued at the egress port (priorities 1..7)
+//   input_queues.csv  time_us,node,port,peer,queue_bytes   data bytes held in the input queue(s) of the
+//               switch's ingress port from peer (all priorities; every virtual output queue under "voq"),
+//               Switch::input_bytes; sampled at the queues.csv times (input_output_queued switches only)
 //   rates.csv   time_us,kind,id,gbps                 kind=flow: in-order payload accepted by the receiver;
 //               kind=port: bytes put on the wire by the egress port (id "NODE:PEER"). time_us is the
 //               start of a bin of rate_bin_us, bins aligned to t = 0; gbps = bits in the bin / bin width,
@@ -75,6 +78,7 @@ class Monitors : public EventHandler {
   nlohmann::json summary();
 
   void write_queues_csv(std::ostream& out) const;
+  void write_input_queues_csv(std::ostream& out) const;
   void write_rates_csv(std::ostream& out) const;
   void write_pfc_csv(std::ostream& out) const;
   void write_cnps_csv(std::ostream& out);
@@ -85,6 +89,8 @@ class Monitors : public EventHandler {
   const std::vector<Time>& queue_times() const { return queue_times_; }
   // queue_bytes()[sample][i] is the queue of spec().queue_ports[i] at queue_times()[sample].
   const std::vector<std::vector<Bytes>>& queue_bytes() const { return queue_bytes_; }
+  // input_bytes()[sample][i] is the input queue of spec().input_queue_ports[i] at queue_times()[sample].
+  const std::vector<std::vector<Bytes>>& input_bytes() const { return input_bytes_; }
   const std::vector<PfcEvent>& pfc_events() const { return pfc_; }
   // Every started flow with its CNP counts, sorted by flow id.
   std::vector<CnpCount> cnp_counts();
@@ -111,6 +117,13 @@ class Monitors : public EventHandler {
 
   void schedule_next();
   void sample_queues();
+  // queues.csv / input_queues.csv: `samples`[sample][i] of `ports`[i] at queue_times_.
+  void write_port_samples(std::ostream& out, const std::vector<PortRef>& ports,
+                          const std::vector<std::vector<Bytes>>& samples) const;
+  // The summary.json entry of queues / input_queues; `true_peak`(i) adds max_queue_bytes when set.
+  nlohmann::json queue_summary(const std::vector<PortRef>& ports,
+                               const std::vector<std::vector<Bytes>>& samples,
+                               const std::function<Bytes(size_t)>& true_peak) const;
   void sample_rates();
   void sample_buffers();
   void on_pfc(const Node& n, int port, int prio, bool pause, Time t);
@@ -131,6 +144,7 @@ class Monitors : public EventHandler {
 
   std::vector<Time> queue_times_;
   std::vector<std::vector<Bytes>> queue_bytes_;
+  std::vector<std::vector<Bytes>> input_bytes_;  // [sample][input_queue_ports entry]
 
   std::unordered_map<uint64_t, FlowBins> flow_bins_;
   Time rate_origin_;                           // start of the first port bin
