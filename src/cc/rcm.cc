@@ -23,8 +23,8 @@ uint64_t mix(uint64_t k) {
 void Rcm::attach(Network& net) {
   Dcqcn::attach(net);
   // SAR's flowlet gap: a flow may move only once the packets it sent before can have left the old path,
-  // i.e. the longest base RTT plus a full input and output queue drained at every switch of the longest
-  // path [interp: with one base RTT (~13 us on the k = 12 fat-tree) PFC pauses made "gaps" while the old
+  // i.e. the longest base RTT plus a full input and output queue drained at every switch of the path
+  // from the first host to its farthest one (the longest path of the built-in topologies) [interp: with one base RTT (~13 us on the k = 12 fat-tree) PFC pauses made "gaps" while the old
   // path still held packets; rcm/victim without ECN then counted 19 k reordered packets and go-back-N
   // left two incast flows at 3-4 Gb/s].
   flowlet_gap_ = rs_.sar_flowlet_gap;
@@ -32,11 +32,14 @@ void Rcm::attach(Network& net) {
     const std::vector<int> hosts = net.topo().hosts();
     int far = -1;
     Time rtt;
-    for (int d : hosts)
-      if (d != hosts.front() && net.base_rtt(hosts.front(), d, 0, 0) > rtt) {
-        rtt = net.base_rtt(hosts.front(), d, 0, 0);
+    for (int d : hosts) {
+      if (d == hosts.front()) continue;
+      const Time t = net.base_rtt(hosts.front(), d, 0, 0);
+      if (t > rtt) {
+        rtt = t;
         far = d;
       }
+    }
     Time drain;
     const SwitchSettings& ss = net.switch_settings();
     const Bytes per_switch = ss.model == SwitchModel::kInputOutputQueued

@@ -79,8 +79,8 @@ struct RcmSettings {
   // RCC.
   Bytes rcc_min_window_bytes = 32'000;  // W at least this (W is measured: the output queue at detection)
   // The window is also a period: W bytes at the port's line rate [seed sec. 3.4: "the amount of data
-  // (that) can be sent during a period"]. At an edge or inner point (remote flag: the harmful flows'
-  // bottleneck is downstream) a harmful flow that spent W_c waits for the next period even when nothing
+  // (that) can be sent during a period"]. At an edge or inner point (a CN arrived in this RCC episode:
+  // the harmful flows' bottleneck is downstream) a harmful flow that spent W_c waits for the next period even when nothing
   // else waits, so the harmful flows leave at most W_c / W of the line rate; at the root (its own output
   // is the bottleneck) the next window opens as soon as only held packets wait (work conserving)
   // [interp: with an early window at the edge, rcm/victim's S1/S2 took whatever the DCQCN-paced victim
@@ -91,8 +91,9 @@ struct RcmSettings {
   int sar_severe_cns = 2;           // N_sev CNs with F_b' >= sar_severe_fb x F_bmax within T_exp [interp]
   double sar_severe_fb = 0.5;
   Time sar_flowlet_gap = Time::zero();  // a flow may move after this idle time; 0 = the longest base RTT plus
-                                        //   a full input and output queue at every switch of the longest
-                                        //   path at line rate (k = 12 fat-tree, IOQ: 93 us) [interp; Rcm::attach]
+                                        //   a full input and output queue at every switch of the path from
+                                        //   the first host to its farthest one, at line rate (k = 12
+                                        //   fat-tree, IOQ: 93 us) [interp; Rcm::attach]
   int sar_table_size = 4096;        // per-switch flow table (direct mapped), power of two
 };
 
@@ -185,8 +186,8 @@ class RcmAgent : public SwitchAgent, public EventHandler {
     Bytes w = 0, wc0 = 0, wc = 0, sent_c = 0, sent_tot = 0;
     Time period;                      // W at the port's line rate
     Time window_end;                  // the current window's period ends here
-    bool kick_pending = false;
-    bool edge = false;                // a CN arrived in this RCC episode        // a timer will wake the crossbar at window_end
+    bool kick_pending = false;        // a timer will wake the crossbar at window_end
+    bool edge = false;                // a CN arrived in this RCC episode (an edge or inner point)
   };
   struct SarEntry {
     uint64_t key = ~uint64_t{0};
