@@ -76,6 +76,13 @@ BurstRun run_burst(std::unique_ptr<CongestionControl> cc) {
   return r;
 }
 
+// rcm/victim (seed 001 Fig. 7) on the k = 12 fat-tree: S1..S4 = h3, h4, h0, h1 -> D0 = h39 and the victim
+// Sv = h2 -> Dv = h9, long flows (ECMP seed 1 maps S1, S2, Sv through one aggregation switch).
+std::vector<FlowSpec> rcm_victim_flows() {
+  const Bytes big = 100'000'000'000LL;
+  return {flow(3, 39, big), flow(4, 39, big), flow(0, 39, big), flow(1, 39, big), flow(2, 9, big)};
+}
+
 // Mean goodput of `flow` over bins [t0, t1) us (bins start at 100 us, 2 us wide).
 double mean_gbps(const BurstRun& r, int flow, double t0, double t1) {
   double sum = 0;
@@ -234,10 +241,7 @@ TEST(Rcm, VictimEdgeHoldsIncastFlowsNotVictim) {
   RcmSettings rs;
   rs.sar = false;  // the flows stay on their ECMP paths (SAR may move S1 or S2 at a PFC-made flowlet gap)
   Network net(t, ioq_switch(), NicSettings{}, 1, std::make_unique<Rcm>(rs));
-  const Bytes big = 100'000'000'000LL;
-  std::vector<FlowSpec> flows = {flow(3, 39, big), flow(4, 39, big), flow(0, 39, big), flow(1, 39, big),
-                                 flow(2, 9, big)};
-  InlineFlows src(flows);
+  InlineFlows src(rcm_victim_flows());
   net.set_flow_source(&src);
   const int e0 = 432, agg = 509;  // fat_tree k = 12: hosts 0..431, edges 432.., aggregations 504..
   ASSERT_GE(port_towards(net, e0, 2), 0);  // h0..h5 hang off e0
@@ -289,10 +293,7 @@ VictimRates run_victim_pfc(std::unique_ptr<CongestionControl> cc) {
   sw.input_queueing = InputQueueing::kVoq;
   sw.ecn_enabled = false;
   Network net(fat_tree({}), sw, NicSettings{}, 1, std::move(cc));
-  const Bytes big = 100'000'000'000LL;
-  std::vector<FlowSpec> flows = {flow(3, 39, big), flow(4, 39, big), flow(0, 39, big), flow(1, 39, big),
-                                 flow(2, 9, big)};
-  InlineFlows src(flows);
+  InlineFlows src(rcm_victim_flows());
   net.set_flow_source(&src);
   const Time from = Time::from_us(500), to = Time::from_us(2000);
   std::vector<Bytes> bytes(5, 0);
