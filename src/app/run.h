@@ -36,6 +36,9 @@ struct RunResult {
   double wall_seconds = 0;
   CheckFailure stopped;              // kind kNone unless a check stopped the run
   bool partial = false;              // interrupted by request_stop()
+  // Things the user must hear about (also under "warnings" in summary.json), e.g. flows that start after
+  // the end of the run. `rocesim run` prints them on stderr.
+  std::vector<std::string> warnings;
 };
 
 // Builds the network, runs it and (when out_dir is set) writes flows.csv, summary.json,

@@ -407,11 +407,15 @@ std::vector<SweepPoint> expand_grid(const std::vector<GridAxis>& grid,
   return points;
 }
 
-// The summary.json of a complete run directory; nothing when it is absent, partial or unreadable.
+// The summary.json of a complete run directory; nothing when it is absent, partial (Ctrl-C), stopped by a
+// check (deadlock, watchdog, invariant: exit 3, "stopped" in summary.json) or unreadable. A sweep re-runs
+// such a run when resumed, and reports it as failed if it stops again.
 std::optional<nlohmann::json> complete_summary(const fs::path& dir) {
   try {
     if (!fs::exists(dir / "summary.json") || fs::exists(dir / "PARTIAL")) return std::nullopt;
-    return nlohmann::json::parse(read_text(dir / "summary.json"));
+    auto j = nlohmann::json::parse(read_text(dir / "summary.json"));
+    if (j.contains("stopped")) return std::nullopt;
+    return j;
   } catch (const std::exception&) {
     return std::nullopt;
   }
@@ -578,7 +582,7 @@ int run_sweep(const SweepOptions& opt) {
   std::vector<size_t> pending;
   for (size_t i = 0; i < n; ++i) {
     const fs::path dir = opt.out_dir / safe_dir_name(points[i].name);
-    if (!opt.force && fs::exists(dir / "summary.json") && !fs::exists(dir / "PARTIAL")) {  // PARTIAL: Ctrl-C
+    if (!opt.force && complete_summary(dir)) {
       ++finished;
       if (!opt.quiet) fmt::print("[{}/{}] {} skipped (already complete)\n", finished, n, points[i].name);
     } else {

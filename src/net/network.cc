@@ -10,7 +10,7 @@
 namespace rocesim {
 
 Network::Network(const TopoSpec& topo, const SwitchSettings& sw, const NicSettings& nic, uint64_t seed,
-                 std::unique_ptr<CongestionControl> cc)
+                 std::unique_ptr<CongestionControl> cc, const SetupProgress& setup_progress)
     : topo_(topo), sw_(sw), nic_(nic), seed_(seed), cc_(std::move(cc)) {
   needs_ = cc_->needs();
   if (nic_.ack_priority != NicSettings::AckPriority::kScheme)
@@ -20,7 +20,7 @@ Network::Network(const TopoSpec& topo, const SwitchSettings& sw, const NicSettin
   loss_rng_ = Rng::stream(seed_, "link_loss");
   handler_ = sim_.add_handler(this);
   build_nodes();
-  build_routes();
+  build_routes(setup_progress);
   compute_max_base_rtt();
   cc_->attach(*this);
   for (auto& n : nodes_)
@@ -69,7 +69,49 @@ void Network::build_nodes() {
 
 // Shortest-path routes from every switch to every node; all equal-cost next hops are kept for ECMP.
 // Hosts never forward, so paths only cross switches.
-void Network::build_routes() {
+int64_t Network::estimate_route_table_bytes(const TopoSpec& topo) {
+  const auto n = static_cast<int64_t>(topo.num_nodes);
+  int64_t b = n * n * static_cast<int64_t>(sizeof(decltype(route_index_)::value_type));  // route_index_
+  // route_ports_: per (switch, destination) its equal-cost ports, about half the switch's switch-facing
+  // ports (an edge switch reaches a remote host over all of its uplinks, a core switch over one port); the
+  // vector grows by doubling, so its capacity is up to twice that.
+  std::vector<int64_t> fabric_ports(static_cast<size_t>(n), 0);
+  for (const LinkSpec& l : topo.links)
+    if (topo.is_switch[l.a] && topo.is_switch[l.b]) {
+      ++fabric_ports[l.a];
+      ++fabric_ports[l.b];
+    }
+  for (int i = 0; i < topo.num_nodes; ++i)
+    if (topo.is_switch[i]) b += 2 * n * std::max<int64_t>(1, fabric_ports[i] / 2) * 2;
+  return b + n * (8 + 4);  // ecmp_salt_, the BFS distances
+}
+
+int64_t Network::estimate_memory_bytes(const TopoSpec& topo, const SwitchSettings& sw) {
+  const auto n = static_cast<int64_t>(topo.num_nodes);
+  int64_t switches = 0;
+  for (int i = 0; i < topo.num_nodes; ++i) switches += topo.is_switch[i] ? 1 : 0;
+  std::vector<int64_t> ports_of(static_cast<size_t>(n), 0);
+  for (const LinkSpec& l : topo.links) {
+    ++ports_of[l.a];
+    ++ports_of[l.b];
+  }
+  int64_t b = estimate_route_table_bytes(topo);
+  b += static_cast<int64_t>(topo.links.size()) * static_cast<int64_t>(sizeof(LinkSpec));  // the topology copy
+  b += (n - switches) * static_cast<int64_t>(sizeof(Host)) + switches * static_cast<int64_t>(sizeof(Switch));
+  b += n * 64;  // node vectors, handlers, names
+  for (int i = 0; i < topo.num_nodes; ++i) {
+    const int64_t p = ports_of[i];
+    b += p * static_cast<int64_t>(sizeof(Port));
+    if (!topo.is_switch[i]) continue;
+    b += p * kNumPriorities * 32;  // ingress counters and thresholds per (port, priority)
+    if (sw.model == SwitchModel::kInputOutputQueued)
+      b += p * kNumPriorities * (sw.input_queueing == InputQueueing::kVoq ? p : 1) *
+           static_cast<int64_t>(sizeof(PacketQueue));
+  }
+  return b;
+}
+
+void Network::build_routes(const SetupProgress& progress) {
   const int n = num_nodes();
   route_index_.assign(static_cast<size_t>(n) * n, {0, 0});
   route_ports_.clear();
@@ -79,6 +121,7 @@ void Network::build_routes() {
   std::vector<int> dist(n);
   std::deque<int> bfs;
   for (int dst = 0; dst < n; ++dst) {
+    if (progress && dst % 256 == 0) progress("routes", static_cast<double>(dst) / n);
     std::fill(dist.begin(), dist.end(), -1);
     dist[dst] = 0;
     bfs.assign(1, dst);
