@@ -786,6 +786,35 @@ def fig_classes_sweep(sweep, out_dir, name="classes"):
     return save(fig, out_dir, name)
 
 
+def fig_pfc_run(run, out_dir, name="pfc", top=12):
+    """A single run: the ports with the most PAUSE frames sent or the longest paused egress."""
+    ports = run.summary.get("pfc", {}).get("ports", [])
+    if not ports:
+        return None
+    by_sent = sorted(ports, key=lambda p: -p.get("pauses_sent", 0))[:top]
+    by_time = sorted(ports, key=lambda p: -p.get("paused_time_us", 0))[:top]
+
+    def label(p):
+        return f"{p.get('node_name', p['node'])}\u2192{p.get('peer_name', p['peer'])}"
+
+    n = max(len(by_sent), len(by_time))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 0.32 * n + 1.7))
+    for ax, rows, key, div, color in ((axes[0], by_sent, "pauses_sent", 1.0, COLORS[0]),
+                                      (axes[1], by_time, "paused_time_us", 1e3, COLORS[1])):
+        y = np.arange(len(rows))
+        ax.barh(y, [p.get(key, 0) / div for p in rows], color=color)
+        ax.set_yticks(y)
+        ax.set_yticklabels([label(p) for p in rows])
+        ax.invert_yaxis()
+        ax.grid(axis="y", visible=False)
+    axes[0].set_xlabel("PAUSE frames sent (by the node, to the peer)")
+    axes[1].set_xlabel("time the egress port was paused (ms)")
+    axes[0].set_title("Most PAUSE frames sent (node \u2192 peer)")
+    axes[1].set_title("Longest paused egress ports (node \u2192 peer)")
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Buffer occupancy CDF
 
