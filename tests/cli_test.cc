@@ -511,9 +511,10 @@ TEST_F(CliTest, ListWorkloadsAndHelp) {
 // A 2-host star and an ns-3 topology of it with a lossy link (error rate 0.02 on h0's link).
 void write_lossy_scenario(const fs::path& dir) {
   std::ofstream(dir / "topo.txt") << "3 1 2\n2\n0 2 100Gbps 1000ns 0.02\n1 2 100Gbps 1000ns 0\n";
-  std::ofstream(dir / "lossy.toml") << "name = \"lossy\"\nduration_ms = 5\n[topology]\nkind = \"file\"\n"
-                                       "file = \"topo.txt\"\n[switch]\npfc = false\n[[flows]]\nsrc = 0\ndst = 1\n"
-                                       "size_bytes = 200000\n";
+  std::ofstream(dir / "lossy.toml")
+      << "name = \"lossy\"\nduration_ms = 5\n[topology]\nkind = \"file\"\n"
+         "file = \"topo.txt\"\n[switch]\npfc = false\n[[flows]]\nsrc = 0\ndst = 1\n"
+         "size_bytes = 200000\n";
 }
 
 // The run table lists every drop kind of summary.json (it said "data drops: 0" beside "wire": 16).
@@ -527,7 +528,8 @@ TEST_F(CliTest, RunTableListsEveryDropKind) {
   uint64_t total = 0;
   for (const auto& [kind, n] : j["drops"].items()) {
     EXPECT_NE(p.out.find(kind + " " + std::to_string(n.get<uint64_t>())), std::string::npos)
-        << kind << " missing from the table:\n" << p.out;
+        << kind << " missing from the table:\n"
+        << p.out;
     total += n.get<uint64_t>();
   }
   EXPECT_NE(p.out.find("drops: " + std::to_string(total) + " ("), std::string::npos) << p.out;
@@ -546,8 +548,8 @@ TEST_F(CliTest, SchemeSwitchDefaultsAreAppliedAndShown) {
   };
   const Case cases[] = {
       {"--set cc.scheme=dctcp", 300000, 300000, 1.0, true, "# switch: dctcp: step marking at K"},
-      {"--set cc.scheme=dctcp --set switch.kmin_bytes=100000 --set switch.pmax=0.5", 100000, 300000, 0.5, true,
-       "# switch: dctcp"},
+      {"--set cc.scheme=dctcp --set switch.kmin_bytes=100000 --set switch.pmax=0.5", 100000, 300000, 0.5,
+       true, "# switch: dctcp"},
       {"--set cc.scheme=dcqcn", 400000, 1600000, 0.2, true, nullptr},
       {"--set cc.scheme=hpcc", 400000, 1600000, 0.2, false, "# switch: hpcc: INT stamping"},
   };
@@ -572,9 +574,11 @@ TEST_F(CliTest, SchemeSwitchDefaultsAreAppliedAndShown) {
 // Flows after the end of the run: none starting is an error (above, FlowFileStartsAfterTheEnd); some is a
 // warning on stderr and "after_end" in summary.json, from validate and from run.
 TEST_F(CliTest, FlowsAfterTheEndAreWarnedAbout) {
-  std::ofstream(tmp_ / "flows.txt") << "3\n0 1 3 100 10000 0.000001\n2 3 3 100 10000 0.5\n1 2 3 100 10000 0.7\n";
-  std::ofstream(tmp_ / "late.toml") << "name = \"late\"\nduration_ms = 10\n[topology]\nkind = \"file\"\nfile = \""
-                                    << kCliDir << "/topo_star4.txt\"\n[flow_file]\npath = \"flows.txt\"\n";
+  std::ofstream(tmp_ / "flows.txt")
+      << "3\n0 1 3 100 10000 0.000001\n2 3 3 100 10000 0.5\n1 2 3 100 10000 0.7\n";
+  std::ofstream(tmp_ / "late.toml")
+      << "name = \"late\"\nduration_ms = 10\n[topology]\nkind = \"file\"\nfile = \"" << kCliDir
+      << "/topo_star4.txt\"\n[flow_file]\npath = \"flows.txt\"\n";
   const std::string scenario = sh_quote((tmp_ / "late.toml").string());
   const std::string warning = "2 of 3 flows start after the end of the run at 10 ms (duration_ms)";
   const Proc v = rocesim("validate " + scenario);
@@ -615,7 +619,8 @@ queue_ports = ["s0:h3"]
 queue_interval_us = 1
 )";
   const fs::path out = tmp_ / "out";
-  const Proc p = rocesim("run " + sh_quote((tmp_ / "prio.toml").string()) + " -q -o " + sh_quote(out.string()));
+  const Proc p =
+      rocesim("run " + sh_quote((tmp_ / "prio.toml").string()) + " -q -o " + sh_quote(out.string()));
   ASSERT_TRUE(p.clean_exit() && p.code == 0) << p.describe();
   const auto rows = lines_of(read_file(out / "queues.csv"));
   ASSERT_GT(rows.size(), 10u);
@@ -642,8 +647,9 @@ queue_interval_us = 1
 TEST_F(CliTest, MakeRunBuildsOnlyTheProgram) {
   if (std::system("command -v make >/dev/null 2>&1") != 0) GTEST_SKIP() << "make is not installed";
   const std::string src = fs::path(ROCESIM_TEST_DIR).parent_path().string();
-  FILE* f = popen(("make -n -C " + sh_quote(src) + " run BUILD=" + sh_quote((tmp_ / "b").string()) +
-                   " 2>&1").c_str(), "r");
+  FILE* f = popen(
+      ("make -n -C " + sh_quote(src) + " run BUILD=" + sh_quote((tmp_ / "b").string()) + " 2>&1").c_str(),
+      "r");
   ASSERT_NE(f, nullptr);
   std::string out;
   char buf[4096];

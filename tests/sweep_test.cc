@@ -446,10 +446,10 @@ TEST_F(SweepRun, RunsEveryPointAndWritesTidyResults) {
   std::map<std::string, int> per_run, all_rows;
   for (const auto& r : rows) {
     for (const char* col :
-         {"scheme",       "seed",         "load",         "run",           "bucket",      "class",    "count",
-          "fct_avg_us",   "fct_p50_us",   "fct_p95_us",   "fct_p99_us",    "fct_p999_us", "slowdown_avg",
-          "slowdown_p50", "slowdown_p95", "slowdown_p99", "slowdown_p999", "pauses",      "paused_time_us",
-          "cnps",         "drops",        "wall_seconds"})
+         {"scheme",         "seed",         "load",         "run",          "bucket",        "class",
+          "count",          "fct_avg_us",   "fct_p50_us",   "fct_p95_us",   "fct_p99_us",    "fct_p999_us",
+          "slowdown_avg",   "slowdown_p50", "slowdown_p95", "slowdown_p99", "slowdown_p999", "pauses",
+          "paused_time_us", "cnps",         "drops",        "wall_seconds"})
       EXPECT_TRUE(r.count(col)) << col;
     EXPECT_EQ(r.at("run"), "scheme=" + r.at("scheme") + ",seed=" + r.at("seed"));
     EXPECT_EQ(r.at("load"), "0.5");  // not a grid key: read from the run's resolved scenario

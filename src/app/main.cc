@@ -42,8 +42,8 @@ void print_table(const Scenario& s, const RunResult& r, const std::string& out_d
   fmt::print("  {:<14} {:>8} {:>12.2f} {:>12.2f} {:>12.1f}\n", "all", all["count"].get<uint64_t>(),
              all["slowdown"]["p50"].get<double>(), all["slowdown"]["p99"].get<double>(),
              all["fct_us"]["p99"].get<double>());
-  fmt::print("  PFC pauses sent: {}   paused time: {:.1f} us   CNPs: {}\n", j["pfc"]["pauses_sent"].get<uint64_t>(),
-             j["pfc"]["paused_time_us"].get<double>(),
+  fmt::print("  PFC pauses sent: {}   paused time: {:.1f} us   CNPs: {}\n",
+             j["pfc"]["pauses_sent"].get<uint64_t>(), j["pfc"]["paused_time_us"].get<double>(),
              j["cnp"]["sent_by_receivers"].get<uint64_t>() + j["cnp"]["sent_by_switches"].get<uint64_t>());
   // Every drop kind of summary.json's "drops", by its name there.
   std::vector<std::string> drops;
@@ -304,7 +304,8 @@ int main(int argc, char** argv) {
       if (s.traffic.empty() && listed.after_end == listed.flows)
         throw InputError(s.file, 0, no_flow_before_end_message(s, listed.first_start, listed.last_start));
       if (listed.after_end > 0)
-        fmt::print(stderr, "warning: {}\n", flows_after_end_message(s, listed.after_end, listed.flows, listed.last_start));
+        fmt::print(stderr, "warning: {}\n",
+                   flows_after_end_message(s, listed.after_end, listed.flows, listed.last_start));
       if (!cfg.path.empty()) std::cout << cfg.scenario_toml << "\n# The values it resolves to:\n";
       std::cout << "# " << s.file << ": valid (" << s.topo.num_hosts() << " hosts, "
                 << s.topo.num_nodes - s.topo.num_hosts() << " switches, scheme " << s.scheme << ")\n"

@@ -274,9 +274,10 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   if (st.flows_started == 0 && after_end > 0)
     throw InputError(s.file, 0, no_flow_before_end_message(s, first_after, last_after));
   if (st.flows_started == 0 && !res.partial && res.stopped.kind == CheckFailure::Kind::kNone)
-    throw InputError(s.file, 0,
-                     "no flow started: the scenario's flows ([[flows]], [flow_file], [[traffic]]) produced none "
-                     "(an empty flow file, or traffic whose hosts or stop_us leave nothing to send)");
+    throw InputError(
+        s.file, 0,
+        "no flow started: the scenario's flows ([[flows]], [flow_file], [[traffic]]) produced none "
+        "(an empty flow file, or traffic whose hosts or stop_us leave nothing to send)");
   if (after_end > 0 && s.traffic.empty())
     res.warnings.push_back(flows_after_end_message(s, after_end, st.flows_started + after_end, last_after));
   const FctStats fct = sink.stats();
@@ -388,7 +389,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
     throw std::runtime_error(fmt::format(
         "{}: this run needs at least {:.1f} GB ({} nodes: the routing tables alone take {:.1f} GB) but only "
         "{:.1f} GB of memory is available; use a smaller topology",
-        s.name, need / 1e9, s.topo.num_nodes, Network::estimate_route_table_bytes(s.topo) / 1e9, avail / 1e9));
+        s.name, need / 1e9, s.topo.num_nodes, Network::estimate_route_table_bytes(s.topo) / 1e9,
+        avail / 1e9));
   // A large network takes a while to set up (routes: one breadth-first search per destination): say so.
   const bool big = need > kSetupNoticeBytes || s.topo.num_nodes > kSetupNoticeNodes;
   if (opt.progress && big)
@@ -397,7 +399,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
   StatusLine line(stderr, opt.progress && is_terminal(stderr));
   const auto t0 = std::chrono::steady_clock::now();
   Network net(s.topo, s.sw, s.nic, s.seed, s.make_scheme(), [&](const char* stage, double fraction) {
-    if (line.due(StatusLine::Clock::now())) line.draw(fmt::format("setting up: {} {:.0f} %", stage, 100 * fraction));
+    if (line.due(StatusLine::Clock::now()))
+      line.draw(fmt::format("setting up: {} {:.0f} %", stage, 100 * fraction));
   });
   line.clear();
   if (opt.progress && big)

@@ -105,7 +105,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
     for (size_t j = 1; j <= b.size(); ++j) {
       size_t v = std::min({d[(i - 1) * w + j] + 1, d[i * w + j - 1] + 1,
                            d[(i - 1) * w + j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) v = std::min(v, d[(i - 2) * w + j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        v = std::min(v, d[(i - 2) * w + j - 2] + 1);
       d[i * w + j] = v;
     }
   return d.back();
@@ -310,7 +311,9 @@ std::string Config::get_string(const std::string& key, const std::string& def, c
   if (!allowed.empty() && (has(key) || !v.empty())) {
     bool ok = false;
     for (const auto& a : allowed) ok = ok || a == v;
-    if (!ok) fail(key, fmt::format("'{}' is not one of: {}{}", v, fmt::join(allowed, ", "), did_you_mean(v, allowed)));
+    if (!ok)
+      fail(key,
+           fmt::format("'{}' is not one of: {}{}", v, fmt::join(allowed, ", "), did_you_mean(v, allowed)));
   }
   set_resolved(key, toml::value<std::string>(v));
   return v;
@@ -397,9 +400,10 @@ void Config::reject_unknown_top_level(const std::vector<std::string>& known) con
         where = "--set " + o;
         line = 0;
       }
-    throw InputError(where, line,
-                     fmt::format("unknown {} '{}'{} (valid at the top level: {})", v.is_table() ? "table" : "key",
-                                 key, did_you_mean(key, known), fmt::join(known, ", ")));
+    throw InputError(
+        where, line,
+        fmt::format("unknown {} '{}'{} (valid at the top level: {})", v.is_table() ? "table" : "key", key,
+                    did_you_mean(key, known), fmt::join(known, ", ")));
   }
 }
 
@@ -410,7 +414,8 @@ void Config::reject_unknown_keys(const std::string& under, const std::vector<std
   const auto read_under = [&](const std::string& key) {  // any key below `key` was read
     const auto it = used_.lower_bound(key + ".");
     const auto ia = used_.lower_bound(key + "[");
-    return (it != used_.end() && it->rfind(key + ".", 0) == 0) || (ia != used_.end() && ia->rfind(key + "[", 0) == 0);
+    return (it != used_.end() && it->rfind(key + ".", 0) == 0) ||
+           (ia != used_.end() && ia->rfind(key + "[", 0) == 0);
   };
   std::vector<std::pair<std::string, const toml::node*>> stack{{under, start}};
   while (!stack.empty()) {
@@ -432,7 +437,8 @@ void Config::reject_unknown_keys(const std::string& under, const std::vector<std
         for (const auto& u : used_)
           if (u.rfind(pre, 0) == 0) {
             std::string name = u.substr(pre.size(), u.find_first_of(".[", pre.size()) - pre.size());
-            if (!name.empty() && std::find(valid.begin(), valid.end(), name) == valid.end()) valid.push_back(name);
+            if (!name.empty() && std::find(valid.begin(), valid.end(), name) == valid.end())
+              valid.push_back(name);
           }
         std::vector<std::string> suggest = valid;
         if (prefix == under) suggest.insert(suggest.end(), also_valid.begin(), also_valid.end());
@@ -443,11 +449,12 @@ void Config::reject_unknown_keys(const std::string& under, const std::vector<std
             where = "--set " + o;
             line = 0;
           }
-        throw InputError(where, line,
-                         fmt::format("unknown {} '{}'{}{}", unknown_table ? "table" : "key", key,
-                                     did_you_mean(std::string(k.str()), suggest),
-                                     valid.empty() ? std::string("")
-                                                   : fmt::format(" (valid here: {})", fmt::join(valid, ", "))));
+        throw InputError(
+            where, line,
+            fmt::format(
+                "unknown {} '{}'{}{}", unknown_table ? "table" : "key", key,
+                did_you_mean(std::string(k.str()), suggest),
+                valid.empty() ? std::string("") : fmt::format(" (valid here: {})", fmt::join(valid, ", "))));
       }
     } else if (const auto* arr = node->as_array()) {
       for (size_t i = 0; i < arr->size(); ++i) stack.emplace_back(prefix + "[" + std::to_string(i) + "]", arr->get(i));

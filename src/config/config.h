@@ -45,7 +45,8 @@ class Config {
   // `prefix` (called as soon as a table has been read, so that a misspelled key is reported before any
   // error its default value causes further on). The message suggests the closest valid key.
   // `also_valid`: more names to suggest from under `under` (e.g. every scheme's table under cc).
-  void reject_unknown_keys(const std::string& under = "", const std::vector<std::string>& also_valid = {}) const;
+  void reject_unknown_keys(const std::string& under = "",
+                           const std::vector<std::string>& also_valid = {}) const;
   // Throws for a top-level key or table that is not one of `known` (before anything is read).
   void reject_unknown_top_level(const std::vector<std::string>& known) const;
   [[noreturn]] void fail(const std::string& key, const std::string& what) const;

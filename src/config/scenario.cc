@@ -267,8 +267,9 @@ static Scenario build(Config& c) {
   if (c.has("profile")) (void)c.get_string("profile", "", profile_names());
   // A misspelled table or key is the first error, before anything its absence causes (e.g. [topolgy]
   // leaving the default topology, too small for the traffic).
-  c.reject_unknown_top_level({"name", "description", "seed", "duration_ms", "stop_when_done", "profile", "topology",
-                              "switch", "nic", "cc", "flows", "flow_file", "traffic", "output", "monitors"});
+  c.reject_unknown_top_level({"name", "description", "seed", "duration_ms", "stop_when_done", "profile",
+                              "topology", "switch", "nic", "cc", "flows", "flow_file", "traffic", "output",
+                              "monitors"});
 
   s.topo = read_topology(c);
   c.reject_unknown_keys("topology");  // a misspelled key before any error its default causes
@@ -387,16 +388,18 @@ std::string ms_text(Time t) {
 
 std::string no_flow_before_end_message(const Scenario& s, Time first_start, Time last_start) {
   return fmt::format(
-      "no flow starts before the end of the run: the run ends at {} ms (duration_ms) and the first flow starts "
+      "no flow starts before the end of the run: the run ends at {} ms (duration_ms) and the first flow "
+      "starts "
       "at {} ms{}; set duration_ms above {} (e.g. --set duration_ms={}) or move the flows' start times",
       ms_text(s.duration), ms_text(first_start),
-      s.flow_file.empty() ? "" : " (" + s.flow_file + "; ns-3 flow files usually start at 2 s)", ms_text(first_start),
-      ms_text(last_start + s.duration));
+      s.flow_file.empty() ? "" : " (" + s.flow_file + "; ns-3 flow files usually start at 2 s)",
+      ms_text(first_start), ms_text(last_start + s.duration));
 }
 
 std::string flows_after_end_message(const Scenario& s, uint64_t after_end, uint64_t total, Time last_start) {
   return fmt::format(
-      "{} of {} flows start after the end of the run at {} ms (duration_ms) and are not run (the last starts at "
+      "{} of {} flows start after the end of the run at {} ms (duration_ms) and are not run (the last starts "
+      "at "
       "{} ms): set duration_ms above {} to run them",
       after_end, total, ms_text(s.duration), ms_text(last_start), ms_text(last_start));
 }

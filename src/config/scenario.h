@@ -88,7 +88,7 @@ Scenario load_scenario_text(std::string_view text, const std::string& name,
 // checked as a run reads it): how many, how many start at or after the end of the run, first/last start.
 struct ListedFlows {
   uint64_t flows = 0;
-  uint64_t after_end = 0;      // start >= duration: a run never starts them
+  uint64_t after_end = 0;  // start >= duration: a run never starts them
   Time first_start = Time::max();
   Time last_start;
 };

@@ -56,14 +56,14 @@ SchemeFactory read_scheme_rcm(Config& c, const SchemeContext& ctx);
 
 // Switch defaults, one per scheme that has its own (config/cc_<name>.cc).
 std::string switch_defaults_dctcp(SwitchSettings& s);
-std::string switch_defaults_hpcc(SwitchSettings& s);      // hpcc and hpcc_star
+std::string switch_defaults_hpcc(SwitchSettings& s);  // hpcc and hpcc_star
 std::string switch_defaults_timely(SwitchSettings& s);
-std::string switch_defaults_none(SwitchSettings& s);      // config/cc_dcqcn.cc
+std::string switch_defaults_none(SwitchSettings& s);  // config/cc_dcqcn.cc
 std::string switch_defaults_pcn(SwitchSettings& s);
 std::string switch_defaults_pacc(SwitchSettings& s);
 std::string switch_defaults_icc(SwitchSettings& s);
 std::string switch_defaults_mercury(SwitchSettings& s);
-std::string switch_defaults_swing(SwitchSettings& s);     // config/cc_lscc.cc
+std::string switch_defaults_swing(SwitchSettings& s);  // config/cc_lscc.cc
 
 // The DCQCN keys of [cc.dcqcn] read at `prefix` (config/cc_dcqcn.cc), for schemes whose sender is DCQCN's.
 struct DcqcnSettings;

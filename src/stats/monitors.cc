@@ -339,7 +339,8 @@ void Monitors::write_port_samples(std::ostream& out, const std::vector<PortRef>&
   fmt::memory_buffer buf;
   buf.append(std::string_view("time_us,node,port,peer,queue_bytes"));
   if (per_prio)
-    for (int prio = 1; prio < kNumPriorities; ++prio) fmt::format_to(std::back_inserter(buf), ",prio{}_bytes", prio);
+    for (int prio = 1; prio < kNumPriorities; ++prio)
+      fmt::format_to(std::back_inserter(buf), ",prio{}_bytes", prio);
   buf.append(std::string_view("\n"));
   std::vector<std::string> prefix;  // ",node,port,peer," per port
   for (const PortRef& p : ports)
