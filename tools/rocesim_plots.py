@@ -600,10 +600,7 @@ def fig_pfc_sweep(sweep, out_dir, name="pfc"):
               ("paused_time_us", 1e3, "paused time summed over ports (ms)", "Time ports spent paused, all ports"))
     fig, axes = bar_grid(sweep, len(panels), ncols=2)
     for ax, (col, div, label, title) in zip(axes, panels):
-        values = [[np.mean(v) if v else float("nan")
-                   for v in ([to_float(r[col], 0) / div for r in sweep.all_rows
-                              if sweep.series_of(r) == s and r.get("load") == l] for s in sweep.series)]
-                  for l in sweep.loads]
+        values = [[v / div for v in vals] for vals in means_by_load_and_series(sweep, sweep.all_rows, col, 0.0)]
         grouped_bars(ax, sweep.series, sweep.loads, values, label)
         ax.set_title(title, fontsize=10)
     if len(sweep.loads) > 1 or sweep.loads[0]:
@@ -631,6 +628,20 @@ def bar_grid(sweep, n, ncols=MAX_COLS):
     if len(sweep.series) > MAX_VERTICAL_SERIES:
         return facet_grid(n, width=6.0, height=0.16 * nbars + 1.2, ncols=min(ncols, 2))
     return facet_grid(n, width=min(4.6, max(3.4, 0.3 * nbars + 1.5)), height=3.6, ncols=ncols)
+
+
+def means_by_load_and_series(sweep, rows, col, missing=float("nan")):
+    """[j][i]: the mean over `rows` (seeds) of column `col` for load j and series i (nan: no row with a
+    value; `missing`: the value of an empty cell)."""
+    out = []
+    for l in sweep.loads:
+        vals = []
+        for s in sweep.series:
+            v = [to_float(r.get(col), missing) for r in rows if sweep.series_of(r) == s and r.get("load") == l]
+            v = [a for a in v if not math.isnan(a)]
+            vals.append(np.mean(v) if v else float("nan"))
+        out.append(vals)
+    return out
 
 
 def grouped_bars(ax, series, loads, values, label):
@@ -685,16 +696,8 @@ def fig_fct_bars_sweep(sweep, out_dir, name="fct_bars"):
         panels.append((f"largest flows ({order[-1]}): p99 FCT", order[-1], "fct_p99_us"))
     fig, axes = bar_grid(sweep, len(panels), ncols=4)
     for ax, (title, bucket, col) in zip(axes, panels):
-        values = []
-        for l in sweep.loads:
-            vals = []
-            for s in sweep.series:
-                v = [to_float(r[col], float("nan")) for r in sweep.rows
-                     if r["bucket"] == bucket and sweep.series_of(r) == s and r.get("load") == l
-                     and to_float(r.get("count"), 0) > 0]
-                v = [a for a in v if a == a]
-                vals.append(np.mean(v) if v else float("nan"))
-            values.append(vals)
+        values = means_by_load_and_series(sweep, [r for r in sweep.rows if r["bucket"] == bucket
+                                                  and to_float(r.get("count"), 0) > 0], col)
         grouped_bars(ax, sweep.series, sweep.loads, values, "FCT (µs, mean over seeds)")
         ax.set_title(title, fontsize=10)
     if len(sweep.loads) > 1 or sweep.loads[0]:
@@ -769,15 +772,7 @@ def fig_classes_sweep(sweep, out_dir, name="classes"):
     panels = [(c, col, q) for c in sweep.classes for col, q in (("slowdown_p99", "p99"), ("slowdown_p50", "p50"))]
     fig, axes = bar_grid(sweep, len(panels), ncols=2)
     for ax, (cls, col, q) in zip(axes, panels):
-        values = []
-        for l in sweep.loads:
-            vals = []
-            for s in sweep.series:
-                v = [to_float(r.get(col)) for r in sweep.class_rows
-                     if r["class"] == cls and sweep.series_of(r) == s and r.get("load") == l]
-                v = [a for a in v if not math.isnan(a)]
-                vals.append(np.mean(v) if v else float("nan"))
-            values.append(vals)
+        values = means_by_load_and_series(sweep, [r for r in sweep.class_rows if r["class"] == cls], col)
         grouped_bars(ax, sweep.series, sweep.loads, values, f"{q} FCT slowdown (mean over seeds)")
         ax.set_title(f"class {cls}: {q} slowdown", fontsize=10)
     if len(sweep.loads) > 1 or sweep.loads[0]:

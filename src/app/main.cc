@@ -184,7 +184,10 @@ int main(int argc, char** argv) {
                   "active; 0 = off")
       ->check(CLI::NonNegativeNumber);
 
-  auto* validate = app.add_subcommand("validate", "Check a scenario file and print the values it resolves to");
+  auto* validate = app.add_subcommand(
+      "validate",
+      "Check a scenario and every file a run would read (topology, CDFs, the whole flow file) and print the "
+      "values it resolves to");
   Source vsrc;
   validate->add_option("scenario", vsrc.scenario, "Scenario file (TOML)");
   validate->add_option("--hpcc-config", vsrc.hpcc_config,
