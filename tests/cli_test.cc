@@ -643,6 +643,26 @@ queue_interval_us = 1
   EXPECT_EQ(other, 0);
 }
 
+// validate refuses, as run does, a network that cannot fit in memory, and says what it needs (a k = 48
+// fat-tree passed validate and ran out of memory).
+TEST_F(CliTest, ValidateEstimatesTheMemoryOfTheNetwork) {
+  std::ofstream(tmp_ / "ft.toml") << "name = \"ft\"\n[topology]\nkind = \"fat_tree\"\nk = 64\n"
+                                     "[[traffic]]\nworkload = \"websearch\"\n";
+  const Proc p = rocesim("validate " + sh_quote((tmp_ / "ft.toml").string()));
+  ASSERT_TRUE(p.clean_exit()) << p.describe();
+  if (p.code == 0) {  // a machine with more than the estimate available
+    const size_t at = p.out.find(", about ");
+    ASSERT_NE(at, std::string::npos) << p.out;
+    EXPECT_GT(std::stod(p.out.substr(at + 8)), 60.0) << "GB for 70,656 nodes: " << p.out;
+  } else {
+    EXPECT_EQ(p.code, 1) << p.describe();
+    EXPECT_NE(p.out.find("this run needs at least"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("70656 nodes: the routing tables alone take"), std::string::npos) << p.out;
+  }
+  const Proc small = rocesim("validate " + sh_quote(kBadDir + "/valid_base.toml"));
+  EXPECT_NE(small.out.find(" KB of memory before the first event)"), std::string::npos) << small.out;
+}
+
 // `make run` builds the rocesim program only (it built every test and benchmark first: 14.6 min).
 TEST_F(CliTest, MakeRunBuildsOnlyTheProgram) {
   if (std::system("command -v make >/dev/null 2>&1") != 0) GTEST_SKIP() << "make is not installed";

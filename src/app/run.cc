@@ -382,8 +382,7 @@ int64_t available_memory_bytes() {
   return avail;
 }
 
-RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
-  // Refuse, before allocating anything, a run that cannot fit (rather than being killed hours into it).
+int64_t check_run_memory(const Scenario& s) {
   const int64_t need = estimate_run_memory_bytes(s), avail = available_memory_bytes();
   if (avail > 0 && need > avail)
     throw std::runtime_error(fmt::format(
@@ -391,6 +390,12 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
         "{:.1f} GB of memory is available; use a smaller topology",
         s.name, need / 1e9, s.topo.num_nodes, Network::estimate_route_table_bytes(s.topo) / 1e9,
         avail / 1e9));
+  return need;
+}
+
+RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
+  // Refuse, before allocating anything, a run that cannot fit (rather than being killed hours into it).
+  const int64_t need = check_run_memory(s);
   // A large network takes a while to set up (routes: one breadth-first search per destination): say so.
   const bool big = need > kSetupNoticeBytes || s.topo.num_nodes > kSetupNoticeNodes;
   if (opt.progress && big)
