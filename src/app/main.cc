@@ -312,8 +312,7 @@ int main(int argc, char** argv) {
       if (!cfg.path.empty()) std::cout << cfg.scenario_toml << "\n# The values it resolves to:\n";
       const int64_t need = check_run_memory(s);  // as `run` refuses a network that cannot fit
       std::cout << "# " << s.file << ": valid (" << s.topo.num_hosts() << " hosts, "
-                << s.topo.num_nodes - s.topo.num_hosts() << " switches, scheme " << s.scheme
-                << ", about "
+                << s.topo.num_nodes - s.topo.num_hosts() << " switches, scheme " << s.scheme << ", about "
                 << (need >= 1e9   ? fmt::format("{:.1f} GB", need / 1e9)
                     : need >= 1e6 ? fmt::format("{:.1f} MB", need / 1e6)
                                   : fmt::format("{:.0f} KB", need / 1e3))
