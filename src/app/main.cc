@@ -278,12 +278,14 @@ int main(int argc, char** argv) {
       sa.sa_handler = [](int) { request_stop(); };
       sigemptyset(&sa.sa_mask);
       sigaction(SIGINT, &sa, nullptr);
-      if (!cfg.path.empty()) check_hpcc_outputs(cfg, force);  // before spending time on the run
+      if (!cfg.path.empty()) {  // before spending time on the run; marked as rocesim's before writing them
+        check_hpcc_outputs(cfg, force);
+        mark_hpcc_outputs(cfg);
+      }
       const RunResult r = run_scenario(s, opt);
       signal(SIGINT, SIG_DFL);
       if (!quiet) print_table(s, r, out_dir);
       for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
-      if (!cfg.path.empty()) mark_hpcc_outputs(cfg);
       if (r.partial) {
         fmt::print(stderr, "interrupted: partial result{} (marked \"partial\": true, and a PARTIAL file)\n",
                    out_dir.empty() ? "" : " in " + out_dir);
