@@ -950,20 +950,16 @@ def figures_for_sweep(sweep_dir, out_dir):
         figs.append(Figure(p, "FCT vs load",
                            "Average and 99th-percentile FCT of all flows at each offered load; points are "
                            "the mean over seeds, bars the range."))
-    for key in sw.grid:
-        if key in ("load", "seed", "scheme", "cc.scheme"):
-            continue
-        safe = "".join(ch if ch.isalnum() else "_" for ch in key)
-        p = fig_vs_key(sw, key, out_dir, f"vs_{safe}")
-        if p:
-            figs.append(Figure(p, f"FCT against {key}",
-                               f"p99 FCT slowdown and average FCT of all flows against {key}, one line per "
-                               "scheme, one panel per value of the other grid keys (mean over seeds)."))
-    p = fig_classes_sweep(sw, out_dir)
-    if p:
-        figs.append(Figure(p, "Slowdown per traffic class",
-                           "p99 and median FCT slowdown of each traffic class (results.csv class rows), per "
-                           "scheme; mean over seeds. No bar: no finished flow of that class."))
+    # Against each other numeric grid key, then per class (figures only where they have data).
+    extra = [(fig_vs_key(sw, key, out_dir, "vs_" + "".join(ch if ch.isalnum() else "_" for ch in key)),
+              f"FCT against {key}",
+              f"p99 FCT slowdown and average FCT of all flows against {key}, one line per scheme, one panel "
+              "per value of the other grid keys (mean over seeds).")
+             for key in sw.grid if key not in ("load", "seed", "scheme", "cc.scheme")]
+    extra.append((fig_classes_sweep(sw, out_dir), "Slowdown per traffic class",
+                  "p99 and median FCT slowdown of each traffic class (results.csv class rows), per scheme; mean "
+                  "over seeds. No bar: no finished flow of that class."))
+    figs.extend(Figure(*e) for e in extra if e[0])
     top = sw.loads[-1] if sw.loads else None
     at = f" at {load_label(top)}" if multi_load and top else ""
     reps = [sw.representative(s, top) for s in sw.series]
