@@ -32,7 +32,8 @@ struct IntStack {
   IntStack* next_free = nullptr;
 };
 
-struct Packet {
+// Aligned to a cache line, so that the fields every hop touches (the first 64 bytes) are one line.
+struct alignas(64) Packet {
   // --- first cache line: what every hop touches ---
   Packet* next = nullptr;  // intrusive link: a packet sits in exactly one queue or link at a time
   Time t_arrive;           // when it reaches the far end of the link it is on
