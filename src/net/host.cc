@@ -53,6 +53,7 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
   p->seq = qp.snd_nxt;
   p->payload = static_cast<uint32_t>(payload);
   Bytes wire = payload + nic.header_bytes;
+  if (net_.cc_needs().send_timestamp) wire += nic.timestamp_bytes;
   if (net_.cc_needs().int_stamping) {
     wire += nic.int_base_bytes + kMaxIntHops * nic.int_hop_bytes;
     net_.pool().attach_int(p);
@@ -190,17 +191,27 @@ void Host::arm_rto(Qp& qp) {
   if (qp.rto_armed) return;
   const Time rto = net_.nic_settings().rto > Time::zero() ? net_.nic_settings().rto : Time::from_ms(1);
   qp.rto_armed = true;
-  net_.sim().at(qp.last_progress + rto > net_.now() ? qp.last_progress + rto : net_.now() + rto, handler_, kRto,
-                qp_arg(qp.slot, qp.tag));
+  net_.sim().at(qp.last_progress + rto > net_.now() ? qp.last_progress + rto : net_.now() + rto, handler_,
+                kRto, qp_arg(qp.slot, qp.tag));
 }
 
 void Host::process(Packet* p) {
   switch (p->type) {
-    case PktType::kData: on_data(p); break;
-    case PktType::kAck: on_ack(p); break;
-    case PktType::kNack: on_nack(p); break;
-    case PktType::kCnp: on_cnp(p); break;
-    default: net_.pool().put(p); break;
+    case PktType::kData:
+      on_data(p);
+      break;
+    case PktType::kAck:
+      on_ack(p);
+      break;
+    case PktType::kNack:
+      on_nack(p);
+      break;
+    case PktType::kCnp:
+      on_cnp(p);
+      break;
+    default:
+      net_.pool().put(p);
+      break;
   }
 }
 
@@ -210,6 +221,7 @@ void Host::send_ack(Qp& qp, const Packet& data, PktType type, uint8_t flags) {
   Packet* a = net_.pool().get();
   a->type = type;
   a->prio = needs.ack_high_priority ? 0 : qp.prio;
+  a->flow_prio = qp.prio;
   a->src = id_;
   a->dst = qp.src;
   a->sport = qp.dport;
@@ -229,7 +241,10 @@ void Host::send_ack(Qp& qp, const Packet& data, PktType type, uint8_t flags) {
     size += nic.int_base_bytes + kMaxIntHops * nic.int_hop_bytes;
   }
   a->size = static_cast<uint32_t>(size);
-  if (type == PktType::kAck) ++net_.stats().acks_sent; else ++net_.stats().nacks_sent;
+  if (type == PktType::kAck)
+    ++net_.stats().acks_sent;
+  else
+    ++net_.stats().nacks_sent;
   send_control(a);
 }
 
