@@ -1,0 +1,65 @@
+// rocesim against the ns-3 HPCC simulator on one case (tests/data/ns3: 64 hosts, 25/100 Gb/s, FB Hadoop
+// at 30 %): per flow-size bucket, the slowdown p50 and p99 of DCQCN, TIMELY, HPCC and DCTCP under the
+// hpcc-sim profile stay within 10 % and 20 % of the simulator's (buckets of at least 30 flows), and p95
+// within 15 % (the short flows' p95 was 38-43 % low with ACKs in the control class at switches). Before the
+// fixes of docs/coming-from-hpcc-sim.md ("Matching the simulator's tails") DCQCN was 10 % and TIMELY 31 %
+// low at p99 on short flows here. Prints each scheme's table (as `rocesim compare-fct` does).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "app/run.h"
+#include "config/hpcc_config.h"
+#include "stats/fct_compare.h"
+
+namespace rocesim {
+namespace {
+
+const std::string kDir = std::string(ROCESIM_TEST_DIR) + "/data/ns3";
+constexpr size_t kMinFlows = 30;
+
+bool sanitized() { return std::getenv("ROCESIM_SANITIZED") != nullptr; }
+
+std::vector<SlowdownRow> run_case(const std::string& scheme) {
+  const Scenario s = load_files_scenario(kDir + "/hd30_topology.txt", kDir + "/hd30_flows.txt",
+                                         {"profile=hpcc-sim", "cc.scheme=" + scheme});
+  RunOptions opt;
+  opt.keep_flows = true;
+  const RunResult r = run_scenario(s, opt);
+  FlowSlowdowns res;
+  res.source = "rocesim " + scheme;
+  for (const FlowRecord& f : r.flows) res.flows.push_back({f.size_bytes, f.slowdown()});
+  const FlowSlowdowns ref = read_hpcc_fct(kDir + "/ns3_fct_hd30_" + scheme + ".txt");
+  EXPECT_EQ(res.flows.size(), ref.flows.size()) << scheme << ": every flow finishes";
+  return compare_slowdowns(ref, res, SizeBuckets::from_edges({10'000, 100'000, 1'000'000}));
+}
+
+class Ns3Match : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Ns3Match, SlowdownTailsPerBucketMatchTheSimulator) {
+  const std::string scheme = GetParam();
+  // Under the sanitizers one scheme (DCQCN) keeps the check and the run time short.
+  if (sanitized() && scheme != "dcqcn") GTEST_SKIP() << "ROCESIM_SANITIZED: DCQCN only";
+  const auto rows = run_case(scheme);
+  std::cout << "hd30 " << scheme << " (ns-3 vs rocesim):\n" << format_slowdown_table(rows, kMinFlows);
+  int judged = 0;
+  for (const SlowdownRow& r : rows) {
+    if (r.label == "all" || r.ref_count < kMinFlows) continue;
+    ++judged;
+    EXPECT_LE(std::abs(r.err[0]), 0.10)
+        << scheme << " " << r.label << " p50: ns-3 " << r.ref[0] << ", rocesim " << r.res[0];
+    EXPECT_LE(std::abs(r.err[1]), 0.15)
+        << scheme << " " << r.label << " p95: ns-3 " << r.ref[1] << ", rocesim " << r.res[1];
+    EXPECT_LE(std::abs(r.err[2]), 0.20)
+        << scheme << " " << r.label << " p99: ns-3 " << r.ref[2] << ", rocesim " << r.res[2];
+  }
+  EXPECT_EQ(judged, 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hd30, Ns3Match, ::testing::Values("dcqcn", "timely", "hpcc", "dctcp"));
+
+}  // namespace
+}  // namespace rocesim
