@@ -1,14 +1,15 @@
 // The `rocesim` command: run, validate, list.
-#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <thread>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "app/run.h"
 #include "app/sweep.h"
@@ -28,15 +29,15 @@ namespace {
 void print_table(const Scenario& s, const RunResult& r, const std::string& out_dir) {
   const auto& j = r.summary;
   fmt::print("\n{} ({} scheme, seed {}): {} of {} flows finished in {:.3f} ms simulated, {:.2f} s wall\n",
-             s.name, s.scheme, s.seed, j["flows"]["finished"].get<uint64_t>(),
-             j["flows"]["started"].get<uint64_t>(), j["simulated_time_ms"].get<double>(), r.wall_seconds);
+             s.name, s.scheme, s.seed, j["flows"]["finished"].get<uint64_t>(), j["flows"]["started"].get<uint64_t>(),
+             j["simulated_time_ms"].get<double>(), r.wall_seconds);
   fmt::print("  {:<14} {:>8} {:>12} {:>12} {:>12}\n", "flow size", "flows", "slowdown p50", "slowdown p99",
              "FCT p99 (us)");
   for (const auto& b : j["fct"]["buckets"]) {
     if (b["count"].get<uint64_t>() == 0) continue;
     fmt::print("  {:<14} {:>8} {:>12.2f} {:>12.2f} {:>12.1f}\n", b["label"].get<std::string>(),
-               b["count"].get<uint64_t>(), b["slowdown"]["p50"].get<double>(),
-               b["slowdown"]["p99"].get<double>(), b["fct_us"]["p99"].get<double>());
+               b["count"].get<uint64_t>(), b["slowdown"]["p50"].get<double>(), b["slowdown"]["p99"].get<double>(),
+               b["fct_us"]["p99"].get<double>());
   }
   const auto& all = j["fct"];
   fmt::print("  {:<14} {:>8} {:>12.2f} {:>12.2f} {:>12.1f}\n", "all", all["count"].get<uint64_t>(),
@@ -50,8 +51,7 @@ void print_table(const Scenario& s, const RunResult& r, const std::string& out_d
              j["performance"]["events"].get<uint64_t>(), j["performance"]["packet_hops"].get<uint64_t>(),
              j["performance"]["events_per_second"].get<double>() / 1e6,
              j["performance"]["packet_hops_per_second"].get<double>() / 1e6);
-  if (!out_dir.empty())
-    fmt::print("  results: {}/ (flows.csv, summary.json, scenario.resolved.toml)\n", out_dir);
+  if (!out_dir.empty()) fmt::print("  results: {}/ (flows.csv, summary.json, scenario.resolved.toml)\n", out_dir);
 }
 
 std::string find_scenario(const std::string& arg) {
@@ -84,9 +84,8 @@ Scenario load_source(const Source& src, const std::vector<std::string>& user_set
                      "--hpcc-config: the config's CC_MODE chooses the scheme and the profile is hpcc-sim; "
                      "drop --scheme / --profile (use --set to change a value)");
   if (!src.scheme.empty() && !src.scenario.empty())
-    throw InputError(
-        "command line", 0,
-        "--scheme goes with --topology-file/--flow-file; with a scenario file use --set cc.scheme=NAME");
+    throw InputError("command line", 0,
+                     "--scheme goes with --topology-file/--flow-file; with a scenario file use --set cc.scheme=NAME");
   std::vector<std::string> sets;
   if (!src.profile.empty()) sets.push_back("profile=" + src.profile);
   if (!src.scheme.empty()) sets.push_back("cc.scheme=" + src.scheme);
@@ -114,8 +113,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> sets;
   bool quiet = false, force = false;
 
-  auto* run = app.add_subcommand(
-      "run", "Run a scenario and write flows.csv, summary.json and scenario.resolved.toml");
+  auto* run = app.add_subcommand("run", "Run a scenario and write flows.csv, summary.json and scenario.resolved.toml");
   Source src;
   run->add_option("scenario", src.scenario,
                   "Scenario file (TOML), or a name under scenarios/ such as 'demo'");
@@ -152,8 +150,7 @@ int main(int argc, char** argv) {
                   "active; 0 = off")
       ->check(CLI::NonNegativeNumber);
 
-  auto* validate =
-      app.add_subcommand("validate", "Check a scenario file and print the values it resolves to");
+  auto* validate = app.add_subcommand("validate", "Check a scenario file and print the values it resolves to");
   Source vsrc;
   validate->add_option("scenario", vsrc.scenario, "Scenario file (TOML)");
   validate->add_option("--hpcc-config", vsrc.hpcc_config,
@@ -175,8 +172,8 @@ int main(int argc, char** argv) {
                                    "in parallel processes; write results.csv");
   sweep->add_option("scenario", scenario_path, "Scenario file (TOML), or a name under scenarios/")
       ->required();
-  sweep
-      ->add_option("--grid", grid, "KEY=V1,V2,...: scheme, load (every [[traffic]]), seed, or any dotted key")
+  sweep->add_option("--grid", grid,
+                    "KEY=V1,V2,...: scheme, load (every [[traffic]]), seed, or any dotted key")
       ->required()
       ->expected(1, -1);
   sweep->add_option("-o,--out", out_dir, "Sweep directory (default: runs/<scenario>-sweep)");
@@ -227,23 +224,18 @@ int main(int argc, char** argv) {
       "draw its figures; write OUT/report.html and regenerate docs/REPRODUCTION.md");
   reproduce->add_option("paper", papers, "Paper key(s): mercury, rcm, icc, tcd, lscc (see --list), or all")
       ->expected(0, -1);
-  reproduce
-      ->add_option("--scale", scale,
-                   "quick: smaller fabrics or shorter runs (said in the report); full: "
-                   "the papers' sizes")
+  reproduce->add_option("--scale", scale, "quick: smaller fabrics or shorter runs (said in the report); full: "
+                                          "the papers' sizes")
       ->check(CLI::IsMember({"quick", "full"}));
   reproduce->add_option("-j,--jobs", jobs, "Runs at once")->check(CLI::Range(1, 1024));
   reproduce->add_option("-o,--out", out_dir, "Output directory (default runs/reproduce-SCALE)");
-  reproduce->add_option("--docs", docs_dir,
-                        "Where REPRODUCTION.md and reproduction/*.json go (default: the "
-                        "repository's docs/)");
+  reproduce->add_option("--docs", docs_dir, "Where REPRODUCTION.md and reproduction/*.json go (default: the "
+                                            "repository's docs/)");
   reproduce->add_option("--set", sets, "Override a scenario value in every run")->type_name("KEY=VALUE");
   reproduce->add_option("--only", only, "test: only each paper's small test sweep")
       ->check(CLI::IsMember({"test"}));
-  reproduce->add_flag("--no-run", no_run,
-                      "Evaluate the claims and draw the figures from existing results only");
-  reproduce->add_flag("--force", force,
-                      "Re-run complete runs too (otherwise an interrupted reproduction resumes)");
+  reproduce->add_flag("--no-run", no_run, "Evaluate the claims and draw the figures from existing results only");
+  reproduce->add_flag("--force", force, "Re-run complete runs too (otherwise an interrupted reproduction resumes)");
   reproduce->add_flag("-q,--quiet", quiet, "Print only the report's path");
   bool list_papers = false;
   reproduce->add_flag("--list", list_papers, "List the papers, their sweeps and claims");
@@ -327,8 +319,7 @@ int main(int argc, char** argv) {
       std::cout << "# " << s.file << ": valid (" << s.topo.num_hosts() << " hosts, "
                 << s.topo.num_nodes - s.topo.num_hosts() << " switches, scheme " << s.scheme << ")\n"
                 << s.resolved << "\n";
-      if (!s.resolved_notes.empty())
-        std::cout << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
+      if (!s.resolved_notes.empty()) std::cout << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
       return 0;
     }
     if (sweep->parsed()) {
@@ -344,12 +335,10 @@ int main(int argc, char** argv) {
     }
     if (report->parsed()) return make_report(report_dir, quiet);
     if (reproduce->parsed()) {
-      if (papers.empty() && !list_papers)
-        throw InputError("reproduce", 0, "name a paper (or all); see --list");
+      if (papers.empty() && !list_papers) throw InputError("reproduce", 0, "name a paper (or all); see --list");
       std::error_code ec;
-      std::vector<std::string> args{"--rocesim", fs::canonical("/proc/self/exe", ec).string(),
-                                    "--scale",   scale,
-                                    "-j",        std::to_string(jobs)};
+      std::vector<std::string> args{"--rocesim", fs::canonical("/proc/self/exe", ec).string(), "--scale", scale,
+                                    "-j", std::to_string(jobs)};
       if (reproduce->count("--jobs") == 0)
         args.back() = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
       if (!out_dir.empty()) args.insert(args.end(), {"-o", out_dir});
@@ -376,8 +365,8 @@ int main(int argc, char** argv) {
         fmt::print("workloads (traffic.workload; or a path to a CDF file):\n");
         fmt::print("  {:<28} {:>14} {:>10} {:>10}\n", "name", "mean (bytes)", "< 10 KB", "> 1 MB");
         for (const auto& w : list_workloads(ROCESIM_DATA_DIR))
-          fmt::print("  {:<28} {:>14.0f} {:>9.1f}% {:>9.1f}%\n", w.name, w.mean_bytes,
-                     100 * w.share_below_10kb, 100 * w.share_above_1mb);
+          fmt::print("  {:<28} {:>14.0f} {:>9.1f}% {:>9.1f}%\n", w.name, w.mean_bytes, 100 * w.share_below_10kb,
+                     100 * w.share_above_1mb);
       }
       if (what == "profiles" || what == "all") {
         fmt::print("profiles (profile = NAME, or --profile NAME):\n");

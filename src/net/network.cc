@@ -36,10 +36,8 @@ void Network::build_nodes() {
   const int n = topo_.num_nodes;
   nodes_.reserve(n);
   for (int i = 0; i < n; ++i) {
-    if (topo_.is_switch[i])
-      nodes_.push_back(std::make_unique<Switch>(*this, i));
-    else
-      nodes_.push_back(std::make_unique<Host>(*this, i));
+    if (topo_.is_switch[i]) nodes_.push_back(std::make_unique<Switch>(*this, i));
+    else nodes_.push_back(std::make_unique<Host>(*this, i));
     nodes_.back()->set_handler(sim_.add_handler(nodes_.back().get()));
   }
   for (const LinkSpec& l : topo_.links) {
@@ -51,19 +49,9 @@ void Network::build_nodes() {
     b.ports_.emplace_back();
     Port& x = a.ports_.back();
     Port& y = b.ports_.back();
-    x.node = &a;
-    x.index = pa;
-    x.peer = &b;
-    x.peer_port = pb;
-    x.rate = l.rate;
-    x.delay = l.delay;
+    x.node = &a; x.index = pa; x.peer = &b; x.peer_port = pb; x.rate = l.rate; x.delay = l.delay;
     x.error_rate = l.error_rate;
-    y.node = &b;
-    y.index = pb;
-    y.peer = &a;
-    y.peer_port = pa;
-    y.rate = l.rate;
-    y.delay = l.delay;
+    y.node = &b; y.index = pb; y.peer = &a; y.peer_port = pa; y.rate = l.rate; y.delay = l.delay;
     y.error_rate = l.error_rate;
     x.long_haul = y.long_haul = l.long_haul;
   }
@@ -122,8 +110,8 @@ void Network::build_routes() {
 }
 
 uint64_t Network::flow_hash(const Packet& p, int sw) const {
-  uint64_t x = ecmp_salt_[sw] ^
-               (static_cast<uint64_t>(static_cast<uint32_t>(p.src)) << 32 | static_cast<uint32_t>(p.dst));
+  uint64_t x = ecmp_salt_[sw] ^ (static_cast<uint64_t>(static_cast<uint32_t>(p.src)) << 32 |
+                                 static_cast<uint32_t>(p.dst));
   uint64_t h = splitmix64(x);
   x = h ^ (static_cast<uint64_t>(p.sport) << 16 | p.dport);
   return splitmix64(x);
@@ -132,10 +120,7 @@ uint64_t Network::flow_hash(const Packet& p, int sw) const {
 std::vector<std::pair<int, int>> Network::path_of(int src, int dst, uint16_t sport, uint16_t dport) const {
   std::vector<std::pair<int, int>> hops;
   Packet probe;
-  probe.src = src;
-  probe.dst = dst;
-  probe.sport = sport;
-  probe.dport = dport;
+  probe.src = src; probe.dst = dst; probe.sport = sport; probe.dport = dport;
   int at = src;
   int port = 0;
   for (int guard = 0; guard < num_nodes(); ++guard) {
@@ -244,10 +229,8 @@ void Network::run(Time until, bool stop_when_done, const std::function<void(Time
   }
   stop_when_done_ = stop_when_done;
   if (stop_when_done && all_flows_done()) return;
-  if (progress)
-    sim_.run(until, progress);
-  else
-    sim_.run(until);
+  if (progress) sim_.run(until, progress);
+  else sim_.run(until);
 }
 
 void Network::pull_next_flow() {

@@ -171,8 +171,7 @@ bool Switch::admit(Packet* p, int in_port) {
     }
   }
   total_bytes_ += size;
-  if (total_bytes_ > net_.stats().max_switch_buffer_bytes)
-    net_.stats().max_switch_buffer_bytes = total_bytes_;
+  if (total_bytes_ > net_.stats().max_switch_buffer_bytes) net_.stats().max_switch_buffer_bytes = total_bytes_;
   const Bytes held = c.bytes + c.hdrm_bytes;
   if (held > net_.stats().max_ingress_bytes) net_.stats().max_ingress_bytes = held;
   if (s_.pfc_enabled) maybe_pause(in_port, p->prio);
@@ -183,10 +182,8 @@ void Switch::maybe_pause(int in_port, int prio) {
   IngressCounters& c = ingress_[in_port * kNumPriorities + prio];
   if (c.pause_sent) return;
   bool over;
-  if (s_.pfc_mode == PfcThresholdMode::kStatic)
-    over = c.bytes >= xoff_[in_port];
-  else
-    over = c.hdrm_bytes > 0 || shared_of(c) >= pfc_threshold(in_port);
+  if (s_.pfc_mode == PfcThresholdMode::kStatic) over = c.bytes >= xoff_[in_port];
+  else over = c.hdrm_bytes > 0 || shared_of(c) >= pfc_threshold(in_port);
   if (over) {
     c.pause_sent = true;
     send_pfc(in_port, prio, true);
@@ -258,9 +255,8 @@ void Switch::red_mark(Packet& p, const Port& port) {
   if (q > e.kmax) {
     mark = true;
   } else if (q > e.kmin) {
-    const double prob = e.kmax > e.kmin
-                            ? e.pmax * static_cast<double>(q - e.kmin) / static_cast<double>(e.kmax - e.kmin)
-                            : 1.0;
+    const double prob = e.kmax > e.kmin ? e.pmax * static_cast<double>(q - e.kmin) / static_cast<double>(e.kmax - e.kmin)
+                                        : 1.0;
     mark = mark_rng_.uniform() < prob;
   }
   if (mark) {
@@ -291,10 +287,8 @@ Packet* Switch::dequeue(Port& port) {
     Packet* p = port.q[prio].pop();
     credit_consume(port, prio, p->size);
     port.data_bytes -= p->size;
-    if (ioq_)
-      total_bytes_ -= p->size;  // its input queue was released when it crossed (ioq_move)
-    else
-      release(*p);
+    if (ioq_) total_bytes_ -= p->size;  // its input queue was released when it crossed (ioq_move)
+    else release(*p);
     if (p->type == PktType::kData) {
       if (!(agent_ && agent_->mark(*p, port.index)) && s_.ecn_enabled) red_mark(*p, port);
       if (s_.int_enabled) stamp_int(*p, port);
@@ -357,8 +351,7 @@ void Switch::ioq_arrive(Packet* p, int out) {
   iq_[q].push(p);
   c.bytes += p->size;
   total_bytes_ += p->size;
-  if (total_bytes_ > net_.stats().max_switch_buffer_bytes)
-    net_.stats().max_switch_buffer_bytes = total_bytes_;
+  if (total_bytes_ > net_.stats().max_switch_buffer_bytes) net_.stats().max_switch_buffer_bytes = total_bytes_;
   if (c.bytes > net_.stats().max_ingress_bytes) net_.stats().max_ingress_bytes = c.bytes;
   if (s_.pfc_enabled && !c.pause_sent && c.bytes >= ioq_xoff_[in]) {
     c.pause_sent = true;
