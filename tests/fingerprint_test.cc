@@ -155,6 +155,9 @@ Fingerprint run_case(const Case& c, std::string& error) {
   return fp;
 }
 
+// Test names show the case's name, not its bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 class Fingerprints : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Fingerprints, Unchanged) {

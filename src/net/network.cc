@@ -67,46 +67,17 @@ void Network::build_nodes() {
   next_sport_.assign(n, 10000);
 }
 
-// Shortest-path routes from every switch to every node; all equal-cost next hops are kept for ECMP.
-// Hosts never forward, so paths only cross switches.
+// Shortest-path routes from every switch to every node (net/routes.h); all equal-cost next hops are kept
+// for ECMP. Hosts never forward, so paths only cross switches.
 void Network::build_routes() {
   const int n = num_nodes();
-  route_index_.assign(static_cast<size_t>(n) * n, {0, 0});
-  route_ports_.clear();
   ecmp_salt_.resize(n);
   Rng salt = Rng::stream(seed_, "ecmp");
   for (int i = 0; i < n; ++i) ecmp_salt_[i] = salt.next_u64();
-  std::vector<int> dist(n);
-  std::deque<int> bfs;
-  for (int dst = 0; dst < n; ++dst) {
-    std::fill(dist.begin(), dist.end(), -1);
-    dist[dst] = 0;
-    bfs.assign(1, dst);
-    while (!bfs.empty()) {
-      const int u = bfs.front();
-      bfs.pop_front();
-      if (u != dst && !topo_.is_switch[u]) continue;  // do not route through hosts
-      for (const Port& p : nodes_[u]->ports_) {
-        const int v = p.peer->id();
-        if (dist[v] < 0) {
-          dist[v] = dist[u] + 1;
-          bfs.push_back(v);
-        }
-      }
-    }
-    for (int s = 0; s < n; ++s) {
-      if (!topo_.is_switch[s] || dist[s] <= 0) continue;
-      auto& r = route_index_[static_cast<size_t>(s) * n + dst];
-      r.first = static_cast<uint32_t>(route_ports_.size());
-      for (const Port& p : nodes_[s]->ports_) {
-        const int v = p.peer->id();
-        if (dist[v] == dist[s] - 1 && (topo_.is_switch[v] || v == dst)) {
-          route_ports_.push_back(static_cast<uint16_t>(p.index));
-          ++r.second;
-        }
-      }
-    }
-  }
+  std::vector<Node*> nodes;
+  nodes.reserve(nodes_.size());
+  for (auto& node : nodes_) nodes.push_back(node.get());
+  routes_.build(nodes, topo_.is_switch);
 }
 
 uint64_t Network::flow_hash(const Packet& p, int sw) const {

@@ -12,6 +12,7 @@
 #include "net/cc_api.h"
 #include "net/node.h"
 #include "net/qp.h"
+#include "net/routes.h"
 #include "net/settings.h"
 #include "stats/flow_record.h"
 #include "topo/topology.h"
@@ -112,10 +113,8 @@ class Network : public EventHandler {
 
   // --- routing ---
   // Equal-cost egress ports of switch `sw` towards node `dst` (empty: unreachable).
-  std::pair<const uint16_t*, int> routes(int sw, int dst) const {
-    const auto& r = route_index_[static_cast<size_t>(sw) * nodes_.size() + dst];
-    return {route_ports_.data() + r.first, r.second};
-  }
+  std::pair<const uint16_t*, int> routes(int sw, int dst) const { return routes_.lookup(sw, dst); }
+  const RouteTable& route_table() const { return routes_; }
   uint64_t flow_hash(const Packet& p, int sw) const;
   // Draws whether a packet is lost on a lossy wire (ns-3 topology files carry an error rate).
   bool link_loss(double error_rate) { return loss_rng_.uniform() < error_rate; }
@@ -161,8 +160,7 @@ class Network : public EventHandler {
   NetStats stats_;
   NetObservers obs_;
 
-  std::vector<std::pair<uint32_t, uint32_t>> route_index_;  // (offset, count) per (switch, dst)
-  std::vector<uint16_t> route_ports_;
+  RouteTable routes_;
   std::vector<uint64_t> ecmp_salt_;
   Rng loss_rng_;
   Time max_base_rtt_;

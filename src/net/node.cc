@@ -33,18 +33,21 @@ void Node::start_tx(Port& port, Packet* p) {
   ++port.stats.tx_packets;
   if (port.fl_tail) {
     port.fl_tail->next = p;
+    port.fl_tail->next_arrive = p->t_arrive;
     port.fl_tail = p;
   } else {
     port.fl_head = port.fl_tail = p;
-    net_.sim().at(p->t_arrive, handler_, kDeliver, static_cast<uint64_t>(port.index));
+    net_.sim().at(p->t_arrive, handler_, deliver_kind(port), reinterpret_cast<uint64_t>(p));
   }
 }
 
 void Node::deliver_head(Port& port) {
   Packet* p = port.fl_head;
   port.fl_head = p->next;
-  if (!port.fl_head) port.fl_tail = nullptr;
-  else net_.sim().at(port.fl_head->t_arrive, handler_, kDeliver, static_cast<uint64_t>(port.index));
+  if (!port.fl_head)
+    port.fl_tail = nullptr;
+  else
+    net_.sim().at(p->next_arrive, handler_, deliver_kind(port), reinterpret_cast<uint64_t>(port.fl_head));
   p->next = nullptr;
   ++net_.stats().packet_hops;
   if (port.error_rate > 0 && p->type != PktType::kPfc && net_.link_loss(port.error_rate)) {
@@ -65,7 +68,10 @@ void Node::send_pfc(int port_index, int prio, bool pause) {
   f->pfc_class = static_cast<uint8_t>(prio);
   f->pfc_pause = pause;
   Port& port = ports_[port_index];
-  if (pause) ++port.stats.pause_sent; else ++port.stats.resume_sent;
+  if (pause)
+    ++port.stats.pause_sent;
+  else
+    ++port.stats.resume_sent;
   port.pfc_q.push(f);
   kick(port_index);
 }
@@ -97,6 +103,11 @@ void Node::handle_pfc(Packet* p, int in_port) {
 }
 
 void Node::on_event(uint32_t kind, uint64_t arg) {
+  if (kind &
+      Simulator::kArgIsAddress) {  // a delivery: the port in the kind, the packet (a prefetch hint) in arg
+    deliver_head(ports_[(kind & ~Simulator::kArgIsAddress) >> 8]);
+    return;
+  }
   switch (kind) {
     case kTxAttempt: {
       Port& port = ports_[arg];
@@ -104,9 +115,6 @@ void Node::on_event(uint32_t kind, uint64_t arg) {
       kick(static_cast<int>(arg));
       break;
     }
-    case kDeliver:
-      deliver_head(ports_[arg]);
-      break;
     case kCreditTick:
       credit_tick();
       break;

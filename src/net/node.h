@@ -2,6 +2,7 @@
 // (set by frames from the peer) and the one-way link towards the peer: packets on the link sit in an
 // in-order list, so a link only ever has one delivery event pending (for its head).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,35 +18,42 @@ class Node;
 constexpr int kNumPriorities = 8;
 
 struct PortStats {
-  uint64_t pause_sent = 0;       // PFC PAUSE frames this node sent out of this port (to the peer)
+  uint64_t pause_sent = 0;  // PFC PAUSE frames this node sent out of this port (to the peer)
   uint64_t resume_sent = 0;
-  uint64_t pause_received = 0;   // PFC PAUSE frames received on this port (pausing our egress)
-  Time paused_time;              // total time any priority of this egress was paused (summed per priority)
+  uint64_t pause_received = 0;  // PFC PAUSE frames received on this port (pausing our egress)
+  Time paused_time;             // total time any priority of this egress was paused (summed per priority)
   uint64_t tx_packets = 0;
   uint64_t ecn_marked = 0;
-  Bytes max_queue_bytes = 0;     // peak egress data-queue occupancy
+  Bytes max_queue_bytes = 0;  // peak egress data-queue occupancy
 };
 
-struct Port {
-  Node* node = nullptr;
-  int index = 0;
+// Laid out for the cache: the first line holds what moving a packet across the link touches (start_tx,
+// deliver_head, kick), the second the egress scheduler's state; statistics and credit state come last.
+struct alignas(64) Port {
+  // --- the link (one cache line) ---
+  Packet* fl_head = nullptr;  // packets on the link, in order of arrival
+  Packet* fl_tail = nullptr;
   Node* peer = nullptr;
   int peer_port = -1;
-  Rate rate;
+  int index = 0;
   Time delay;
-  double error_rate = 0;
-  bool long_haul = false;            // LinkSpec::long_haul
+  Time busy_until;               // the wire is busy until then
+  Time next_wake = Time::max();  // earliest pending transmit-attempt event
+  Rate rate;
 
+  // --- the egress scheduler ---
+  Node* node = nullptr;
+  double error_rate = 0;
+  Bytes tx_bytes = 0;    // cumulative bytes sent (INT txBytes)
+  Bytes data_bytes = 0;  // bytes queued in data queues 1..7
+  int rr_next = 1;
+  bool paused[kNumPriorities] = {};  // egress paused by the peer's PFC
+  bool long_haul = false;            // LinkSpec::long_haul
   PacketQueue pfc_q;                 // PFC frames go before anything else
   PacketQueue q[kNumPriorities];     // 0 = control, strict priority; 1..7 data, round robin
-  Bytes data_bytes = 0;              // bytes queued in data queues 1..7
-  bool paused[kNumPriorities] = {};  // egress paused by the peer's PFC
   Time paused_since[kNumPriorities];
-  int rr_next = 1;
 
-  Time busy_until;                   // the wire is busy until then
-  Time next_wake = Time::max();      // earliest pending transmit-attempt event
-  Bytes tx_bytes = 0;                // cumulative bytes sent (INT txBytes)
+  PortStats stats;
 
   // Credit-based flow control (net/credit.h), per priority. Egress: bytes sent to the peer and the peer's
   // latest cumulative freed count (credits = buffer + peer_freed - sent). Ingress: bytes received on this
@@ -54,16 +62,18 @@ struct Port {
   Bytes credit_peer_freed[kNumPriorities] = {};
   Bytes credit_freed[kNumPriorities] = {};
   Bytes credit_advertised[kNumPriorities] = {};
-
-  Packet* fl_head = nullptr;         // packets on the link, in order of arrival
-  Packet* fl_tail = nullptr;
-
-  PortStats stats;
 };
+
+static_assert(offsetof(Port, node) == 64, "the link fields of Port must fill exactly its first cache line");
 
 class Node : public EventHandler {
  public:
+  // Events of a node. A delivery (the head packet of a port's link reaches the peer) is kind
+  // deliver_kind(port), with the packet's address as arg (Simulator::kArgIsAddress).
   enum EventKind : uint32_t { kTxAttempt = 0, kDeliver = 1, kCreditTick = 2, kNodeKinds = 3 };
+  static uint32_t deliver_kind(const Port& port) {
+    return Simulator::kArgIsAddress | kDeliver | (static_cast<uint32_t>(port.index) << 8);
+  }
 
   Node(Network& net, int id) : net_(net), id_(id) {}
   ~Node() override = default;
@@ -93,10 +103,17 @@ class Node : public EventHandler {
   // True when, once the wire frees up, the port should try again.
   virtual bool has_backlog(const Port& port) const = 0;
   // Handles node-specific events (kinds >= kNodeKinds).
-  virtual void on_node_event(uint32_t kind, uint64_t arg) { (void)kind; (void)arg; }
+  virtual void on_node_event(uint32_t kind, uint64_t arg) {
+    (void)kind;
+    (void)arg;
+  }
   // A PFC frame arrived on `in_port`: the peer pauses or resumes our egress.
   void handle_pfc(Packet* p, int in_port);
-  virtual void on_pfc_change(int port_index, int prio, bool paused) { (void)port_index; (void)prio; (void)paused; }
+  virtual void on_pfc_change(int port_index, int prio, bool paused) {
+    (void)port_index;
+    (void)prio;
+    (void)paused;
+  }
 
   // Credit-based flow control (defined in net/credit.cc). credit_ok: true when `size` bytes of `prio` may
   // go out of the port now (always without credit mode or for priority 0); else the priority is marked

@@ -1,0 +1,132 @@
+#include "net/routes.h"
+
+#include <algorithm>
+#include <deque>
+
+#include "net/node.h"
+
+namespace rocesim {
+
+uint32_t RouteTable::intern(const std::vector<uint16_t>& ports, SetIndex& index) {
+  const auto [it, added] = index.try_emplace(ports, static_cast<uint32_t>(sets_.size()));
+  if (added) {
+    sets_.emplace_back(static_cast<uint32_t>(ports_.size()), static_cast<uint32_t>(ports.size()));
+    ports_.insert(ports_.end(), ports.begin(), ports.end());
+  }
+  return it->second;
+}
+
+void RouteTable::build(const std::vector<Node*>& nodes, const std::vector<bool>& is_switch) {
+  const int n = static_cast<int>(nodes.size());
+  std::vector<int> switches;
+  for (int i = 0; i < n; ++i)
+    if (is_switch[i]) switches.push_back(i);
+
+  // The compact form needs every host with ports to reach exactly one switch, and nothing else.
+  attach_.assign(n, kNone);
+  compact_ = true;
+  for (int i = 0; i < n && compact_; ++i) {
+    if (is_switch[i]) continue;
+    for (Port& p : nodes[i]->ports()) {
+      const int peer = p.peer->id();
+      if (!is_switch[peer] || (attach_[i] != kNone && attach_[i] != static_cast<uint32_t>(peer))) {
+        compact_ = false;
+        break;
+      }
+      attach_[i] = static_cast<uint32_t>(peer);
+    }
+  }
+  if (!compact_) attach_.assign(n, kNone);
+
+  // Destination columns: one per switch (compact; a host takes its switch's), or one per node. The last
+  // column is always empty (hosts without ports).
+  row_.assign(n, 0);
+  for (size_t r = 0; r < switches.size(); ++r) row_[switches[r]] = static_cast<uint32_t>(r);
+  std::vector<int> roots;  // the node each column's search starts from
+  column_.assign(n, 0);
+  if (compact_) {
+    roots = switches;
+    for (int i = 0; i < n; ++i)
+      column_[i] = is_switch[i]
+                       ? row_[i]
+                       : (attach_[i] != kNone ? row_[attach_[i]] : static_cast<uint32_t>(roots.size()));
+  } else {
+    for (int i = 0; i < n; ++i) {
+      column_[i] = static_cast<uint32_t>(i);
+      roots.push_back(i);
+    }
+  }
+  columns_ = roots.size() + 1;
+
+  sets_.clear();
+  ports_.clear();
+  SetIndex index;
+  intern({}, index);  // set 0: unreachable
+  table_.assign(switches.size() * columns_, 0);
+
+  // Breadth-first from each root over the links, never forwarding through a host; a switch's routes are
+  // its ports towards neighbours one hop closer that are switches or the root itself.
+  std::vector<int> dist(n);
+  std::deque<int> bfs;
+  std::vector<uint16_t> set;
+  auto search = [&](int root) {
+    std::fill(dist.begin(), dist.end(), -1);
+    dist[root] = 0;
+    bfs.assign(1, root);
+    while (!bfs.empty()) {
+      const int u = bfs.front();
+      bfs.pop_front();
+      if (u != root && !is_switch[u]) continue;
+      for (const Port& p : nodes[u]->ports()) {
+        const int v = p.peer->id();
+        if (dist[v] < 0) {
+          dist[v] = dist[u] + 1;
+          bfs.push_back(v);
+        }
+      }
+    }
+  };
+  auto next_hops = [&](int s, int root) {
+    set.clear();
+    for (const Port& p : nodes[s]->ports()) {
+      const int v = p.peer->id();
+      if (dist[v] == dist[s] - 1 && (is_switch[v] || v == root))
+        set.push_back(static_cast<uint16_t>(p.index));
+    }
+    return intern(set, index);
+  };
+  for (size_t c = 0; c < roots.size(); ++c) {
+    search(roots[c]);
+    for (int s : switches)
+      if (dist[s] > 0) table_[row_[s] * columns_ + c] = next_hops(s, roots[c]);
+  }
+
+  // Compact form: each attachment switch's ports towards each of its hosts.
+  host_set_.assign(n, kNone);
+  if (compact_) {
+    for (int h = 0; h < n; ++h) {
+      if (attach_[h] == kNone) continue;
+      set.clear();
+      for (const Port& p : nodes[attach_[h]]->ports())
+        if (p.peer->id() == h) set.push_back(static_cast<uint16_t>(p.index));
+      host_set_[h] = intern(set, index);
+    }
+  }
+}
+
+size_t RouteTable::memory_bytes() const {
+  return table_.capacity() * sizeof(uint32_t) +
+         (row_.capacity() + column_.capacity() + attach_.capacity() + host_set_.capacity()) *
+             sizeof(uint32_t) +
+         sets_.capacity() * sizeof(sets_[0]) + ports_.capacity() * sizeof(uint16_t);
+}
+
+size_t RouteTable::estimate_bytes(size_t switches, size_t nodes, size_t max_ports) {
+  const size_t table = switches * (switches + 1) * sizeof(uint32_t);
+  const size_t per_node = nodes * 4 * sizeof(uint32_t);
+  const size_t sets =
+      switches * max_ports * (sizeof(std::pair<uint32_t, uint32_t>) + max_ports * sizeof(uint16_t));
+  return table + per_node + sets;
+}
+
+}  // namespace rocesim

@@ -1,0 +1,65 @@
+// Shortest-path routing tables: for every switch and destination node, the equal-cost egress ports
+// (ECMP picks one of them per flow, net/switch.cc).
+//
+// Memory grows with switches x switches, not nodes x nodes. When every host hangs off a single switch (its
+// "attachment switch": every fabric the builders make, and most topology files), a host is routed like its
+// attachment switch everywhere but at that switch, whose ports towards the host are kept per host. The
+// equal-cost port sets repeat (a leaf has one "all uplinks" set for every remote destination), so each
+// distinct set is stored once and the table holds a 32-bit set id per (switch, destination switch). Other
+// topologies (a host wired to two switches or to another host) fall back to a column per destination node.
+// Both give the same port lists, in port order, as a breadth-first search from each destination node
+// that never forwards through hosts.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace rocesim {
+
+class Node;
+
+class RouteTable {
+ public:
+  // Builds the tables for `nodes` (indexed by node id; is_switch[id] tells switches from hosts).
+  void build(const std::vector<Node*>& nodes, const std::vector<bool>& is_switch);
+
+  // Equal-cost egress ports of switch `sw` towards node `dst` (count 0: unreachable).
+  std::pair<const uint16_t*, int> lookup(int sw, int dst) const {
+    const uint32_t set = attach_[dst] == static_cast<uint32_t>(sw)
+                             ? host_set_[dst]
+                             : table_[static_cast<size_t>(row_[sw]) * columns_ + column_[dst]];
+    const auto [offset, count] = sets_[set];
+    return {ports_.data() + offset, static_cast<int>(count)};
+  }
+
+  // Whether hosts are routed through their attachment switch (the compact form).
+  bool compact() const { return compact_; }
+  size_t distinct_port_sets() const { return sets_.size(); }
+  // Bytes held by the tables.
+  size_t memory_bytes() const;
+  // Bytes the tables of a fabric with `switches` switches and `nodes` nodes take at most, before it is
+  // built (for the memory estimate of a run): the compact form's table and per-node arrays, with room
+  // for one port set per (switch, destination switch) of up to `max_ports` ports.
+  static size_t estimate_bytes(size_t switches, size_t nodes, size_t max_ports);
+
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+ private:
+  using SetIndex = std::map<std::vector<uint16_t>, uint32_t>;
+  // The id of the port set `ports`, stored once.
+  uint32_t intern(const std::vector<uint16_t>& ports, SetIndex& index);
+
+  bool compact_ = false;
+  size_t columns_ = 0;
+  std::vector<uint32_t> row_;       // per node: the switch's row (switches only)
+  std::vector<uint32_t> column_;    // per node: its destination column
+  std::vector<uint32_t> attach_;    // per node: a host's attachment switch (compact form), else kNone
+  std::vector<uint32_t> host_set_;  // per host: ports of its attachment switch towards it, else kNone
+  std::vector<uint32_t> table_;     // rows x columns_ port-set ids
+  std::vector<std::pair<uint32_t, uint32_t>> sets_;  // (offset in ports_, count); set 0 is empty
+  std::vector<uint16_t> ports_;
+};
+
+}  // namespace rocesim

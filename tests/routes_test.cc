@@ -1,0 +1,96 @@
+// Tests for net/routes.h: the compact (per attachment switch) and general (per destination node) route
+// tables give, for every switch and destination, the port list of a breadth-first search from that
+// destination that never forwards through hosts; and the compact form's memory grows with switches only.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "cc/none.h"
+#include "net/network.h"
+#include "test_util.h"
+#include "topo/builders.h"
+
+namespace rocesim {
+namespace {
+
+// The reference: one search per destination node, as the route table was first written.
+std::vector<uint16_t> reference_routes(Network& net, int sw, int dst) {
+  const int n = net.num_nodes();
+  std::vector<int> dist(n, -1);
+  std::deque<int> bfs{dst};
+  dist[dst] = 0;
+  while (!bfs.empty()) {
+    const int u = bfs.front();
+    bfs.pop_front();
+    if (u != dst && net.is_host(u)) continue;
+    for (const Port& p : net.node(u).ports())
+      if (dist[p.peer->id()] < 0) {
+        dist[p.peer->id()] = dist[u] + 1;
+        bfs.push_back(p.peer->id());
+      }
+  }
+  std::vector<uint16_t> out;
+  if (dist[sw] <= 0) return out;
+  for (const Port& p : net.node(sw).ports()) {
+    const int v = p.peer->id();
+    if (dist[v] == dist[sw] - 1 && (!net.is_host(v) || v == dst))
+      out.push_back(static_cast<uint16_t>(p.index));
+  }
+  return out;
+}
+
+void expect_same_as_reference(const TopoSpec& t, bool compact) {
+  Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
+  EXPECT_EQ(net.route_table().compact(), compact) << t.name;
+  int checked = 0;
+  for (int s = 0; s < net.num_nodes(); ++s) {
+    if (net.is_host(s)) continue;
+    for (int d = 0; d < net.num_nodes(); ++d) {
+      auto [ports, cnt] = net.routes(s, d);
+      const std::vector<uint16_t> got(ports, ports + cnt);
+      ASSERT_EQ(got, reference_routes(net, s, d)) << t.name << ": switch " << s << " towards " << d;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
+TEST(Routes, FatTreeMatchesPerDestinationSearch) {
+  FatTreeParams p;
+  p.k = 4;
+  expect_same_as_reference(fat_tree(p), true);
+}
+
+TEST(Routes, LeafSpineAndThreeTierMatchPerDestinationSearch) {
+  expect_same_as_reference(leaf_spine(), true);
+  expect_same_as_reference(fat_tree_3tier(), true);
+}
+
+// A host wired to two switches (and a pair of hosts wired to each other) cannot be routed through one
+// attachment switch: the general form is used, with the same answers.
+TEST(Routes, MultiHomedHostFallsBackToPerNodeColumns) {
+  TopoSpec t = test::switch_ring(4, 2);
+  const int multi = 4;  // h0, on s0
+  t.links.push_back({multi, 2, Rate::from_gbps(100), Time::from_us(1)});
+  expect_same_as_reference(t, false);
+}
+
+// Memory: the compact table of a k = 16 fat-tree (1,024 hosts, 320 switches) is switches x switches
+// 32-bit set ids, far below the nodes x nodes pairs it replaced (14 MB).
+TEST(Routes, CompactTableGrowsWithSwitchesNotNodes) {
+  FatTreeParams p;
+  p.k = 16;
+  Network net(fat_tree(p), SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
+  ASSERT_TRUE(net.route_table().compact());
+  const size_t nodes = static_cast<size_t>(net.num_nodes());
+  const size_t switches = 320;
+  EXPECT_LE(net.route_table().memory_bytes(), switches * (switches + 1) * 4 + nodes * 16 + 64 * 1024);
+  EXPECT_LE(net.route_table().memory_bytes(), RouteTable::estimate_bytes(switches, nodes, 16));
+  // A fat-tree's equal-cost sets: per switch a handful (all uplinks, one downlink, ...).
+  EXPECT_LT(net.route_table().distinct_port_sets(), 4 * switches);
+}
+
+}  // namespace
+}  // namespace rocesim
