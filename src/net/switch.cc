@@ -122,6 +122,8 @@ void Switch::forward(Packet* p) {
     return;
   }
   p->out_port = static_cast<int16_t>(out);
+  // An ACK/NACK in a data class (nic.ack_priority = "data", switch.acks_in_data_class) is still one.
+  if (agent_ && (p->type == PktType::kAck || p->type == PktType::kNack)) agent_->on_control(*p, out);
   if (ioq_ && p->in_port >= 0) {
     ioq_arrive(p, out);
     return;
