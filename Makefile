@@ -6,7 +6,7 @@ DEMO_GRID ?= scheme=dcqcn,none load=0.3,0.6
 DEMO_OUT  ?= runs/demo_sweep
 DIR       ?= $(DEMO_OUT)
 
-.PHONY: all setup build run report reproduce test test-sanitize fuzz bench clean format
+.PHONY: all setup build build-rocesim run report reproduce test test-sanitize fuzz bench clean format
 
 all: build
 
@@ -17,7 +17,13 @@ build: setup
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
-run: build
+# Only the rocesim program (not the tests and benchmarks `make build` adds): what the demo, the report and
+# the reproduction need.
+build-rocesim: setup
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS) --target rocesim
+
+run: build-rocesim
 	$(BUILD)/rocesim sweep demo_sweep --grid $(DEMO_GRID) -j $(JOBS) -o $(DEMO_OUT) --force
 	@$(BUILD)/rocesim report $(DEMO_OUT)
 
@@ -25,11 +31,11 @@ run: build
 # claims beside our numbers (runs/reproduce-SCALE/report.html) and docs/REPRODUCTION.md regenerated.
 PAPER ?= all
 SCALE ?= quick
-reproduce: build
+reproduce: build-rocesim
 	$(BUILD)/rocesim reproduce $(PAPER) --scale $(SCALE) -j $(JOBS)
 
 # make report DIR=<run or sweep directory>  (default: the demo sweep)
-report: build
+report: build-rocesim
 	@$(BUILD)/rocesim report $(DIR)
 
 test: build

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -165,7 +166,13 @@ void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
 const BadCase kBadCases[] = {
     // TOML and scenario schema
     {"SyntaxError", "syntax_error.toml", "", "syntax_error.toml", 4, "TOML syntax error", Mode::kValidateAndRun, nullptr},
-    {"UnknownTopLevelKey", "unknown_top_key.toml", "", "unknown_top_key.toml", 3, "unknown key 'seeed'", Mode::kValidate, "valid here"},
+    {"UnknownTopLevelKey", "unknown_top_key.toml", "", "unknown_top_key.toml", 3, "unknown key 'seeed'", Mode::kValidate, "did you mean 'seed'"},
+    // A misspelling is the first error, before what its default causes, with a suggestion (issue 23).
+    {"MisspelledTableFirst", "misspelled_table.toml", "", "misspelled_table.toml", 5, "unknown table 'topolgy'", Mode::kValidateAndRun, "did you mean 'topology'"},
+    {"MisspelledKeyFirst", "misspelled_key_first.toml", "", "misspelled_key_first.toml", 8, "unknown key 'topology.hosts_per_lef'", Mode::kValidateAndRun, "did you mean 'hosts_per_leaf'"},
+    {"MisspelledPattern", "misspelled_pattern.toml", "", "misspelled_pattern.toml", 10, "'alltoall' is not one of", Mode::kValidate, "did you mean 'all_to_all'"},
+    {"MisspelledSchemeTable", "valid_base.toml", "--set cc.dctpc.g=0.1", "--set cc.dctpc.g", 0, "unknown table 'cc.dctpc'", Mode::kValidate, "did you mean 'dctcp'"},
+    {"SetArrayOfTablesWithoutIndex", "traffic_base.toml", "--set traffic.load=0.5", "--set traffic.load=0.5", 0, "'traffic' is an array of tables", Mode::kValidateAndRun, "--set traffic[0].load=0.5"},
     {"UnknownSwitchKey", "unknown_switch_key.toml", "", "unknown_switch_key.toml", 8, "unknown key 'switch.bufer_bytes'", Mode::kValidateAndRun, "buffer_bytes"},
     {"WrongTypeStringForInteger", "wrong_type.toml", "", "wrong_type.toml", 8, "switch.buffer_bytes: expected an integer", Mode::kValidate, nullptr},
     {"WrongTypeStringForNumber", "wrong_type_duration.toml", "", "wrong_type_duration.toml", 3, "duration_ms: expected a number", Mode::kValidate, nullptr},
@@ -199,10 +206,12 @@ const BadCase kBadCases[] = {
     {"TopoFileBadDelay", "topo_bad_delay.toml", "", "topo_bad_delay.txt", 5, "expected a delay like 1000ns", Mode::kValidate, "'1usec'"},
     {"TopoFileSwitchIdCount", "topo_switch_count.toml", "", "topo_switch_count.txt", 2, "expected 2 switch ids", Mode::kValidate, nullptr},
     {"TopoFileMissing", "topo_missing_file.toml", "", "no_such_topology.txt", 0, "cannot open topology file", Mode::kValidate, nullptr},
-    // ns-3 flow files ([flow_file]): read while running
-    {"FlowFileTooFewLines", "flows_too_few.toml", "", "flows_too_few.txt", 3, "file ends after 2 of 3 flows", Mode::kRun, nullptr},
-    {"FlowFileUnsortedStarts", "flows_unsorted.toml", "", "flows_unsorted.txt", 3, "start times not sorted", Mode::kRun, nullptr},
-    {"FlowFileSrcIsSwitch", "flows_src_switch.toml", "", "flows_src_switch.txt", 3, "src node 4 is not a host", Mode::kRun, nullptr},
+    // ns-3 flow files ([flow_file]): read while running, and whole by validate
+    {"FlowFileTooFewLines", "flows_too_few.toml", "", "flows_too_few.txt", 3, "file ends after 2 of 3 flows", Mode::kValidateAndRun, nullptr},
+    {"FlowFileUnsortedStarts", "flows_unsorted.toml", "", "flows_unsorted.txt", 3, "start times not sorted", Mode::kValidateAndRun, nullptr},
+    {"FlowFileSrcIsSwitch", "flows_src_switch.toml", "", "flows_src_switch.txt", 3, "src node 4 is not a host", Mode::kValidateAndRun, nullptr},
+    {"FlowFileMissing", "flows_missing_file.toml", "", "no_such_flows.txt", 0, "cannot open", Mode::kValidateAndRun, nullptr},
+    {"FlowFileStartsAfterTheEnd", "flows_after_end.toml", "", "flows_after_end.toml", 0, "no flow starts before the end of the run", Mode::kValidateAndRun, "set duration_ms above 2000"},
     // --set overrides (applied to a valid scenario): the message names the override, not the file
     {"SetWithoutEquals", "valid_base.toml", "--set seed", "--set seed", 0, "expected key=value", Mode::kValidateAndRun, nullptr},
     {"SetEmptyKey", "valid_base.toml", "--set =5", "--set =5", 0, "expected key=value", Mode::kValidate, nullptr},
@@ -494,6 +503,184 @@ TEST_F(CliTest, ListWorkloadsAndHelp) {
   EXPECT_EQ(rh.code, 0) << rh.describe();
   for (const char* opt : {"--set", "--fct-format", "--force", "--out"})
     EXPECT_NE(rh.out.find(opt), std::string::npos) << "run --help does not mention " << opt << ":\n" << rh.out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 5. What a new user meets in the first hour (issue 23)
+
+// A 2-host star and an ns-3 topology of it with a lossy link (error rate 0.02 on h0's link).
+void write_lossy_scenario(const fs::path& dir) {
+  std::ofstream(dir / "topo.txt") << "3 1 2\n2\n0 2 100Gbps 1000ns 0.02\n1 2 100Gbps 1000ns 0\n";
+  std::ofstream(dir / "lossy.toml")
+      << "name = \"lossy\"\nduration_ms = 5\n[topology]\nkind = \"file\"\n"
+         "file = \"topo.txt\"\n[switch]\npfc = false\n[[flows]]\nsrc = 0\ndst = 1\n"
+         "size_bytes = 200000\n";
+}
+
+// The run table lists every drop kind of summary.json (it said "data drops: 0" beside "wire": 16).
+TEST_F(CliTest, RunTableListsEveryDropKind) {
+  write_lossy_scenario(tmp_);
+  const fs::path out = tmp_ / "out";
+  const Proc p = rocesim("run " + sh_quote((tmp_ / "lossy.toml").string()) + " -o " + sh_quote(out.string()));
+  ASSERT_TRUE(p.clean_exit() && p.code == 0) << p.describe();
+  const auto j = nlohmann::json::parse(read_file(out / "summary.json"));
+  ASSERT_GT(j["drops"]["wire"].get<uint64_t>(), 0u) << "the lossy link should lose packets";
+  uint64_t total = 0;
+  for (const auto& [kind, n] : j["drops"].items()) {
+    EXPECT_NE(p.out.find(kind + " " + std::to_string(n.get<uint64_t>())), std::string::npos)
+        << kind << " missing from the table:\n"
+        << p.out;
+    total += n.get<uint64_t>();
+  }
+  EXPECT_NE(p.out.find("drops: " + std::to_string(total) + " ("), std::string::npos) << p.out;
+}
+
+// A scheme runs on its own switch settings unless the scenario sets them, and scenario.resolved.toml says
+// so: DCTCP's step marking at K, where it used to get DCQCN's RED (400 KB / 1.6 MB, pmax 0.2).
+TEST_F(CliTest, SchemeSwitchDefaultsAreAppliedAndShown) {
+  const std::string scenario = sh_quote(kCliDir + "/small_websearch.toml");
+  struct Case {
+    std::string sets;
+    int64_t kmin, kmax;
+    double pmax;
+    bool ecn;
+    const char* note;  // in the resolved file's notes (nullptr: no scheme note)
+  };
+  const Case cases[] = {
+      {"--set cc.scheme=dctcp", 300000, 300000, 1.0, true, "# switch: dctcp: step marking at K"},
+      {"--set cc.scheme=dctcp --set switch.kmin_bytes=100000 --set switch.pmax=0.5", 100000, 300000, 0.5,
+       true, "# switch: dctcp"},
+      {"--set cc.scheme=dcqcn", 400000, 1600000, 0.2, true, nullptr},
+      {"--set cc.scheme=hpcc", 400000, 1600000, 0.2, false, "# switch: hpcc: INT stamping"},
+  };
+  for (const Case& c : cases) {
+    const fs::path out = tmp_ / ("out" + std::to_string(&c - cases));
+    const Proc p = rocesim("run " + scenario + " -q " + c.sets + " -o " + sh_quote(out.string()));
+    ASSERT_TRUE(p.clean_exit() && p.code == 0) << c.sets << ": " << p.describe();
+    const std::string text = read_file(out / "scenario.resolved.toml");
+    const toml::table t = toml::parse(text);
+    EXPECT_EQ(t["switch"]["kmin_bytes"].value<int64_t>(), c.kmin) << c.sets << "\n" << text;
+    EXPECT_EQ(t["switch"]["kmax_bytes"].value<int64_t>(), c.kmax) << c.sets << "\n" << text;
+    EXPECT_DOUBLE_EQ(t["switch"]["pmax"].value_or(-1.0), c.pmax) << c.sets << "\n" << text;
+    EXPECT_EQ(t["switch"]["ecn"].value<bool>(), c.ecn) << c.sets << "\n" << text;
+    if (c.note) {
+      EXPECT_NE(text.find(c.note), std::string::npos) << c.sets << "\n" << text;
+    } else {
+      EXPECT_EQ(text.find("# switch:"), std::string::npos) << c.sets << "\n" << text;
+    }
+  }
+}
+
+// Flows after the end of the run: none starting is an error (above, FlowFileStartsAfterTheEnd); some is a
+// warning on stderr and "after_end" in summary.json, from validate and from run.
+TEST_F(CliTest, FlowsAfterTheEndAreWarnedAbout) {
+  std::ofstream(tmp_ / "flows.txt")
+      << "3\n0 1 3 100 10000 0.000001\n2 3 3 100 10000 0.5\n1 2 3 100 10000 0.7\n";
+  std::ofstream(tmp_ / "late.toml")
+      << "name = \"late\"\nduration_ms = 10\n[topology]\nkind = \"file\"\nfile = \"" << kCliDir
+      << "/topo_star4.txt\"\n[flow_file]\npath = \"flows.txt\"\n";
+  const std::string scenario = sh_quote((tmp_ / "late.toml").string());
+  const std::string warning = "2 of 3 flows start after the end of the run at 10 ms (duration_ms)";
+  const Proc v = rocesim("validate " + scenario);
+  ASSERT_TRUE(v.clean_exit() && v.code == 0) << v.describe();
+  EXPECT_NE(v.out.find("warning: " + warning), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("set duration_ms above 700"), std::string::npos) << v.out;
+  const fs::path out = tmp_ / "out";
+  const Proc r = rocesim("run " + scenario + " -o " + sh_quote(out.string()));
+  ASSERT_TRUE(r.clean_exit() && r.code == 0) << r.describe();
+  EXPECT_NE(r.out.find("warning: " + warning), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(read_file(out / "summary.json"));
+  EXPECT_EQ(j["flows"]["started"].get<uint64_t>(), 1u);
+  EXPECT_EQ(j["flows"]["after_end"].get<uint64_t>(), 2u);
+  EXPECT_EQ(j["warnings"].size(), 1u);
+}
+
+// queues.csv: one column per data priority beside their sum.
+TEST_F(CliTest, QueuesCsvHasOneColumnPerPriority) {
+  std::ofstream(tmp_ / "prio.toml") << R"(name = "prio"
+duration_ms = 2
+[topology]
+kind = "star"
+hosts = 4
+[cc]
+scheme = "none"
+[[flows]]
+src = "h0"
+dst = "h3"
+size_bytes = 300000
+priority = 3
+[[flows]]
+src = "h1"
+dst = "h3"
+size_bytes = 300000
+priority = 5
+[monitors]
+queue_ports = ["s0:h3"]
+queue_interval_us = 1
+)";
+  const fs::path out = tmp_ / "out";
+  const Proc p =
+      rocesim("run " + sh_quote((tmp_ / "prio.toml").string()) + " -q -o " + sh_quote(out.string()));
+  ASSERT_TRUE(p.clean_exit() && p.code == 0) << p.describe();
+  const auto rows = lines_of(read_file(out / "queues.csv"));
+  ASSERT_GT(rows.size(), 10u);
+  EXPECT_EQ(rows[0],
+            "time_us,node,port,peer,queue_bytes,prio1_bytes,prio2_bytes,prio3_bytes,prio4_bytes,prio5_bytes,"
+            "prio6_bytes,prio7_bytes");
+  int64_t peak3 = 0, peak5 = 0, other = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto f = fields_of(rows[i], ',');
+    ASSERT_EQ(f.size(), 12u) << rows[i];
+    int64_t sum = 0;
+    for (size_t k = 5; k < 12; ++k) sum += std::stoll(f[k]);
+    EXPECT_EQ(sum, std::stoll(f[4])) << "queue_bytes is the sum of the priorities: " << rows[i];
+    peak3 = std::max<int64_t>(peak3, std::stoll(f[7]));
+    peak5 = std::max<int64_t>(peak5, std::stoll(f[9]));
+    for (size_t k : {5, 6, 8, 10, 11}) other += std::stoll(f[k]);
+  }
+  EXPECT_GT(peak3, 0);
+  EXPECT_GT(peak5, 0);
+  EXPECT_EQ(other, 0);
+}
+
+// validate refuses, as run does, a network that cannot fit in memory, and says what it needs (a k = 48
+// fat-tree passed validate and ran out of memory).
+TEST_F(CliTest, ValidateEstimatesTheMemoryOfTheNetwork) {
+  std::ofstream(tmp_ / "ft.toml") << "name = \"ft\"\n[topology]\nkind = \"fat_tree\"\nk = 64\n"
+                                     "[[traffic]]\nworkload = \"websearch\"\n";
+  const Proc p = rocesim("validate " + sh_quote((tmp_ / "ft.toml").string()));
+  ASSERT_TRUE(p.clean_exit()) << p.describe();
+  if (p.code == 0) {  // a machine with more than the estimate available
+    const size_t at = p.out.find(", about ");
+    ASSERT_NE(at, std::string::npos) << p.out;
+    EXPECT_GT(std::stod(p.out.substr(at + 8)), 60.0) << "GB for 70,656 nodes: " << p.out;
+  } else {
+    EXPECT_EQ(p.code, 1) << p.describe();
+    EXPECT_NE(p.out.find("this run needs at least"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("70656 nodes: the routing tables alone take"), std::string::npos) << p.out;
+  }
+  const Proc small = rocesim("validate " + sh_quote(kBadDir + "/valid_base.toml"));
+  EXPECT_NE(small.out.find(" KB of memory before the first event)"), std::string::npos) << small.out;
+}
+
+// `make run` builds the rocesim program only (it built every test and benchmark first: 14.6 min).
+TEST_F(CliTest, MakeRunBuildsOnlyTheProgram) {
+  if (std::system("command -v make >/dev/null 2>&1") != 0) GTEST_SKIP() << "make is not installed";
+  const std::string src = fs::path(ROCESIM_TEST_DIR).parent_path().string();
+  FILE* f = popen(
+      ("make -n -C " + sh_quote(src) + " run BUILD=" + sh_quote((tmp_ / "b").string()) + " 2>&1").c_str(),
+      "r");
+  ASSERT_NE(f, nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  pclose(f);
+  std::vector<std::string> builds;
+  for (const auto& l : lines_of(out))
+    if (l.find("cmake --build") != std::string::npos) builds.push_back(l);
+  ASSERT_EQ(builds.size(), 1u) << out;
+  EXPECT_NE(builds[0].find("--target rocesim"), std::string::npos) << builds[0];
+  EXPECT_NE(out.find("sweep demo_sweep"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -603,4 +603,30 @@ TEST(HpccCli, AMalformedConfigIsRejectedWithItsLine) {
   EXPECT_FALSE(fs::exists(tmp.path() / "out"));
 }
 
+// --hpcc-config writes fct.txt where the config says: an existing file there that rocesim did not write
+// (the ns-3 simulator's own output) is refused unless --force; rocesim's own is replaced.
+TEST(HpccCli, RefusesToOverwriteAnFctTxtItDidNotWrite) {
+  Tmp tmp;
+  fs::create_directories(tmp.path() / "mix");
+  for (const char* f : {"topology.txt", "flow.txt", "config.txt"})
+    fs::copy_file(kData + "/mix/" + f, tmp.path() / "mix" / f);
+  const fs::path fct = tmp.path() / "mix" / "fct_topology_flow_dcqcn.txt";
+  std::ofstream(fct) << "ns-3 output\n";
+  const Cli refused = run_cli(tmp.path(), "run --hpcc-config mix/config.txt -q");
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("mix/config.txt: " + fct.lexically_normal().string() +
+                             " exists and was not written by rocesim"),
+            std::string::npos)
+      << refused.out;
+  EXPECT_NE(refused.out.find("--force"), std::string::npos) << refused.out;
+  EXPECT_EQ(slurp(fct), "ns-3 output\n");
+  const Cli forced = run_cli(tmp.path(), "run --hpcc-config mix/config.txt -q --force");
+  ASSERT_EQ(forced.code, 0) << forced.out;
+  EXPECT_EQ(rows_of(slurp(fct)).size(), 6u);
+  EXPECT_TRUE(fs::exists(fct.string() + ".rocesim"));
+  // rocesim's own output is replaced without --force.
+  const Cli again = run_cli(tmp.path(), "run --hpcc-config mix/config.txt -q");
+  EXPECT_EQ(again.code, 0) << again.out;
+}
+
 }  // namespace

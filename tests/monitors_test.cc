@@ -225,9 +225,12 @@ TEST(Monitors, QueueGrowsAtTheRateDifference) {
   std::ostringstream csv;
   r->mon->write_queues_csv(csv);
   const auto rows = read_csv(csv.str());
-  ASSERT_EQ(rows[0], (std::vector<std::string>{"time_us", "node", "port", "peer", "queue_bytes"}));
-  EXPECT_EQ(rows[3],
-            (std::vector<std::string>{"20.000000", "s0", "1", "s1", std::to_string(at[20'000'000])}));
+  ASSERT_EQ(rows[0], (std::vector<std::string>{"time_us", "node", "port", "peer", "queue_bytes", "prio1_bytes",
+                                                "prio2_bytes", "prio3_bytes", "prio4_bytes", "prio5_bytes",
+                                                "prio6_bytes", "prio7_bytes"}));
+  // The flow is in the default data class, priority 3: all of the queue.
+  const std::string q20 = std::to_string(at[20'000'000]);
+  EXPECT_EQ(rows[3], (std::vector<std::string>{"20.000000", "s0", "1", "s1", q20, "0", "0", q20, "0", "0", "0", "0"}));
   EXPECT_EQ(rows.size(), times.size() + 1);
   // summary.json's monitors section: the sampled peak, and the true peak (PortStats) above it.
   Bytes peak = 0;

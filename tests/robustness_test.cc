@@ -253,8 +253,8 @@ TEST(FuzzRegressions, Cdf) { EXPECT_GT(replay("cdf", &fuzz::cdf), 0u); }
 TEST(ResourceLimits, RunThatCannotFitIsRefusedBeforeItStarts) {
   Scenario s;
   s.name = "huge";
-  s.topo.num_nodes = 400'000;  // a 400k-node routing table: 1.3 TB
-  s.topo.is_switch.assign(s.topo.num_nodes, false);
+  s.topo.num_nodes = 600'000;  // 600k switches: a 600k x 600k routing table, 1.4 TB
+  s.topo.is_switch.assign(s.topo.num_nodes, true);
   EXPECT_GT(estimate_run_memory_bytes(s), int64_t{1'000'000'000'000});
   ASSERT_GT(available_memory_bytes(), 0);
   try {

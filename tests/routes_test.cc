@@ -87,7 +87,7 @@ TEST(Routes, CompactTableGrowsWithSwitchesNotNodes) {
   const size_t nodes = static_cast<size_t>(net.num_nodes());
   const size_t switches = 320;
   EXPECT_LE(net.route_table().memory_bytes(), switches * (switches + 1) * 4 + nodes * 16 + 64 * 1024);
-  EXPECT_LE(net.route_table().memory_bytes(), RouteTable::estimate_bytes(switches, nodes, 16));
+  EXPECT_LE(net.route_table().memory_bytes(), RouteTable::estimate_bytes(switches, nodes, 16, true));
   // A fat-tree's equal-cost sets: per switch a handful (all uplinks, one downlink, ...).
   EXPECT_LT(net.route_table().distinct_port_sets(), 4 * switches);
 }

@@ -426,19 +426,30 @@ TEST_F(SweepRun, RunsEveryPointAndWritesTidyResults) {
     EXPECT_EQ(j["seed"].get<uint64_t>(), r.back() == '1' ? 1u : 2u) << r;
   }
 
-  // results.csv: one row per run x bucket plus one "all" row per run, grid values as columns.
-  const auto rows = read_csv(out_ / "results.csv");
+  // results.csv: one row per run x bucket plus one "all" row per run, grid values as columns, then one
+  // row per traffic class with finished flows (class column; bucket "all").
+  const auto all_rows_csv = read_csv(out_ / "results.csv");
+  std::vector<std::map<std::string, std::string>> rows, class_rows;
+  for (const auto& r : all_rows_csv) (r.at("class") == "all" ? rows : class_rows).push_back(r);
   const auto j0 = nlohmann::json::parse(read_file(out_ / kRuns[0] / "summary.json"));
   const size_t buckets = j0["fct"]["buckets"].size();
   ASSERT_GT(buckets, 0u);
   ASSERT_EQ(rows.size(), 4 * (buckets + 1));
+  ASSERT_EQ(class_rows.size(), 4 * 2u) << "default (hadoop) and incast in each run";
+  for (const auto& r : class_rows) {
+    EXPECT_EQ(r.at("bucket"), "all");
+    const auto j = nlohmann::json::parse(read_file(out_ / r.at("run") / "summary.json"));
+    const auto& c = j["fct"]["classes"][r.at("class")];
+    EXPECT_EQ(std::stoull(r.at("count")), c["count"].get<uint64_t>()) << r.at("run") << " " << r.at("class");
+    EXPECT_DOUBLE_EQ(std::stod(r.at("slowdown_p99")), c["slowdown"]["p99"].get<double>());
+  }
   std::map<std::string, int> per_run, all_rows;
   for (const auto& r : rows) {
     for (const char* col :
-         {"scheme",       "seed",         "load",         "run",           "bucket",      "count",
-          "fct_avg_us",   "fct_p50_us",   "fct_p95_us",   "fct_p99_us",    "fct_p999_us", "slowdown_avg",
-          "slowdown_p50", "slowdown_p95", "slowdown_p99", "slowdown_p999", "pauses",      "paused_time_us",
-          "cnps",         "drops",        "wall_seconds"})
+         {"scheme",         "seed",         "load",         "run",          "bucket",        "class",
+          "count",          "fct_avg_us",   "fct_p50_us",   "fct_p95_us",   "fct_p99_us",    "fct_p999_us",
+          "slowdown_avg",   "slowdown_p50", "slowdown_p95", "slowdown_p99", "slowdown_p999", "pauses",
+          "paused_time_us", "cnps",         "drops",        "wall_seconds"})
       EXPECT_TRUE(r.count(col)) << col;
     EXPECT_EQ(r.at("run"), "scheme=" + r.at("scheme") + ",seed=" + r.at("seed"));
     EXPECT_EQ(r.at("load"), "0.5");  // not a grid key: read from the run's resolved scenario
@@ -508,6 +519,21 @@ TEST_F(SweepRun, ResumesSkippingCompleteRunsAndRedoesADeletedOne) {
   const Proc forced = sweep({"--force"});
   ASSERT_EQ(forced.code(), 0) << forced.describe();
   EXPECT_EQ(count(forced.out, " done in "), 4u) << forced.out;
+}
+
+// A run a check stopped (exit 3, "stopped" in summary.json) is not complete: a resumed sweep runs it again
+// (it was skipped as complete), and results.csv leaves it out.
+TEST_F(SweepRun, ResumeRedoesARunStoppedByACheck) {
+  ASSERT_EQ(sweep().code(), 0);
+  const fs::path summary = out_ / kRuns[1] / "summary.json";
+  auto j = nlohmann::json::parse(read_file(summary));
+  j["stopped"] = {{"reason", "deadlock"}, {"time_us", 1.0}, {"message", "a PFC cycle"}};
+  write_file(summary, j.dump(2));
+  const Proc again = sweep();
+  ASSERT_EQ(again.code(), 0) << again.describe();
+  EXPECT_EQ(count(again.out, "skipped (already complete)"), 3u) << again.out;
+  EXPECT_NE(again.out.find(kRuns[1] + " done in"), std::string::npos) << again.out;
+  EXPECT_FALSE(nlohmann::json::parse(read_file(summary)).contains("stopped"));
 }
 
 TEST_F(SweepRun, AFailingGridValueIsReportedAndTheOthersFinish) {

@@ -8,6 +8,7 @@ several seeds (pooled), and a grid axis other than scheme/load/seed (part of the
 
 import csv
 import json
+import math
 import os
 import shutil
 import sys
@@ -35,29 +36,53 @@ def dist(values):
             "p999": rp.nearest_rank(v, 0.999)}
 
 
-def make_run(d, scheme, seed, load, flows_csv=True, pauses=0):
-    """A run directory with summary.json and flows.csv of synthetic flows (no monitor files)."""
+CLASSES = ("incast", "background")
+
+
+def make_run(d, scheme, seed, load, flows_csv=True, pauses=0, classes=False, monitors=False, min_size=1000):
+    """A run directory with summary.json and flows.csv of synthetic flows; with `classes` every other flow
+    is "incast" (else all "default"); with `monitors` also rates.csv and queues.csv."""
     os.makedirs(d)
     rng = np.random.default_rng(seed)
-    sizes = np.exp(rng.uniform(np.log(1000), np.log(5e6), 400)).astype(int)
+    sizes = np.exp(rng.uniform(np.log(min_size), np.log(5e6), 400)).astype(int)
     sd = 1 + rng.exponential(0.5 + load * (3 if scheme == "none" else 1), sizes.size)
     fct = sizes * 8 / 100e3 * sd + 2
+    cls = [CLASSES[i % 2] if classes else "default" for i in range(sizes.size)]
     if flows_csv:
         with open(os.path.join(d, "flows.csv"), "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["id", "src", "dst", "size_bytes", "start_us", "finish_us", "fct_us", "ideal_fct_us",
                         "slowdown", "class"])
             for i, (s, t, x) in enumerate(zip(sizes, fct, sd)):
-                w.writerow([i, i % 8, (i + 1) % 8, s, 0, t, t, t / x, x, "default"])
+                w.writerow([i, i % 8, (i + 1) % 8, s, 0, t, t, t / x, x, cls[i]])
+    if monitors:
+        with open(os.path.join(d, "rates.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["time_us", "kind", "id", "gbps"])
+            for fid in range(3):
+                for t in range(50):
+                    w.writerow([f"{t * 10:.6f}", "flow", fid, 50 + 10 * math.sin(t / 5 + fid)])
+        with open(os.path.join(d, "queues.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["time_us", "node", "port", "peer", "queue_bytes"] + [f"prio{p}_bytes" for p in range(1, 8)])
+            for t in range(50):
+                q = 1000 * (t % 20)
+                w.writerow([f"{t * 10:.6f}", "s0", 1, "h1", q, 0, 0, q, 0, 0, 0, 0])
     buckets = []
     for label, lo, hi in BUCKETS:
         m = (sizes >= lo) & (sizes <= hi)
+        empty = {"avg": 0, "count": 0, "max": 0, "p50": 0, "p95": 0, "p99": 0, "p999": 0}
         buckets.append({"label": label, "min_bytes": lo, "max_bytes": hi, "count": int(m.sum()),
-                        "fct_us": dist(fct[m]), "slowdown": dist(sd[m])})
+                        "fct_us": dist(fct[m]) if m.any() else empty,
+                        "slowdown": dist(sd[m]) if m.any() else empty})
     summary = {"scheme": scheme, "seed": seed, "scenario": "synthetic", "simulated_time_ms": 5.0,
                "complete": True,
                "flows": {"started": 400, "finished": 400, "unfinished": 0},
-               "fct": {"buckets": buckets, "count": 400, "fct_us": dist(fct), "slowdown": dist(sd)},
+               "fct": {"buckets": buckets, "count": 400, "fct_us": dist(fct), "slowdown": dist(sd),
+                       "classes": {c: {"count": int(sum(1 for k in cls if k == c)),
+                                       "fct_us": dist(fct[np.array(cls) == c]),
+                                       "slowdown": dist(sd[np.array(cls) == c])}
+                                   for c in (CLASSES if classes else ("default",))}},
                "pfc": {"pauses_sent": pauses, "paused_time_us": pauses * 3.0, "ports": []},
                "cnp": {"sent_by_receivers": 0, "sent_by_switches": 0}, "drops": {"data_buffer": 0},
                "performance": {"wall_seconds": 0.5}}
@@ -66,17 +91,19 @@ def make_run(d, scheme, seed, load, flows_csv=True, pauses=0):
     return summary
 
 
-def make_sweep(d, flows_csv=True, buffers=("16MB",)):
-    """A sweep over scheme x load x seed (x buffer when given several), results.csv as rocesim writes it."""
+def make_sweep(d, flows_csv=True, buffers=("16MB",), grid=None, **run_opts):
+    """A sweep over scheme x load x seed (x buffer when given several; or `grid`), results.csv as rocesim
+    writes it (with per-class rows when run_opts has classes)."""
     os.makedirs(d)
-    grid = [("scheme", ["dcqcn", "none"]), ("load", ["0.3", "0.6"]), ("seed", ["1", "2"])]
-    if len(buffers) > 1:
-        grid.insert(1, ("switch.buffer", list(buffers)))
+    if grid is None:
+        grid = [("scheme", ["dcqcn", "none"]), ("load", ["0.3", "0.6"]), ("seed", ["1", "2"])]
+        if len(buffers) > 1:
+            grid.insert(1, ("switch.buffer", list(buffers)))
     keys = [k for k, _ in grid]
     points = [[]]
     for _, vals in grid:
         points = [p + [v] for p in points for v in vals]
-    head = keys + ["run", "bucket", "min_bytes", "max_bytes", "count", "fct_avg_us", "fct_p50_us",
+    head = keys + ["run", "bucket", "class", "min_bytes", "max_bytes", "count", "fct_avg_us", "fct_p50_us",
                    "fct_p95_us", "fct_p99_us", "fct_p999_us", "slowdown_avg", "slowdown_p50", "slowdown_p95",
                    "slowdown_p99",
                    "slowdown_p999", "flows_started", "flows_finished", "complete", "simulated_ms", "pauses",
@@ -85,11 +112,14 @@ def make_sweep(d, flows_csv=True, buffers=("16MB",)):
     for p in points:
         v = dict(zip(keys, p))
         name = ",".join(f"{k}={x}" for k, x in zip(keys, p))
-        j = make_run(os.path.join(d, name), v["scheme"], int(v["seed"]), float(v["load"]), flows_csv,
-                     pauses=100 if v["scheme"] == "none" else 0)
-        for b in j["fct"]["buckets"] + [dict(j["fct"], label="all")]:
+        j = make_run(os.path.join(d, name), v["scheme"], int(v.get("seed", 1)), float(v["load"]), flows_csv,
+                     pauses=100 if v["scheme"] == "none" else 0, **run_opts)
+        classes = j["fct"]["classes"]
+        for b in j["fct"]["buckets"] + [dict(j["fct"], label="all")] + (
+                [dict(c, label="all", cls=k) for k, c in classes.items()] if len(classes) > 1 else []):
             f, s = b["fct_us"], b["slowdown"]
-            rows.append(p + [name, b["label"], b.get("min_bytes", ""), b.get("max_bytes", ""), b["count"],
+            rows.append(p + [name, b["label"], b.get("cls", "all"), b.get("min_bytes", ""), b.get("max_bytes", ""),
+                             b["count"],
                              f["avg"], f["p50"], f["p95"], f["p99"], f["p999"], s["avg"], s["p50"], s["p95"],
                              s["p99"], s["p999"], 400, 400, 1, 5.0, j["pfc"]["pauses_sent"],
                              j["pfc"]["paused_time_us"], 0, 0.5, 0, 0])
@@ -217,6 +247,44 @@ class Reports(unittest.TestCase):
         ts = [f for f in figs if f.title == "Rates and queue over time"]
         self.assertEqual(len(ts), 1, self.titles(figs))
         self.assertNotIn("egress", ts[0].caption)
+
+    def test_three_key_sweep_figures_stay_readable(self):
+        """scheme x buffer x xoff (x load): every figure at most ~1,600 px wide (the timeseries was 4,214 px),
+        one figure against each numeric key, per-class figures, and no empty size bucket drawn."""
+        d = os.path.join(self.tmp, "sweep")
+        grid = [("scheme", ["dcqcn", "dctcp", "none"]), ("switch.buffer_bytes", ["4000000", "16000000", "32000000"]),
+                ("switch.xoff_bytes", ["100000", "300000"]), ("load", ["0.3", "0.6"])]
+        make_sweep(d, grid=grid, classes=True, monitors=True, min_size=20000)
+        out, figs = report.write_report(d)
+        t = self.titles(figs)
+        self.assertIn("FCT against switch.buffer_bytes", t)
+        self.assertIn("FCT against switch.xoff_bytes", t)
+        self.assertIn("Slowdown per traffic class", t)
+        self.assertTrue(any(x.startswith("Rates and queue over time") for x in t), t)
+        for f in figs:
+            h, w = rp.plt.imread(f.path).shape[:2]
+            self.assertLessEqual(w, 1700, f"{f.title}: {w} px wide")
+            self.assertLessEqual(h, 2600, f"{f.title}: {h} px high")
+        ts = [f for f in figs if f.title.startswith("Rates")][0]
+        self.assertIn("The first 8 runs; 10 more are left out", ts.caption)
+        sw = rp.Sweep(d)
+        self.assertEqual(sw.classes, list(CLASSES))
+        self.assertNotIn("class", [r.get("class") for r in sw.rows if r.get("class") != "all"])
+        self.assertEqual(len(sw.all_rows), 36)  # class rows are not runs
+        # The smallest bucket holds no flow in any run (sizes from 20 KB): not drawn.
+        self.assertEqual(rp.nonempty_buckets(sw), ["10KB-100KB", "100KB+"])
+        page = read(out)
+        self.assertIn("Per traffic class", page)
+        self.assertIn("incast", page)
+
+    def test_run_with_classes_has_a_per_class_table_and_figure(self):
+        d = os.path.join(self.tmp, "run")
+        make_run(d, "dcqcn", 1, 0.5, classes=True)
+        out, figs = report.write_report(d)
+        self.assertIn("FCT slowdown vs flow size per class", self.titles(figs))
+        page = read(out)
+        self.assertIn("Flow completion times by class", page)
+        self.assertIn("background", page)
 
 
 if __name__ == "__main__":

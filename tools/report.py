@@ -145,6 +145,21 @@ def sweep_sections(d):
     runs = table(grid + [c for c, _ in run_cols], run_rows,
                  [False] * len(grid) + [False, False] + [True] * (len(run_cols) - 2))
 
+    # Per traffic class (results.csv class rows), by series and load, mean over seeds.
+    class_table = ""
+    if sw.class_rows:
+        cgroups = {}
+        for r in sw.class_rows:
+            cgroups.setdefault((r["class"], sw.series_of(r), r.get("load", "")), []).append(r)
+        corder = sorted(cgroups, key=lambda k: (sw.classes.index(k[0]), sw.series.index(k[1]) if k[1] in sw.series
+                                                else 0, rp.load_key(k[2])))
+        ccols = [("flows", "count"), ("FCT avg (µs)", "fct_avg_us"), ("FCT p99 (µs)", "fct_p99_us"),
+                 ("slowdown p50", "slowdown_p50"), ("slowdown p99", "slowdown_p99"),
+                 ("slowdown p99.9", "slowdown_p999")]
+        crows = [[k[0], k[1], k[2]] + [mean(r[c] for r in cgroups[k]) for _, c in ccols] for k in corder]
+        class_table = table(["class", "scheme", "load"] + [c for c, _ in ccols], crows,
+                            [False] * 3 + [True] * len(ccols))
+
     figs = rp.figures_for_sweep(d, os.path.join(d, "figures"))
     body = [f'<p class="meta">{" &middot; ".join(meta)}</p>']
     if missing:
@@ -153,6 +168,8 @@ def sweep_sections(d):
     body.append('<nav><a href="#summary">Summary</a><a href="#figures">Figures</a>'
                 '<a href="#runs">Runs</a></nav>')
     body.append('<h2 id="summary">Summary by scheme and load (mean over seeds)</h2>\n' + summary)
+    if class_table:
+        body.append('<h2 id="classes">Per traffic class (mean over seeds)</h2>\n' + class_table)
     body.append('<h2 id="figures">Figures</h2>\n' + figures_html(figs))
     body.append('<h2 id="runs">Runs</h2>\n<p class="meta">One row per run directory (results.csv, bucket '
                 '"all"); FCT and slowdown over every finished flow.</p>\n' + runs)
@@ -180,6 +197,17 @@ def run_sections(d):
     buckets = table(["flow size", "flows", "FCT avg (\u00b5s)", "FCT p50 (\u00b5s)", "FCT p99 (\u00b5s)",
                      "FCT p99.9 (\u00b5s)", "slowdown avg", "slowdown p50", "slowdown p99", "slowdown p99.9"],
                     rows, [False] + [True] * 9)
+    classes = fct.get("classes", {})
+    class_rows = []
+    for label, c in classes.items():
+        if not c.get("count"):
+            continue
+        f, s = c.get("fct_us", {}), c.get("slowdown", {})
+        class_rows.append([label, c.get("count"), f.get("avg"), f.get("p50"), f.get("p99"), s.get("avg"),
+                           s.get("p50"), s.get("p99"), s.get("p999")])
+    by_class = table(["class", "flows", "FCT avg (µs)", "FCT p50 (µs)", "FCT p99 (µs)", "slowdown avg",
+                      "slowdown p50", "slowdown p99", "slowdown p99.9"], class_rows,
+                     [False] + [True] * 8) if len(classes) > 1 else ""
     pfc, cnp, drops, tr, perf = (j.get(k, {}) for k in ("pfc", "cnp", "drops", "transport", "performance"))
     counters = [
         ["PFC PAUSE frames sent", pfc.get("pauses_sent")],
@@ -188,6 +216,8 @@ def run_sections(d):
         ["CNPs sent by switches", cnp.get("sent_by_switches")],
         ["data packets dropped (buffer)", drops.get("data_buffer")],
         ["control packets dropped (buffer)", drops.get("control_buffer")],
+        ["packets lost on the wire (link error rate)", drops.get("wire")],
+        ["unroutable packets", drops.get("unroutable")],
         ["retransmitted packets", tr.get("retransmitted_packets")],
         ["timeouts", tr.get("timeouts")],
         ["peak switch buffer (bytes)", j.get("switch", {}).get("max_buffer_bytes")],
@@ -201,6 +231,8 @@ def run_sections(d):
         body.append('<p class="warn">The run reached its time limit before every flow finished; '
                     "unfinished flows are not in the statistics.</p>")
     body.append('<h2 id="summary">Flow completion times by flow size</h2>\n' + buckets)
+    if by_class:
+        body.append('<h2 id="classes">Flow completion times by class</h2>\n' + by_class)
     body.append("<h2>Counters</h2>\n" + table(["counter", "value"], counters, [False, True]))
     body.append('<h2 id="figures">Figures</h2>\n' + figures_html(figs))
     return f"run {os.path.basename(os.path.abspath(d))}", "\n".join(body), figs

@@ -11,7 +11,13 @@ writes the PNGs (default DIR/figures/) and prints their paths. Figures whose dat
   fct_vs_load        average and p99 FCT vs load per scheme, mean over seeds with min/max bars (sweeps
                      with two or more loads)
   timeseries         per-flow goodput and the busiest queue over time, one column per scheme (rates.csv,
-                     queues.csv, and input_queues.csv in a row of its own, from [monitors])
+                     queues.csv, and input_queues.csv in a row of its own, from [monitors]); at most
+                     MAX_COLS columns, further runs wrap into more rows (at most MAX_RUNS runs)
+  vs_KEY             p99 slowdown and average FCT against each numeric grid key other than load and seed
+                     (buffer size, Xoff, a scheme parameter), one line per scheme, one panel per value of
+                     the other keys (sweeps)
+  classes            per traffic class (e.g. incast vs background): slowdown vs size for a run; p99 slowdown
+                     per scheme for a sweep (results.csv class rows), one panel per class
   fct_bars           average and p99 FCT (all flows, smallest and largest size bucket) per scheme (sweeps)
   pfc                PFC PAUSE frames and paused time per scheme (summary.json / results.csv)
   buffer_cdf         CDF of switch buffer occupancy per scheme (buffer.csv from [monitors])
@@ -33,6 +39,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
+
+# Small multiples wrap after MAX_COLS panels (figures stay about 1,400 px wide whatever the sweep's shape);
+# a figure shows at most MAX_RUNS runs (its caption says when some are left out).
+MAX_COLS = 3
+MAX_RUNS = 8
 
 # Colours and markers per series, in order of appearance (colour-blind safe: Okabe-Ito).
 COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
@@ -130,6 +141,10 @@ class Sweep:
         if not self.grid and self.rows:  # no manifest: the columns before "run" are the grid
             cols = list(self.rows[0].keys())
             self.grid = cols[: cols.index("run")] if "run" in cols else []
+        # Per-class rows (results.csv "class" column: a class label; "all" or absent: every flow).
+        self.class_rows = [r for r in self.rows if r.get("class", "all") != "all"]
+        self.rows = [r for r in self.rows if r.get("class", "all") == "all"]
+        self.classes = list(OrderedDict.fromkeys(r["class"] for r in self.class_rows))
         self.all_rows = [r for r in self.rows if r.get("bucket") == "all"]
         # A series is a scheme (plus any grid value other than load and seed).
         self.series_keys = [k for k in self.grid if k not in ("load", "seed")]
@@ -420,6 +435,34 @@ FLOW_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
 QUEUE_COLORS = ["#333333", "#D55E00", "#0072B2"]
 
 
+def wrap_label(label, width=40):
+    """A series label on several lines (at its commas) when it is long, for panel titles."""
+    if len(label) <= width:
+        return label
+    lines, cur = [], ""
+    for part in label.split(", "):
+        if cur and len(cur) + 2 + len(part) > width:
+            lines.append(cur + ",")
+            cur = part
+        else:
+            cur = f"{cur}, {part}" if cur else part
+    return "\n".join(lines + [cur])
+
+
+def interleave_schemes(runs):
+    """Runs reordered round robin over their scheme, so that a figure showing the first few shows every
+    scheme."""
+    by = OrderedDict()
+    for r in runs:
+        by.setdefault(r.summary.get("scheme", ""), []).append(r)
+    out = []
+    while any(by.values()):
+        for k in by:
+            if by[k]:
+                out.append(by[k].pop(0))
+    return out
+
+
 def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_shown=3, flows=None, window=None):
     """runs: list of Run (one column each). Row 1: goodput of selected flows (+ monitored port throughput);
     row 2: the monitored egress queues with the highest peaks (over all runs) in the same window; row 3, when
@@ -439,6 +482,8 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
         data.append((run, rates, ports, picked, what))
     if not data:
         return None, ""
+    left_out = len(data) - MAX_RUNS
+    data = data[:MAX_RUNS]
     # A common window: the selected flows' lifetime with a margin, else the whole run.
     t0, t1 = (window[0], window[1]) if window else (math.inf, -math.inf)
     for run, flows, ports, picked, _ in data:
@@ -470,14 +515,24 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
     nrows = int(has_rates) + len(panels)
     if nrows == 0:
         return None, ""
-    ncols = len(data)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(max(6.5, 4.6 * ncols + 1.6), 3.3 * nrows + 0.4),
+    # Small multiples: at most MAX_COLS runs side by side, further runs in further blocks of rows.
+    ncols = min(len(data), MAX_COLS)
+    blocks = -(-len(data) // ncols)
+    fig, grid = plt.subplots(nrows * blocks, ncols, figsize=(max(6.5, 3.6 * ncols + 1.6), 3.0 * nrows * blocks + 0.4),
                              sharex=True, squeeze=False)
+    for i in range(len(data), blocks * ncols):  # empty places of the last block
+        for rr in range(nrows):
+            grid[(blocks - 1) * nrows + rr][i % ncols].set_visible(False)
     rmax = 0.0
-    for c, (run, flows, ports, picked, what) in enumerate(data):
+    rate_axes = []
+    for i, (run, flows, ports, picked, what) in enumerate(data):
+        c = i % ncols
+        axes = grid[(i // ncols) * nrows:(i // ncols + 1) * nrows]
+        last_col = c == ncols - 1 or i == len(data) - 1
         r = 0
         if has_rates:
             ax = axes[r][c]
+            rate_axes.append(ax)
             for j, (fid, src, dst) in enumerate(picked):
                 t, g = flows[fid]
                 rmax = max(rmax, max(g))
@@ -490,10 +545,10 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
                     rmax = max(rmax, float(np.max(np.array(g)[m])))
                 ax.step(t[m] / 1e3, np.array(g)[m], where="post", lw=1.3, color="black", ls="--",
                         label=f"port {pid.replace(':', chr(0x2192))} (wire)")
-            ax.set_title(f"{run.label}{title_suffix}: rates")
+            ax.set_title(wrap_label(f"{run.label}{title_suffix}") + ": rates", fontsize=9)
             if c == 0:
                 ax.set_ylabel("rate (Gb/s)")
-            if c == ncols - 1:
+            if last_col:
                 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
             r += 1
         for kind, queues, shown, qmax, qdiv, qunit in panels:
@@ -503,22 +558,24 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
                 if q:
                     ax.plot(np.array(q[0]) / 1e3, np.array(q[1]) / qdiv,
                             color=QUEUE_COLORS[j % len(QUEUE_COLORS)], lw=1.2, label=f"{kind} {k}")
-            ax.set_title(f"{run.label}{title_suffix}: busiest {'input ' if kind == 'input' else ''}queues")
+            ax.set_title((f"{wrap_label(run.label + title_suffix)}: " if r == 0 else "") +
+                         f"busiest {'input ' if kind == 'input' else ''}queues", fontsize=9)
             if c == 0:
                 ax.set_ylabel(f"{kind} queue ({qunit})")
             ax.set_ylim(0, qmax / qdiv * 1.05 if qmax > 0 else 1)
-            if c == ncols - 1:
+            if last_col:
                 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
             r += 1
         for rr in range(nrows):
             axes[rr][c].set_xlim(window[0] / 1e3, window[1] / 1e3)
         axes[nrows - 1][c].set_xlabel("simulated time (ms)")
-    if has_rates:
-        for c in range(ncols):
-            axes[0][c].set_ylim(0, rmax * 1.05 if rmax > 0 else 1)
+    for ax in rate_axes:
+        ax.set_ylim(0, rmax * 1.05 if rmax > 0 else 1)
     fig.tight_layout()
     desc = data[0][4] or "the selected flows"
     cap = []
+    if left_out > 0:
+        cap.append(f"The first {len(data)} runs; {left_out} more are left out (see the tables).")
     if has_rates:
         dashed = "; dashed: wire throughput of the monitored port" if any(d[2] for d in data) else ""
         cap.append(f"Rates: goodput per rate bin of {desc}{dashed}.")
@@ -539,71 +596,187 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
 def fig_pfc_sweep(sweep, out_dir, name="pfc"):
     if not sweep.all_rows or "pauses" not in sweep.all_rows[0]:
         return None
-    loads = sweep.loads
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.0))
-    width = 0.8 / max(1, len(loads))
-    x = np.arange(len(sweep.series))
-    for j, l in enumerate(loads):
-        for ax, col, div in ((axes[0], "pauses", 1.0), (axes[1], "paused_time_us", 1e3)):
-            vals = []
-            for s in sweep.series:
-                v = [to_float(r[col], 0) / div for r in sweep.all_rows
-                     if sweep.series_of(r) == s and r.get("load") == l]
-                vals.append(np.mean(v) if v else 0)
-            bars = ax.bar(x + (j - (len(loads) - 1) / 2) * width, vals, width * 0.92,
-                          label=load_label(l) or "all", color=COLORS[j % len(COLORS)])
-            ax.bar_label(bars, labels=[f"{v:,.0f}" if v >= 100 else f"{v:.3g}" for v in vals], fontsize=8,
-                         padding=1)
-    axes[0].set_ylabel("PFC PAUSE frames sent (mean over seeds)")
-    axes[0].set_title("PFC PAUSE frames sent, all ports")
-    axes[1].set_ylabel("paused time summed over ports (ms)")
-    axes[1].set_title("Time ports spent paused, all ports")
-    for ax in axes:
-        ax.set_xticks(x)
-        ax.set_xticklabels(sweep.series, rotation=20 if len(sweep.series) > 4 else 0)
-        ax.set_xlabel("scheme")
-        ax.grid(axis="x", visible=False)
-        ax.margins(y=0.12)
-    if len(loads) > 1 or loads[0]:
-        axes[0].legend(frameon=False)
+    panels = (("pauses", 1.0, "PFC PAUSE frames sent (mean over seeds)", "PFC PAUSE frames sent, all ports"),
+              ("paused_time_us", 1e3, "paused time summed over ports (ms)", "Time ports spent paused, all ports"))
+    fig, axes = bar_grid(sweep, len(panels), ncols=2)
+    for ax, (col, div, label, title) in zip(axes, panels):
+        values = [[v / div for v in vals] for vals in means_by_load_and_series(sweep, sweep.all_rows, col, 0.0)]
+        grouped_bars(ax, sweep.series, sweep.loads, values, label)
+        ax.set_title(title, fontsize=10)
+    if len(sweep.loads) > 1 or sweep.loads[0]:
+        axes[0].legend(frameon=False, fontsize=8)
     fig.tight_layout()
     return save(fig, out_dir, name)
 
 
+def bar_labels(ax, bars, vals, nbars, fontsize=7):
+    """Value labels on bars with data, only when there are few enough bars not to overlap."""
+    if nbars > 12:
+        return
+    ax.bar_label(bars, labels=["" if v != v else (f"{v:,.0f}" if v >= 100 else f"{v:.3g}") for v in vals],
+                 fontsize=fontsize, padding=1)
+
+
+# Up to this many series, bars stand side by side; beyond, they lie (series names on the y axis, readable
+# however many there are).
+MAX_VERTICAL_SERIES = 6
+
+
+def bar_grid(sweep, n, ncols=MAX_COLS):
+    """A facet grid for n panels of grouped_bars over the sweep's series and loads."""
+    nbars = len(sweep.series) * max(1, len(sweep.loads))
+    if len(sweep.series) > MAX_VERTICAL_SERIES:
+        return facet_grid(n, width=6.0, height=0.16 * nbars + 1.2, ncols=min(ncols, 2))
+    return facet_grid(n, width=min(4.6, max(3.4, 0.3 * nbars + 1.5)), height=3.6, ncols=ncols)
+
+
+def means_by_load_and_series(sweep, rows, col, missing=float("nan")):
+    """[j][i]: the mean over `rows` (seeds) of column `col` for load j and series i (nan: no row with a
+    value; `missing`: the value of an empty cell)."""
+    out = []
+    for l in sweep.loads:
+        vals = []
+        for s in sweep.series:
+            v = [to_float(r.get(col), missing) for r in rows if sweep.series_of(r) == s and r.get("load") == l]
+            v = [a for a in v if not math.isnan(a)]
+            vals.append(np.mean(v) if v else float("nan"))
+        out.append(vals)
+    return out
+
+
+def grouped_bars(ax, series, loads, values, label):
+    """values[j][i]: series i at loads[j] (nan: no data, no bar). Vertical bars for up to
+    MAX_VERTICAL_SERIES series, horizontal ones beyond."""
+    horizontal = len(series) > MAX_VERTICAL_SERIES
+    width = 0.8 / max(1, len(loads))
+    x = np.arange(len(series))
+    nbars = len(series) * len(loads)
+    for j, l in enumerate(loads):
+        vals = values[j]
+        pos = x + (j - (len(loads) - 1) / 2) * width
+        draw = ax.barh if horizontal else ax.bar
+        bars = draw(pos, np.nan_to_num(vals), width * 0.92, label=load_label(l) or "all",
+                    color=COLORS[j % len(COLORS)])
+        for b, v in zip(bars, vals):
+            if v != v:
+                b.set_visible(False)
+        bar_labels(ax, bars, vals, nbars)
+    if horizontal:
+        ax.set_yticks(x)
+        ax.set_yticklabels(series, fontsize=8)
+        ax.invert_yaxis()
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel(label)
+        ax.margins(x=0.12)
+    else:
+        ax.set_xticks(x)
+        ax.set_xticklabels(series, rotation=30 if len(series) > 3 else 0,
+                           ha="right" if len(series) > 3 else "center", fontsize=8)
+        ax.grid(axis="x", visible=False)
+        ax.set_ylabel(label)
+        ax.margins(y=0.12)
+
+
+def nonempty_buckets(sweep):
+    """The size buckets (results.csv labels, in order) that hold a flow in at least one run."""
+    return list(OrderedDict.fromkeys(r["bucket"] for r in sweep.rows
+                                     if r["bucket"] != "all" and to_float(r.get("count"), 0) > 0))
+
+
 def fig_fct_bars_sweep(sweep, out_dir, name="fct_bars"):
-    """Average and p99 FCT of all flows, and p99 FCT of the smallest and largest size buckets, per scheme."""
+    """Average and p99 FCT of all flows, and p99 FCT of the smallest and largest size buckets that hold
+    flows, per scheme. A scheme and load without data gets no bar (not a zero bar)."""
     if not sweep.all_rows or "fct_avg_us" not in sweep.all_rows[0]:
         return None
-    loads = sweep.loads
-    buckets = [r["bucket"] for r in sweep.rows if r["bucket"] != "all"]
-    order = list(OrderedDict.fromkeys(buckets))
+    order = nonempty_buckets(sweep)
     panels = [("all flows: average FCT", "all", "fct_avg_us"), ("all flows: p99 FCT", "all", "fct_p99_us")]
     if order:
         panels.append((f"smallest flows ({order[0]}): p99 FCT", order[0], "fct_p99_us"))
+    if len(order) > 1:
         panels.append((f"largest flows ({order[-1]}): p99 FCT", order[-1], "fct_p99_us"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.0))
-    width = 0.8 / max(1, len(loads))
-    x = np.arange(len(sweep.series))
-    for ax, (title, bucket, col) in zip(np.atleast_1d(axes), panels):
-        for j, l in enumerate(loads):
-            vals = []
-            for s in sweep.series:
-                v = [to_float(r[col], float("nan")) for r in sweep.rows
-                     if r["bucket"] == bucket and sweep.series_of(r) == s and r.get("load") == l]
-                v = [a for a in v if a == a]
-                vals.append(np.mean(v) if v else 0)
-            bars = ax.bar(x + (j - (len(loads) - 1) / 2) * width, vals, width * 0.92,
-                          label=load_label(l) or "all", color=COLORS[j % len(COLORS)])
-            ax.bar_label(bars, labels=[f"{v:,.0f}" if v >= 100 else f"{v:.3g}" for v in vals], fontsize=7,
-                         padding=1)
+    fig, axes = bar_grid(sweep, len(panels), ncols=4)
+    for ax, (title, bucket, col) in zip(axes, panels):
+        values = means_by_load_and_series(sweep, [r for r in sweep.rows if r["bucket"] == bucket
+                                                  and to_float(r.get("count"), 0) > 0], col)
+        grouped_bars(ax, sweep.series, sweep.loads, values, "FCT (µs, mean over seeds)")
         ax.set_title(title, fontsize=10)
-        ax.set_ylabel("FCT (us, mean over seeds)")
-        ax.set_xticks(x)
-        ax.set_xticklabels(sweep.series, rotation=30 if len(sweep.series) > 3 else 0)
-        ax.grid(axis="x", visible=False)
-        ax.margins(y=0.12)
-    if len(loads) > 1 or loads[0]:
-        np.atleast_1d(axes)[0].legend(frameon=False)
+    if len(sweep.loads) > 1 or sweep.loads[0]:
+        axes[0].legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
+def numeric_values(values):
+    """The values as floats when every one is a number (else None)."""
+    f = [to_float(v) for v in values]
+    return None if any(math.isnan(v) for v in f) else f
+
+
+def facet_grid(n, width=3.8, height=3.2, ncols=MAX_COLS):
+    """A figure of n small multiples, `ncols` per row; returns (fig, flat list of the n axes)."""
+    ncols = min(n, ncols)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols + 0.8, height * nrows + 0.5), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
+def fig_vs_key(sweep, key, out_dir, name):
+    """Metrics against a numeric grid key: p99 slowdown and average FCT of all flows, one line per scheme,
+    one panel per combination of the other grid keys (seed pooled: mean over seeds)."""
+    values = list(OrderedDict.fromkeys(r.get(key, "") for r in sweep.all_rows))
+    xs = numeric_values(values)
+    if xs is None or len(values) < 2:
+        return None
+    order = sorted(range(len(values)), key=lambda i: xs[i])
+    values, xs = [values[i] for i in order], [xs[i] for i in order]
+    scheme_key = "scheme" if "scheme" in sweep.grid else ("cc.scheme" if "cc.scheme" in sweep.grid else None)
+    others = [k for k in sweep.grid if k not in (key, "seed", scheme_key)]
+    facets = list(OrderedDict.fromkeys(tuple(r.get(k, "") for k in others) for r in sweep.all_rows))
+    facets = facets[: MAX_COLS * 4]
+    schemes = scheme_order(r.get(scheme_key or "scheme", "") for r in sweep.all_rows)
+    metrics = (("slowdown_p99", "p99 FCT slowdown"), ("fct_avg_us", "average FCT (µs)"))
+    panels = [(m, f) for f in facets for m in metrics]
+    # The two metrics side by side; two facets per row when there are several.
+    fig, axes = facet_grid(len(panels), width=3.2, ncols=2 if len(facets) == 1 else 4)
+    for ax, ((col, ylabel), facet) in zip(axes, panels):
+        for i, sch in enumerate(schemes):
+            y = []
+            for v in values:
+                vals = [to_float(r.get(col)) for r in sweep.all_rows
+                        if r.get(key) == v and r.get(scheme_key or "scheme", "") == sch
+                        and tuple(r.get(k, "") for k in others) == facet]
+                vals = [a for a in vals if not math.isnan(a)]
+                y.append(np.mean(vals) if vals else np.nan)
+            ax.plot(xs, y, label=sch, lw=1.6, ms=5, **style(i))
+        where = ", ".join(f"{short_key(k)}={v}" for k, v in zip(others, facet))
+        ax.set_title(f"{ylabel}{' (' + where + ')' if where else ''}", fontsize=9)
+        ax.set_xlabel(short_key(key))
+        ax.set_ylabel(ylabel)
+        ax.set_xticks(xs)
+        ax.set_xticklabels([fmt_bytes(x) if key.endswith("_bytes") else f"{x:g}" for x in xs], fontsize=8,
+                           rotation=30 if len(xs) > 5 else 0)
+        ax.set_ylim(bottom=0)
+    axes[0].legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
+def fig_classes_sweep(sweep, out_dir, name="classes"):
+    """Per traffic class (results.csv class rows): p99 and median slowdown per series, one panel per class
+    and metric; bars per load; a class with no finished flow in a run gets no bar."""
+    if not sweep.classes:
+        return None
+    panels = [(c, col, q) for c in sweep.classes for col, q in (("slowdown_p99", "p99"), ("slowdown_p50", "p50"))]
+    fig, axes = bar_grid(sweep, len(panels), ncols=2)
+    for ax, (cls, col, q) in zip(axes, panels):
+        values = means_by_load_and_series(sweep, [r for r in sweep.class_rows if r["class"] == cls], col)
+        grouped_bars(ax, sweep.series, sweep.loads, values, f"{q} FCT slowdown (mean over seeds)")
+        ax.set_title(f"class {cls}: {q} slowdown", fontsize=10)
+    if len(sweep.loads) > 1 or sweep.loads[0]:
+        axes[0].legend(frameon=False, fontsize=8)
     fig.tight_layout()
     return save(fig, out_dir, name)
 
@@ -713,6 +886,18 @@ def figures_for_run(run_dir, out_dir):
                            "Median and 99th-percentile FCT slowdown (FCT divided by the ideal FCT of the "
                            "flow alone on the path) of the flows whose size falls in each bin; bins hold "
                            "equal numbers of flows."))
+    flows = run.flows()
+    classes = list(OrderedDict.fromkeys(flows["class"]))
+    if len(classes) > 1:
+        groups = OrderedDict()
+        for c in classes:
+            m = np.array([k == c for k in flows["class"]])
+            groups[f"class {c}"] = [{k: (v[m] if isinstance(v, np.ndarray) else v) for k, v in flows.items()}]
+        p = fig_slowdown_vs_size(groups, out_dir, "classes")
+        if p:
+            figs.append(Figure(p, "FCT slowdown vs flow size per class",
+                               "Median and 99th-percentile FCT slowdown of each traffic class (flows.csv "
+                               "class column) in bins of flow size."))
     p, cap = fig_timeseries([run], out_dir)
     if p:
         figs.append(Figure(p, "Rates and queue over time", cap))
@@ -765,10 +950,20 @@ def figures_for_sweep(sweep_dir, out_dir):
         figs.append(Figure(p, "FCT vs load",
                            "Average and 99th-percentile FCT of all flows at each offered load; points are "
                            "the mean over seeds, bars the range."))
+    # Against each other numeric grid key, then per class (figures only where they have data).
+    extra = [(fig_vs_key(sw, key, out_dir, "vs_" + "".join(ch if ch.isalnum() else "_" for ch in key)),
+              f"FCT against {key}",
+              f"p99 FCT slowdown and average FCT of all flows against {key}, one line per scheme, one panel "
+              "per value of the other grid keys (mean over seeds).")
+             for key in sw.grid if key not in ("load", "seed", "scheme", "cc.scheme")]
+    extra.append((fig_classes_sweep(sw, out_dir), "Slowdown per traffic class",
+                  "p99 and median FCT slowdown of each traffic class (results.csv class rows), per scheme; mean "
+                  "over seeds. No bar: no finished flow of that class."))
+    figs.extend(Figure(*e) for e in extra if e[0])
     top = sw.loads[-1] if sw.loads else None
     at = f" at {load_label(top)}" if multi_load and top else ""
     reps = [sw.representative(s, top) for s in sw.series]
-    reps = [r for r in reps if r is not None]
+    reps = interleave_schemes([r for r in reps if r is not None])
     p, cap = fig_timeseries(reps, out_dir)
     if p:
         seed = reps[0].values.get("seed", "")

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -43,10 +44,17 @@ void print_table(const Scenario& s, const RunResult& r, const std::string& out_d
   fmt::print("  {:<14} {:>8} {:>12.2f} {:>12.2f} {:>12.1f}\n", "all", all["count"].get<uint64_t>(),
              all["slowdown"]["p50"].get<double>(), all["slowdown"]["p99"].get<double>(),
              all["fct_us"]["p99"].get<double>());
-  fmt::print("  PFC pauses sent: {}   paused time: {:.1f} us   CNPs: {}   data drops: {}\n",
+  fmt::print("  PFC pauses sent: {}   paused time: {:.1f} us   CNPs: {}\n",
              j["pfc"]["pauses_sent"].get<uint64_t>(), j["pfc"]["paused_time_us"].get<double>(),
-             j["cnp"]["sent_by_receivers"].get<uint64_t>() + j["cnp"]["sent_by_switches"].get<uint64_t>(),
-             j["drops"]["data_buffer"].get<uint64_t>());
+             j["cnp"]["sent_by_receivers"].get<uint64_t>() + j["cnp"]["sent_by_switches"].get<uint64_t>());
+  // Every drop kind of summary.json's "drops", by its name there.
+  std::vector<std::string> drops;
+  uint64_t dropped = 0;
+  for (const auto& [kind, n] : j["drops"].items()) {
+    drops.push_back(fmt::format("{} {}", kind, n.get<uint64_t>()));
+    dropped += n.get<uint64_t>();
+  }
+  fmt::print("  drops: {} ({})\n", dropped, fmt::join(drops, ", "));
   fmt::print("  {} events, {} packet-hops: {:.2f} M events/s, {:.2f} M packet-hops/s\n",
              j["performance"]["events"].get<uint64_t>(), j["performance"]["packet_hops"].get<uint64_t>(),
              j["performance"]["events_per_second"].get<double>() / 1e6,
@@ -102,6 +110,32 @@ Scenario load_source(const Source& src, const std::vector<std::string>& user_set
   return s;
 }
 
+// --hpcc-config writes fct.txt and pfc.txt where the config says, often next to the ns-3 simulator's own
+// outputs: one that exists and was not written by rocesim (no "<file>.rocesim" marker beside it) is
+// refused unless --force.
+std::string marker_of(const std::string& path) { return path + ".rocesim"; }
+
+void check_hpcc_outputs(const HpccConfig& cfg, bool force) {
+  for (const std::string& p : {cfg.fct_output, cfg.pfc_output}) {
+    std::error_code ec;
+    if (p.empty() || !fs::exists(p, ec) || fs::exists(marker_of(p), ec) || force) continue;
+    throw InputError(cfg.path, 0,
+                     fmt::format("{} exists and was not written by rocesim (an ns-3 simulator output?); "
+                                 "refusing to overwrite it: move it away, point the config's output "
+                                 "elsewhere, or use --force",
+                                 p));
+  }
+}
+
+void mark_hpcc_outputs(const HpccConfig& cfg) {
+  for (const std::string& p : {cfg.fct_output, cfg.pfc_output}) {
+    if (p.empty()) continue;
+    std::ofstream m(marker_of(p));
+    m << "written by rocesim " ROCESIM_VERSION " (rocesim run --hpcc-config " << cfg.path
+      << "); rocesim replaces it without asking\n";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,7 +170,9 @@ int main(int argc, char** argv) {
       ->type_name("KEY=VALUE");
   run->add_option("--fct-format", fct_format, "Also write fct.txt in the ns-3 HPCC simulator's layout")
       ->check(CLI::IsMember({"csv", "hpcc"}));
-  run->add_flag("--force", force, "Replace a result directory that already holds results");
+  run->add_flag("--force", force,
+                "Replace a result directory that already holds results (and, with --hpcc-config, an fct.txt "
+                "or pfc.txt that rocesim did not write)");
   run->add_flag("-q,--quiet", quiet, "No progress line and no table");
   bool check = false;
   double check_interval_us = 1, watchdog_ms = 50;
@@ -150,7 +186,10 @@ int main(int argc, char** argv) {
                   "active; 0 = off")
       ->check(CLI::NonNegativeNumber);
 
-  auto* validate = app.add_subcommand("validate", "Check a scenario file and print the values it resolves to");
+  auto* validate = app.add_subcommand(
+      "validate",
+      "Check a scenario and every file a run would read (topology, CDFs, the whole flow file) and print the "
+      "values it resolves to");
   Source vsrc;
   validate->add_option("scenario", vsrc.scenario, "Scenario file (TOML)");
   validate->add_option("--hpcc-config", vsrc.hpcc_config,
@@ -268,9 +307,14 @@ int main(int argc, char** argv) {
       sa.sa_handler = [](int) { request_stop(); };
       sigemptyset(&sa.sa_mask);
       sigaction(SIGINT, &sa, nullptr);
+      if (!cfg.path.empty()) {  // before spending time on the run; marked as rocesim's before writing them
+        check_hpcc_outputs(cfg, force);
+        mark_hpcc_outputs(cfg);
+      }
       const RunResult r = run_scenario(s, opt);
       signal(SIGINT, SIG_DFL);
       if (!quiet) print_table(s, r, out_dir);
+      for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
       if (r.partial) {
         fmt::print(stderr, "interrupted: partial result{} (marked \"partial\": true, and a PARTIAL file)\n",
                    out_dir.empty() ? "" : " in " + out_dir);
@@ -315,9 +359,24 @@ int main(int argc, char** argv) {
     if (validate->parsed()) {
       HpccConfig cfg;
       const Scenario s = load_source(vsrc, sets, false, &cfg);
+      // Everything a run reads: the flow file too, every line (the topology file and the CDFs were read
+      // with the scenario).
+      const ListedFlows listed = scan_listed_flows(s);
+      if (s.traffic.empty() && listed.flows == 0)
+        throw InputError(s.flow_file.empty() ? s.file : s.flow_file, 0, "no flows: a run would start none");
+      if (s.traffic.empty() && listed.after_end == listed.flows)
+        throw InputError(s.file, 0, no_flow_before_end_message(s, listed.first_start, listed.last_start));
+      if (listed.after_end > 0)
+        fmt::print(stderr, "warning: {}\n",
+                   flows_after_end_message(s, listed.after_end, listed.flows, listed.last_start));
       if (!cfg.path.empty()) std::cout << cfg.scenario_toml << "\n# The values it resolves to:\n";
+      const int64_t need = check_run_memory(s);  // as `run` refuses a network that cannot fit
       std::cout << "# " << s.file << ": valid (" << s.topo.num_hosts() << " hosts, "
-                << s.topo.num_nodes - s.topo.num_hosts() << " switches, scheme " << s.scheme << ")\n"
+                << s.topo.num_nodes - s.topo.num_hosts() << " switches, scheme " << s.scheme << ", about "
+                << (need >= 1e9   ? fmt::format("{:.1f} GB", need / 1e9)
+                    : need >= 1e6 ? fmt::format("{:.1f} MB", need / 1e6)
+                                  : fmt::format("{:.0f} KB", need / 1e3))
+                << " of memory before the first event)\n"
                 << s.resolved << "\n";
       if (!s.resolved_notes.empty()) std::cout << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
       return 0;

@@ -28,6 +28,9 @@ namespace rocesim {
 
 namespace {
 std::atomic<bool> g_stop_requested{false};
+// Set-up of networks above either size is announced on stderr (with progress on a terminal).
+constexpr int64_t kSetupNoticeBytes = int64_t{1} << 30;
+constexpr int kSetupNoticeNodes = 4096;
 static_assert(std::atomic<bool>::is_always_lock_free);
 }  // namespace
 
@@ -253,6 +256,30 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   sink.close_files();  // flows.csv (rows still waiting for an older flow) and fct.txt
 
   const NetStats& st = net.stats();
+  // Flows that start after the end of the run: with a finite source (flow file and [[flows]], no
+  // [[traffic]] generator, whose arrivals go on until their stop), count them and warn; a run that started
+  // no flow at all is an error (no results are written).
+  uint64_t after_end = 0;
+  Time first_after = Time::max(), last_after;
+  if (const FlowSpec* next = net.pending_flow();
+      next && !res.partial && res.stopped.kind == CheckFailure::Kind::kNone) {
+    first_after = last_after = next->start;
+    after_end = 1;
+    if (s.traffic.empty())
+      for (FlowSpec f; source->next(f);) {
+        ++after_end;
+        last_after = f.start;
+      }
+  }
+  if (st.flows_started == 0 && after_end > 0)
+    throw InputError(s.file, 0, no_flow_before_end_message(s, first_after, last_after));
+  if (st.flows_started == 0 && !res.partial && res.stopped.kind == CheckFailure::Kind::kNone)
+    throw InputError(
+        s.file, 0,
+        "no flow started: the scenario's flows ([[flows]], [flow_file], [[traffic]]) produced none "
+        "(an empty flow file, or traffic whose hosts or stop_us leave nothing to send)");
+  if (after_end > 0 && s.traffic.empty())
+    res.warnings.push_back(flows_after_end_message(s, after_end, st.flows_started + after_end, last_after));
   const FctStats fct = sink.stats();
   const uint64_t events = net.sim().events_executed();
   nlohmann::json j;
@@ -265,6 +292,8 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   j["flows"] = {{"started", st.flows_started},
                 {"finished", st.flows_finished},
                 {"unfinished", st.flows_started - st.flows_finished}};
+  if (after_end > 0 && s.traffic.empty()) j["flows"]["after_end"] = after_end;  // never started
+  if (!res.warnings.empty()) j["warnings"] = res.warnings;
   j["fct"] = to_json(fct);
   j["pfc"] = pfc_summary(net);
   j["cnp"] = {{"sent_by_receivers", st.cnps_sent}, {"sent_by_switches", st.cnps_from_switches}};
@@ -330,15 +359,8 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
 }
 
 int64_t estimate_run_memory_bytes(const Scenario& s) {
-  const auto n = static_cast<int64_t>(s.topo.num_nodes);
-  int64_t switches = 0;
-  for (int i = 0; i < s.topo.num_nodes; ++i) switches += s.topo.is_switch[i] ? 1 : 0;
-  const auto ports = 2 * static_cast<int64_t>(s.topo.links.size());
-  int64_t b = n * n * 8;                   // Network::route_index_: (offset, count) per (node, destination)
-  b += switches * n * 2 * 2;               // route_ports_: about two equal-cost ports per entry
-  b += ports * (static_cast<int64_t>(sizeof(Port)) + kNumPriorities * 24);  // ports and ingress counters
-  b += n * 256;                                                               // nodes
-  return b;
+  // Everything that grows with the network (net/network.h); what grows with the flows comes on top.
+  return Network::estimate_memory_bytes(s.topo, s.sw);
 }
 
 int64_t available_memory_bytes() {
@@ -360,16 +382,35 @@ int64_t available_memory_bytes() {
   return avail;
 }
 
-RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
-  // Refuse, before allocating anything, a run that cannot fit (rather than being killed hours into it).
+int64_t check_run_memory(const Scenario& s) {
   const int64_t need = estimate_run_memory_bytes(s), avail = available_memory_bytes();
   if (avail > 0 && need > avail)
     throw std::runtime_error(fmt::format(
-        "{}: this run needs at least {:.1f} GB ({} nodes: the routing table alone takes {:.1f} GB) but only "
+        "{}: this run needs at least {:.1f} GB ({} nodes: the routing tables alone take {:.1f} GB) but only "
         "{:.1f} GB of memory is available; use a smaller topology",
-        s.name, need / 1e9, s.topo.num_nodes,
-        static_cast<double>(s.topo.num_nodes) * s.topo.num_nodes * 8 / 1e9, avail / 1e9));
-  Network net(s.topo, s.sw, s.nic, s.seed, s.make_scheme());
+        s.name, need / 1e9, s.topo.num_nodes, Network::estimate_route_table_bytes(s.topo) / 1e9,
+        avail / 1e9));
+  return need;
+}
+
+RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
+  // Refuse, before allocating anything, a run that cannot fit (rather than being killed hours into it).
+  const int64_t need = check_run_memory(s);
+  // A large network takes a while to set up (routes: one breadth-first search per destination): say so.
+  const bool big = need > kSetupNoticeBytes || s.topo.num_nodes > kSetupNoticeNodes;
+  if (opt.progress && big)
+    fmt::print(stderr, "setting up {} nodes ({} hosts), about {:.1f} GB before the first event...\n",
+               s.topo.num_nodes, s.topo.num_hosts(), need / 1e9);
+  StatusLine line(stderr, opt.progress && is_terminal(stderr));
+  const auto t0 = std::chrono::steady_clock::now();
+  Network net(s.topo, s.sw, s.nic, s.seed, s.make_scheme(), [&](const char* stage, double fraction) {
+    if (line.due(StatusLine::Clock::now()))
+      line.draw(fmt::format("setting up: {} {:.0f} %", stage, 100 * fraction));
+  });
+  line.clear();
+  if (opt.progress && big)
+    fmt::print(stderr, "set up in {}\n",
+               format_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
   return run_network(s, net, opt);
 }
 

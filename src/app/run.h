@@ -36,6 +36,9 @@ struct RunResult {
   double wall_seconds = 0;
   CheckFailure stopped;              // kind kNone unless a check stopped the run
   bool partial = false;              // interrupted by request_stop()
+  // Things the user must hear about (also under "warnings" in summary.json), e.g. flows that start after
+  // the end of the run. `rocesim run` prints them on stderr.
+  std::vector<std::string> warnings;
 };
 
 // Builds the network, runs it and (when out_dir is set) writes flows.csv, summary.json,
@@ -52,6 +55,8 @@ void check_output_dir(const std::filesystem::path& out, bool force);
 // and the memory this machine (or cgroup) makes available. run_scenario refuses a run that cannot fit.
 int64_t estimate_run_memory_bytes(const Scenario& s);
 int64_t available_memory_bytes();  // 0 when unknown
+// Throws (naming the estimate and what is available) when the run cannot fit; else returns the estimate.
+int64_t check_run_memory(const Scenario& s);
 
 // Ctrl-C: asks a running run_network to stop at its next progress check (every 2^20 events); the finished
 // flows are then written as a partial result ("partial": true in summary.json, and a PARTIAL file).

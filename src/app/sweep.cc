@@ -407,11 +407,15 @@ std::vector<SweepPoint> expand_grid(const std::vector<GridAxis>& grid,
   return points;
 }
 
-// The summary.json of a complete run directory; nothing when it is absent, partial or unreadable.
+// The summary.json of a complete run directory; nothing when it is absent, partial (Ctrl-C), stopped by a
+// check (deadlock, watchdog, invariant: exit 3, "stopped" in summary.json) or unreadable. A sweep re-runs
+// such a run when resumed, and reports it as failed if it stops again.
 std::optional<nlohmann::json> complete_summary(const fs::path& dir) {
   try {
     if (!fs::exists(dir / "summary.json") || fs::exists(dir / "PARTIAL")) return std::nullopt;
-    return nlohmann::json::parse(read_text(dir / "summary.json"));
+    auto j = nlohmann::json::parse(read_text(dir / "summary.json"));
+    if (j.contains("stopped")) return std::nullopt;
+    return j;
   } catch (const std::exception&) {
     return std::nullopt;
   }
@@ -497,7 +501,7 @@ size_t write_results_csv(const fs::path& out_dir, const std::vector<GridAxis>& g
   std::string csv;
   {
     std::vector<std::string> head = cols;
-    head.insert(head.end(), {"run", "bucket", "min_bytes", "max_bytes"});
+    head.insert(head.end(), {"run", "bucket", "class", "min_bytes", "max_bytes"});
     for (const auto& [c, _] : kBucket) head.push_back(c);
     for (const auto& [c, _] : kRun) head.push_back(c);
     head.insert(head.end(), {"cnps", "drops"});
@@ -530,10 +534,10 @@ size_t write_results_csv(const fs::path& out_dir, const std::vector<GridAxis>& g
     tail.push_back(sum({"cnp/sent_by_receivers", "cnp/sent_by_switches"}));
     tail.push_back(sum({"drops/data_buffer", "drops/control_buffer", "drops/wire", "drops/unroutable"}));
 
-    const auto row = [&](const std::string& bucket, const nlohmann::json& b, const std::string& lo,
-                         const std::string& hi) {
+    const auto row = [&](const std::string& bucket, const std::string& cls, const nlohmann::json& b,
+                         const std::string& lo, const std::string& hi) {
       std::vector<std::string> f = lead;
-      f.insert(f.end(), {bucket, lo, hi});
+      f.insert(f.end(), {bucket, cls, lo, hi});
       for (const auto& [_, path] : kBucket) f.push_back(num(at(b, path)));
       f.insert(f.end(), tail.begin(), tail.end());
       for (size_t i = 0; i < f.size(); ++i) csv += (i ? "," : "") + csv_field(f[i]);
@@ -542,8 +546,14 @@ size_t write_results_csv(const fs::path& out_dir, const std::vector<GridAxis>& g
     const auto buckets = at(j, "fct/buckets");
     if (buckets.is_array())
       for (const auto& b : buckets)
-        row(num(at(b, "label")), b, num(at(b, "min_bytes")), num(at(b, "max_bytes")));
-    row("all", at(j, "fct"), "", "");
+        row(num(at(b, "label")), "all", b, num(at(b, "min_bytes")), num(at(b, "max_bytes")));
+    row("all", "all", at(j, "fct"), "", "");
+    // Per class (traffic.class, flows' class: e.g. incast vs background), all sizes, when the scenario has
+    // more than one class; classes without finished flows are left out.
+    const auto classes = at(j, "fct/classes");
+    if (classes.is_object() && classes.size() > 1)
+      for (const auto& [label, c] : classes.items())
+        if (at(c, "count").is_number() && at(c, "count").get<uint64_t>() > 0) row("all", label, c, "", "");
   }
   write_atomically(out_dir / "results.csv", csv);
   return runs;
@@ -578,7 +588,7 @@ int run_sweep(const SweepOptions& opt) {
   std::vector<size_t> pending;
   for (size_t i = 0; i < n; ++i) {
     const fs::path dir = opt.out_dir / safe_dir_name(points[i].name);
-    if (!opt.force && fs::exists(dir / "summary.json") && !fs::exists(dir / "PARTIAL")) {  // PARTIAL: Ctrl-C
+    if (!opt.force && complete_summary(dir)) {
       ++finished;
       if (!opt.quiet) fmt::print("[{}/{}] {} skipped (already complete)\n", finished, n, points[i].name);
     } else {

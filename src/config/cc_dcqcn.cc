@@ -43,4 +43,10 @@ SchemeFactory read_scheme_dcqcn(Config& c, const SchemeContext& ctx) {
   return [d] { return std::make_unique<Dcqcn>(d); };
 }
 
+// PFC only: nobody reads ECN marks.
+std::string switch_defaults_none(SwitchSettings& s) {
+  s.ecn_enabled = false;
+  return "none: no congestion control, no ECN marking (ecn = false)";
+}
+
 }  // namespace rocesim

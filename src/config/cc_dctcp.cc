@@ -20,4 +20,14 @@ SchemeFactory read_scheme_dctcp(Config& c, const SchemeContext& ctx) {
   return [d] { return std::make_unique<Dctcp>(d); };
 }
 
+// DCTCP marks with a step at one threshold K instead of RED [paper; sim run.py: K = 30 KB x C/10G, i.e.
+// 300 KB at 100 Gb/s, scaled with the port speed by ecn_scale_with_rate; cc/dctcp.h].
+std::string switch_defaults_dctcp(SwitchSettings& s) {
+  s.ecn_enabled = true;
+  s.kmin_bytes = 300'000;
+  s.kmax_bytes = 300'000;
+  s.pmax = 1.0;
+  return "dctcp: step marking at K = 300 KB at 100 Gb/s (kmin_bytes = kmax_bytes = 300000, pmax = 1)";
+}
+
 }  // namespace rocesim

@@ -21,4 +21,11 @@ SchemeFactory read_scheme_hpcc(Config& c, const SchemeContext& ctx) {
   return [d] { return std::make_unique<Hpcc>(d); };
 }
 
+// HPCC (and HPCC*) read INT hop records, which the switches stamp for them (CcNeeds::int_stamping), and
+// ignore ECN [HPCC paper sec. 3; sim CC_MODE 3 runs without RED].
+std::string switch_defaults_hpcc(SwitchSettings& s) {
+  s.ecn_enabled = false;
+  return "hpcc: INT stamping on every switch, no ECN marking (ecn = false)";
+}
+
 }  // namespace rocesim

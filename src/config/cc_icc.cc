@@ -22,4 +22,10 @@ SchemeFactory read_scheme_icc(Config& c, const SchemeContext& ctx) {
   return [s] { return std::make_unique<Icc>(s); };
 }
 
+// ICC's switch agent judges congestion itself and feeds back in ACKs: no ECN [ICC paper].
+std::string switch_defaults_icc(SwitchSettings& s) {
+  s.ecn_enabled = false;
+  return "icc: switch agent feedback in ACKs, no ECN marking (ecn = false)";
+}
+
 }  // namespace rocesim

@@ -65,4 +65,10 @@ SchemeFactory read_scheme_swing(Config& c, const SchemeContext&) {
   return [s] { return std::make_unique<Swing>(s); };
 }
 
+// SWING hosts send at line rate; the PFC relay works without ECN.
+std::string switch_defaults_swing(SwitchSettings& s) {
+  s.ecn_enabled = false;
+  return "swing: line-rate hosts, no ECN marking (ecn = false)";
+}
+
 }  // namespace rocesim

@@ -20,4 +20,10 @@ SchemeFactory read_scheme_mercury(Config& c, const SchemeContext& ctx) {
   return [s] { return std::make_unique<Mercury>(s); };
 }
 
+// Mercury's switch agent decides who gets a CNP [algorithms.md 3.1 (a)]: no RED marking.
+std::string switch_defaults_mercury(SwitchSettings& s) {
+  s.ecn_enabled = false;
+  return "mercury: the switch agent sends CNPs instead of RED marking (ecn = false)";
+}
+
 }  // namespace rocesim

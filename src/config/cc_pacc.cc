@@ -24,4 +24,10 @@ SchemeFactory read_scheme_pacc(Config& c, const SchemeContext& ctx) {
   return [s] { return std::make_unique<Pacc>(s); };
 }
 
+// PACC's switch PI controller sends the CNPs; no RED marking [PACC paper].
+std::string switch_defaults_pacc(SwitchSettings& s) {
+  s.ecn_enabled = false;
+  return "pacc: the switch PI controller sends CNPs instead of RED marking (ecn = false)";
+}
+
 }  // namespace rocesim

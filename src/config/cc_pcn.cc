@@ -18,4 +18,10 @@ SchemeFactory read_scheme_pcn(Config& c, const SchemeContext& ctx) {
   return [s] { return std::make_unique<Pcn>(s); };
 }
 
+// PCN's NP-ECN (PcnAgent::mark) replaces RED marking [PCN paper sec. 4].
+std::string switch_defaults_pcn(SwitchSettings& s) {
+  s.ecn_enabled = false;
+  return "pcn: NP-ECN in the switch agent instead of RED (ecn = false)";
+}
+
 }  // namespace rocesim

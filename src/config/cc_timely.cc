@@ -24,4 +24,10 @@ SchemeFactory read_scheme_timely(Config& c, const SchemeContext& ctx) {
   return [d] { return std::make_unique<Timely>(d); };
 }
 
+// TIMELY reacts to RTT alone: no ECN marking [TIMELY paper].
+std::string switch_defaults_timely(SwitchSettings& s) {
+  s.ecn_enabled = false;
+  return "timely: delay-based, no ECN marking (ecn = false)";
+}
+
 }  // namespace rocesim

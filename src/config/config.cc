@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -92,7 +94,52 @@ std::string fmt_num(double v) {
   return fmt::format("{}", v);
 }
 
+// Edit distance: insertions, deletions, substitutions and transpositions of neighbours ("dctpc" is one
+// edit from "dctcp").
+size_t edit_distance(const std::string& a, const std::string& b) {
+  const size_t w = b.size() + 1;
+  std::vector<size_t> d((a.size() + 1) * w);
+  for (size_t i = 0; i <= a.size(); ++i) d[i * w] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t v = std::min({d[(i - 1) * w + j] + 1, d[i * w + j - 1] + 1,
+                           d[(i - 1) * w + j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        v = std::min(v, d[(i - 2) * w + j - 2] + 1);
+      d[i * w + j] = v;
+    }
+  return d.back();
+}
+
+// Lower case without '_' and '-', so that "alltoall" and "All-To-All" both meet "all_to_all".
+std::string folded(const std::string& s) {
+  std::string f;
+  for (char ch : s)
+    if (ch != '_' && ch != '-') f += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return f;
+}
+
 }  // namespace
+
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = std::max<size_t>(1, word.size() / 3) + 1;  // farther than this is not a misspelling
+  for (const auto& c : candidates) {
+    if (c == word) continue;
+    const size_t d = std::min(edit_distance(word, c), edit_distance(folded(word), folded(c)));
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string m = closest_match(word, candidates);
+  return m.empty() ? "" : fmt::format(" (did you mean '{}'?)", m);
+}
 
 Config Config::load(const std::string& path, const std::vector<std::string>& overrides) {
   std::ifstream in(path);
@@ -135,6 +182,33 @@ void Config::apply_override(const std::string& kv) {
   }
   const auto parts = split_key(key);
   if (parts.empty()) throw InputError("--set " + kv, 0, "empty key");
+  // An array of tables needs an element: "traffic.load" -> "traffic[0].load".
+  const toml::node* at = &root_;
+  for (size_t i = 0; i + 1 < parts.size() && at; ++i) {
+    if (parts[i][0] == '[') {
+      const auto* arr = at->as_array();
+      const std::string digits = parts[i].substr(1, parts[i].size() - 2);
+      at = arr && !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
+                   digits.size() <= 6
+               ? arr->get(std::stoul(digits))
+               : nullptr;
+      continue;
+    }
+    const auto* tbl = at->as_table();
+    at = tbl ? tbl->get(parts[i]) : nullptr;
+    if (at && at->is_array() && at->as_array()->is_array_of_tables() && parts[i + 1][0] != '[') {
+      std::string fix;
+      for (size_t j = 0; j < parts.size(); ++j) {
+        if (j > 0 && parts[j][0] != '[') fix += '.';
+        fix += parts[j];
+        if (j == i) fix += "[0]";
+      }
+      throw InputError("--set " + kv, 0,
+                       fmt::format("'{}' is an array of tables ([[{}]], {} of them): name one element, e.g. "
+                                   "--set {}={}",
+                                   parts[i], parts[i], at->as_array()->size(), fix, val));
+    }
+  }
   for (const auto& part : parts)
     if (part[0] == '[') (void)index_of(part, key);
     else if (part.find_first_of(" \t\"'") != std::string::npos)
@@ -237,7 +311,9 @@ std::string Config::get_string(const std::string& key, const std::string& def, c
   if (!allowed.empty() && (has(key) || !v.empty())) {
     bool ok = false;
     for (const auto& a : allowed) ok = ok || a == v;
-    if (!ok) fail(key, fmt::format("'{}' is not one of: {}", v, fmt::join(allowed, ", ")));
+    if (!ok)
+      fail(key,
+           fmt::format("'{}' is not one of: {}{}", v, fmt::join(allowed, ", "), did_you_mean(v, allowed)));
   }
   set_resolved(key, toml::value<std::string>(v));
   return v;
@@ -313,9 +389,35 @@ std::string Config::get_id_or_name(const std::string& key) {
   fail(key, "expected a node name (string) or a node id (integer)");
 }
 
-void Config::reject_unknown_keys() const {
+void Config::reject_unknown_top_level(const std::vector<std::string>& known) const {
+  for (const auto& [k, v] : root_) {
+    const std::string key(k.str());
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string where = file_;
+    int line = static_cast<int>(v.source().begin.line);
+    for (const auto& o : overridden_)
+      if (split_key(o).front() == key) {
+        where = "--set " + o;
+        line = 0;
+      }
+    throw InputError(
+        where, line,
+        fmt::format("unknown {} '{}'{} (valid at the top level: {})", v.is_table() ? "table" : "key", key,
+                    did_you_mean(key, known), fmt::join(known, ", ")));
+  }
+}
+
+void Config::reject_unknown_keys(const std::string& under, const std::vector<std::string>& also_valid) const {
   // Walk the tree; leaves (and whole tables nobody asked about) must have been read.
-  std::vector<std::pair<std::string, const toml::node*>> stack{{"", &root_}};
+  const toml::node* start = under.empty() ? &root_ : find(under);
+  if (!start) return;
+  const auto read_under = [&](const std::string& key) {  // any key below `key` was read
+    const auto it = used_.lower_bound(key + ".");
+    const auto ia = used_.lower_bound(key + "[");
+    return (it != used_.end() && it->rfind(key + ".", 0) == 0) ||
+           (ia != used_.end() && ia->rfind(key + "[", 0) == 0);
+  };
+  std::vector<std::pair<std::string, const toml::node*>> stack{{under, start}};
   while (!stack.empty()) {
     auto [prefix, node] = stack.back();
     stack.pop_back();
@@ -323,23 +425,36 @@ void Config::reject_unknown_keys() const {
       for (const auto& [k, v] : *tbl) {
         const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
         if (used_.count(key) && !v.is_table() && !(v.is_array() && v.as_array()->is_array_of_tables())) continue;
-        if (v.is_table() || (v.is_array() && v.as_array()->is_array_of_tables() && used_.count(key))) {
+        const bool unknown_table = v.is_table() && !v.as_table()->empty() && !read_under(key);
+        if (!unknown_table &&
+            (v.is_table() || (v.is_array() && v.as_array()->is_array_of_tables() && used_.count(key)))) {
           stack.emplace_back(key, &v);
           continue;
         }
-        // Find valid siblings to suggest.
+        // Valid siblings (keys and tables read here) to suggest.
         std::vector<std::string> valid;
         const std::string pre = prefix.empty() ? "" : prefix + ".";
         for (const auto& u : used_)
-          if (u.rfind(pre, 0) == 0 && u.find('.', pre.size()) == std::string::npos &&
-              u.find('[', pre.size()) == std::string::npos)
-            valid.push_back(u.substr(pre.size()));
-        const std::string where = overridden_.count(key) ? "--set " + key : file_;
-        const int line = overridden_.count(key) ? 0 : static_cast<int>(v.source().begin.line);
-        throw InputError(where, line,
-                         fmt::format("unknown key '{}'{}", key,
-                                     valid.empty() ? std::string("")
-                                                   : fmt::format(" (valid here: {})", fmt::join(valid, ", "))));
+          if (u.rfind(pre, 0) == 0) {
+            std::string name = u.substr(pre.size(), u.find_first_of(".[", pre.size()) - pre.size());
+            if (!name.empty() && std::find(valid.begin(), valid.end(), name) == valid.end())
+              valid.push_back(name);
+          }
+        std::vector<std::string> suggest = valid;
+        if (prefix == under) suggest.insert(suggest.end(), also_valid.begin(), also_valid.end());
+        std::string where = file_;
+        int line = static_cast<int>(v.source().begin.line);
+        for (const auto& o : overridden_)
+          if (o == key || o.rfind(key + ".", 0) == 0 || o.rfind(key + "[", 0) == 0) {
+            where = "--set " + o;
+            line = 0;
+          }
+        throw InputError(
+            where, line,
+            fmt::format(
+                "unknown {} '{}'{}{}", unknown_table ? "table" : "key", key,
+                did_you_mean(std::string(k.str()), suggest),
+                valid.empty() ? std::string("") : fmt::format(" (valid here: {})", fmt::join(valid, ", "))));
       }
     } else if (const auto* arr = node->as_array()) {
       for (size_t i = 0; i < arr->size(); ++i) stack.emplace_back(prefix + "[" + std::to_string(i) + "]", arr->get(i));

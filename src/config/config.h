@@ -12,6 +12,12 @@
 
 namespace rocesim {
 
+// The candidate closest to `word` by edit distance when it is close enough to be a likely misspelling
+// (e.g. "topolgy" -> "topology", "alltoall" -> "all_to_all"); empty otherwise.
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+// " (did you mean 'X'?)" for closest_match, or "".
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+
 class Config {
  public:
   // Parses `path`, then applies `overrides` ("a.b.c=value", value in TOML syntax; bare words are strings).
@@ -35,8 +41,14 @@ class Config {
   // A value that may be an integer or a string (e.g. a node id or a node name).
   std::string get_id_or_name(const std::string& key);
 
-  // Throws for any key present in the file that no getter asked for.
-  void reject_unknown_keys() const;
+  // Throws for any key present in the file that no getter asked for: everywhere, or only under the table
+  // `prefix` (called as soon as a table has been read, so that a misspelled key is reported before any
+  // error its default value causes further on). The message suggests the closest valid key.
+  // `also_valid`: more names to suggest from under `under` (e.g. every scheme's table under cc).
+  void reject_unknown_keys(const std::string& under = "",
+                           const std::vector<std::string>& also_valid = {}) const;
+  // Throws for a top-level key or table that is not one of `known` (before anything is read).
+  void reject_unknown_top_level(const std::vector<std::string>& known) const;
   [[noreturn]] void fail(const std::string& key, const std::string& what) const;
   int line_of(const std::string& key) const;
 

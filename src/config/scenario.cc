@@ -267,21 +267,35 @@ static Scenario build(Config& c) {
   s.stop_when_done = c.get_bool("stop_when_done", true);
   // The profile was applied before reading (config/profiles.h); recorded when there is one.
   if (c.has("profile")) (void)c.get_string("profile", "", profile_names());
+  // A misspelled table or key is the first error, before anything its absence causes (e.g. [topolgy]
+  // leaving the default topology, too small for the traffic).
+  c.reject_unknown_top_level({"name", "description", "seed", "duration_ms", "stop_when_done", "profile",
+                              "topology", "switch", "nic", "cc", "flows", "flow_file", "traffic", "output",
+                              "monitors"});
 
   s.topo = read_topology(c);
+  c.reject_unknown_keys("topology");  // a misspelled key before any error its default causes
   if (s.topo.num_hosts() < 2) c.fail("topology.kind", "the topology needs at least two hosts");
+  // The scheme's own switch settings (config/schemes.h SwitchDefaultsFn) are the defaults of [switch].
+  s.scheme = c.get_string("cc.scheme", s.scheme, scheme_names());
+  const SchemeEntry* scheme = find_scheme(s.scheme);
+  if (scheme->switch_defaults)
+    if (const std::string what = scheme->switch_defaults(s.sw); !what.empty())
+      c.note("switch", what + "; the scheme's switch defaults, used where [switch] does not set the key");
   read_switch(c, s.sw);
+  c.reject_unknown_keys("switch");
   read_nic(c, s.nic);
+  c.reject_unknown_keys("nic");
 
   Rate nic_rate{0};
   for (const auto& l : s.topo.links)
     if (!s.topo.is_switch[l.a] || !s.topo.is_switch[l.b]) nic_rate = std::max(nic_rate, l.rate);
-  s.scheme = c.get_string("cc.scheme", s.scheme, scheme_names());
-  s.scheme_factory = find_scheme(s.scheme)->read(c, SchemeContext{nic_rate, Time::zero()});
+  s.scheme_factory = scheme->read(c, SchemeContext{nic_rate, Time::zero()});
   // [cc.<name>] tables of schemes not selected are read (and checked) too, so that one scenario can carry
   // several schemes' settings and be swept over cc.scheme.
   for (const auto& e : scheme_registry())
     if (e.name != s.scheme && c.has("cc." + e.name)) (void)e.read(c, SchemeContext{nic_rate, Time::zero()});
+  c.reject_unknown_keys("cc", scheme_names());
 
   // Inline flows
   const size_t nflows = c.table_array_size("flows");
@@ -297,6 +311,7 @@ static Scenario build(Config& c) {
     f.class_id = class_index(s.class_labels, c.get_string(k + "class", "default"));
     s.inline_flows.push_back(f);
   }
+  c.reject_unknown_keys("flows");
   std::stable_sort(s.inline_flows.begin(), s.inline_flows.end(),
                    [](const FlowSpec& a, const FlowSpec& b) { return a.start < b.start; });
 
@@ -306,7 +321,9 @@ static Scenario build(Config& c) {
     s.flow_file = resolve_path(c, p);
   }
 
+  c.reject_unknown_keys("flow_file");
   read_traffic(c, s);
+  c.reject_unknown_keys("traffic");
   if (s.inline_flows.empty() && s.flow_file.empty() && s.traffic.empty())
     c.fail("flows", "the scenario declares no flows: add [[flows]], [flow_file] or [[traffic]]");
 
@@ -341,6 +358,52 @@ Scenario load_scenario_text(std::string_view text, const std::string& name, cons
     Config c = Config::parse(text, name, profile.overrides);
     return build(c);
   });
+}
+
+ListedFlows scan_listed_flows(const Scenario& s) {
+  ListedFlows r;
+  const auto add = [&](const FlowSpec& f) {
+    ++r.flows;
+    r.after_end += f.start >= s.duration ? 1 : 0;
+    r.first_start = std::min(r.first_start, f.start);
+    r.last_start = std::max(r.last_start, f.start);
+  };
+  for (const FlowSpec& f : s.inline_flows) add(f);
+  if (!s.flow_file.empty()) {
+    std::vector<bool> is_host(s.topo.is_switch.size());
+    for (size_t i = 0; i < is_host.size(); ++i) is_host[i] = !s.topo.is_switch[i];
+    HpccFlowFile file(s.flow_file, is_host);
+    for (FlowSpec f; file.next(f);) add(f);
+  }
+  return r;
+}
+
+namespace {
+// A time in ms for messages: "10", "2000.000123".
+std::string ms_text(Time t) {
+  std::string v = fmt::format("{:.6f}", t.ms());
+  while (v.back() == '0') v.pop_back();
+  if (v.back() == '.') v.pop_back();
+  return v;
+}
+}  // namespace
+
+std::string no_flow_before_end_message(const Scenario& s, Time first_start, Time last_start) {
+  return fmt::format(
+      "no flow starts before the end of the run: the run ends at {} ms (duration_ms) and the first flow "
+      "starts "
+      "at {} ms{}; set duration_ms above {} (e.g. --set duration_ms={}) or move the flows' start times",
+      ms_text(s.duration), ms_text(first_start),
+      s.flow_file.empty() ? "" : " (" + s.flow_file + "; ns-3 flow files usually start at 2 s)",
+      ms_text(first_start), ms_text(last_start + s.duration));
+}
+
+std::string flows_after_end_message(const Scenario& s, uint64_t after_end, uint64_t total, Time last_start) {
+  return fmt::format(
+      "{} of {} flows start after the end of the run at {} ms (duration_ms) and are not run (the last starts "
+      "at "
+      "{} ms): set duration_ms above {} to run them",
+      after_end, total, ms_text(s.duration), ms_text(last_start), ms_text(last_start));
 }
 
 std::unique_ptr<CongestionControl> Scenario::make_scheme() const { return scheme_factory(); }

@@ -84,6 +84,20 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 Scenario load_scenario_text(std::string_view text, const std::string& name,
                             const std::vector<std::string>& overrides = {});
 
+// The flows a scenario lists rather than generates ([[flows]] and the flow file, read whole: every line
+// checked as a run reads it): how many, how many start at or after the end of the run, first/last start.
+struct ListedFlows {
+  uint64_t flows = 0;
+  uint64_t after_end = 0;  // start >= duration: a run never starts them
+  Time first_start = Time::max();
+  Time last_start;
+};
+ListedFlows scan_listed_flows(const Scenario& s);
+// What `validate` and `run` say when no flow starts before the end of the run (an error), and when
+// `after_end` of `total` flows do not (a warning), with the duration_ms that would run them.
+std::string no_flow_before_end_message(const Scenario& s, Time first_start, Time last_start);
+std::string flows_after_end_message(const Scenario& s, uint64_t after_end, uint64_t total, Time last_start);
+
 // Helpers shared by the config readers.
 std::string resolve_path(const Config& c, const std::string& p);          // relative to the scenario file
 int node_ref(Config& c, const TopoSpec& topo, const std::string& key);    // a host by name or id

@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "core/time.h"
 #include "net/cc_api.h"
+#include "net/settings.h"
 
 namespace rocesim {
 
@@ -19,11 +20,19 @@ struct SchemeContext {
 
 using SchemeFactory = std::function<std::unique_ptr<CongestionControl>()>;
 
+// The switch settings a scheme expects (DCTCP: step marking at K; HPCC: INT, no ECN; ...), declared with
+// the scheme (config/cc_<name>.cc). They replace the [switch] defaults before the scenario's [switch] is
+// read, so that any value the scenario (or its profile, or --set) gives still wins; scenario.resolved.toml
+// shows the values used and says which came from the scheme. Returns what was set, for that note ("" when
+// the scheme keeps the generic defaults).
+using SwitchDefaultsFn = std::function<std::string(SwitchSettings&)>;
+
 struct SchemeEntry {
   std::string name;
   std::string summary;   // one line for `rocesim list schemes`
   // Reads [cc.<name>] (every key via the Config getters, so resolved output and unknown-key checks work).
   std::function<SchemeFactory(Config&, const SchemeContext&)> read;
+  SwitchDefaultsFn switch_defaults;  // empty: the generic [switch] defaults (DCQCN's RED marking)
 };
 
 const std::vector<SchemeEntry>& scheme_registry();
@@ -44,6 +53,17 @@ SchemeFactory read_scheme_lscc(Config& c, const SchemeContext& ctx);       // co
 SchemeFactory read_scheme_hpcc_star(Config& c, const SchemeContext& ctx);  // config/cc_lscc.cc
 SchemeFactory read_scheme_swing(Config& c, const SchemeContext& ctx);      // config/cc_lscc.cc
 SchemeFactory read_scheme_rcm(Config& c, const SchemeContext& ctx);
+
+// Switch defaults, one per scheme that has its own (config/cc_<name>.cc).
+std::string switch_defaults_dctcp(SwitchSettings& s);
+std::string switch_defaults_hpcc(SwitchSettings& s);  // hpcc and hpcc_star
+std::string switch_defaults_timely(SwitchSettings& s);
+std::string switch_defaults_none(SwitchSettings& s);  // config/cc_dcqcn.cc
+std::string switch_defaults_pcn(SwitchSettings& s);
+std::string switch_defaults_pacc(SwitchSettings& s);
+std::string switch_defaults_icc(SwitchSettings& s);
+std::string switch_defaults_mercury(SwitchSettings& s);
+std::string switch_defaults_swing(SwitchSettings& s);  // config/cc_lscc.cc
 
 // The DCQCN keys of [cc.dcqcn] read at `prefix` (config/cc_dcqcn.cc), for schemes whose sender is DCQCN's.
 struct DcqcnSettings;

@@ -10,7 +10,7 @@
 namespace rocesim {
 
 Network::Network(const TopoSpec& topo, const SwitchSettings& sw, const NicSettings& nic, uint64_t seed,
-                 std::unique_ptr<CongestionControl> cc)
+                 std::unique_ptr<CongestionControl> cc, const SetupProgress& setup_progress)
     : topo_(topo), sw_(sw), nic_(nic), seed_(seed), cc_(std::move(cc)) {
   needs_ = cc_->needs();
   if (nic_.ack_priority != NicSettings::AckPriority::kScheme)
@@ -20,7 +20,7 @@ Network::Network(const TopoSpec& topo, const SwitchSettings& sw, const NicSettin
   loss_rng_ = Rng::stream(seed_, "link_loss");
   handler_ = sim_.add_handler(this);
   build_nodes();
-  build_routes();
+  build_routes(setup_progress);
   compute_max_base_rtt();
   cc_->attach(*this);
   for (auto& n : nodes_)
@@ -67,9 +67,60 @@ void Network::build_nodes() {
   next_sport_.assign(n, 10000);
 }
 
+// The route tables' size before they are built (net/routes.h): the compact form when every host is linked
+// to one switch only, else a column per node.
+int64_t Network::estimate_route_table_bytes(const TopoSpec& topo) {
+  const auto n = static_cast<size_t>(topo.num_nodes);
+  std::vector<int> attach(n, -1);
+  std::vector<size_t> ports_of(n, 0);
+  bool compact = true;
+  for (const LinkSpec& l : topo.links) {
+    ++ports_of[l.a];
+    ++ports_of[l.b];
+    for (auto [h, peer] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {
+      if (topo.is_switch[h]) continue;
+      if (!topo.is_switch[peer] || (attach[h] >= 0 && attach[h] != peer)) compact = false;
+      attach[h] = peer;
+    }
+  }
+  size_t switches = 0, max_ports = 1;
+  for (size_t i = 0; i < n; ++i)
+    if (topo.is_switch[i]) {
+      ++switches;
+      max_ports = std::max(max_ports, ports_of[i]);
+    }
+  return static_cast<int64_t>(RouteTable::estimate_bytes(switches, n, max_ports, compact)) +
+         static_cast<int64_t>(n) * (8 + 4);  // ecmp_salt_, the search's distances
+}
+
+int64_t Network::estimate_memory_bytes(const TopoSpec& topo, const SwitchSettings& sw) {
+  const auto n = static_cast<int64_t>(topo.num_nodes);
+  int64_t switches = 0;
+  for (int i = 0; i < topo.num_nodes; ++i) switches += topo.is_switch[i] ? 1 : 0;
+  std::vector<int64_t> ports_of(static_cast<size_t>(n), 0);
+  for (const LinkSpec& l : topo.links) {
+    ++ports_of[l.a];
+    ++ports_of[l.b];
+  }
+  int64_t b = estimate_route_table_bytes(topo);
+  b += static_cast<int64_t>(topo.links.size()) * static_cast<int64_t>(sizeof(LinkSpec));  // the topology copy
+  b += (n - switches) * static_cast<int64_t>(sizeof(Host)) + switches * static_cast<int64_t>(sizeof(Switch));
+  b += n * 64;  // node vectors, handlers, names
+  for (int i = 0; i < topo.num_nodes; ++i) {
+    const int64_t p = ports_of[i];
+    b += p * static_cast<int64_t>(sizeof(Port));
+    if (!topo.is_switch[i]) continue;
+    b += p * kNumPriorities * 32;  // ingress counters and thresholds per (port, priority)
+    if (sw.model == SwitchModel::kInputOutputQueued)
+      b += p * kNumPriorities * (sw.input_queueing == InputQueueing::kVoq ? p : 1) *
+           static_cast<int64_t>(sizeof(PacketQueue));
+  }
+  return b;
+}
+
 // Shortest-path routes from every switch to every node (net/routes.h); all equal-cost next hops are kept
 // for ECMP. Hosts never forward, so paths only cross switches.
-void Network::build_routes() {
+void Network::build_routes(const SetupProgress& progress) {
   const int n = num_nodes();
   ecmp_salt_.resize(n);
   Rng salt = Rng::stream(seed_, "ecmp");
@@ -77,7 +128,9 @@ void Network::build_routes() {
   std::vector<Node*> nodes;
   nodes.reserve(nodes_.size());
   for (auto& node : nodes_) nodes.push_back(node.get());
-  routes_.build(nodes, topo_.is_switch);
+  routes_.build(nodes, topo_.is_switch, [&](double f) {
+    if (progress) progress("routes", f);
+  });
 }
 
 uint64_t Network::flow_hash(const Packet& p, int sw) const {

@@ -58,8 +58,19 @@ class Network : public EventHandler {
  public:
   enum EventKind : uint32_t { kFlowArrival = 0, kQpTimer = 1 };
 
+  // Reports set-up progress: a stage ("routes") and the fraction of it done (called every few hundred
+  // destinations; building routes takes tens of seconds on networks of tens of thousands of nodes).
+  using SetupProgress = std::function<void(const char* stage, double fraction)>;
+
   Network(const TopoSpec& topo, const SwitchSettings& sw, const NicSettings& nic, uint64_t seed,
-          std::unique_ptr<CongestionControl> cc);
+          std::unique_ptr<CongestionControl> cc, const SetupProgress& setup_progress = {});
+
+  // Memory the routing tables of `topo` take once built, peak while building included (owned by the
+  // routing code: update it with the tables).
+  static int64_t estimate_route_table_bytes(const TopoSpec& topo);
+  // Memory a network of `topo` takes before its first event: routing tables, nodes, ports and their
+  // per-priority state (input queues of every (ingress, priority, egress) under VOQ).
+  static int64_t estimate_memory_bytes(const TopoSpec& topo, const SwitchSettings& sw);
   ~Network() override;
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
@@ -133,6 +144,8 @@ class Network : public EventHandler {
   void set_class_labels(std::vector<std::string> l) { class_labels_ = std::move(l); }
   bool all_flows_done() const { return source_done_ && qps_.live() == 0; }
   uint64_t flows_pending_or_active() const { return qps_.live() + (source_done_ ? 0 : 1); }
+  // The next flow of the source, pulled but not started yet (its start is later than now), or nullptr.
+  const FlowSpec* pending_flow() const { return have_next_ ? &next_flow_ : nullptr; }
 
   // Called by hosts.
   void on_flow_complete(Qp& qp);
@@ -140,7 +153,7 @@ class Network : public EventHandler {
 
  private:
   void build_nodes();
-  void build_routes();
+  void build_routes(const SetupProgress& progress);
   void compute_max_base_rtt();
   void pull_next_flow();
   void pull_next_flow_inline();

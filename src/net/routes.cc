@@ -16,7 +16,8 @@ uint32_t RouteTable::intern(const std::vector<uint16_t>& ports, SetIndex& index)
   return it->second;
 }
 
-void RouteTable::build(const std::vector<Node*>& nodes, const std::vector<bool>& is_switch) {
+void RouteTable::build(const std::vector<Node*>& nodes, const std::vector<bool>& is_switch,
+                       const std::function<void(double)>& progress) {
   const int n = static_cast<int>(nodes.size());
   std::vector<int> switches;
   for (int i = 0; i < n; ++i)
@@ -96,6 +97,8 @@ void RouteTable::build(const std::vector<Node*>& nodes, const std::vector<bool>&
     return intern(set, index);
   };
   for (size_t c = 0; c < roots.size(); ++c) {
+    if (progress && c % std::max<size_t>(1, roots.size() / 16) == 0)
+      progress(static_cast<double>(c) / static_cast<double>(roots.size()));
     search(roots[c]);
     for (int s : switches)
       if (dist[s] > 0) table_[row_[s] * columns_ + c] = next_hops(s, roots[c]);
@@ -121,8 +124,8 @@ size_t RouteTable::memory_bytes() const {
          sets_.capacity() * sizeof(sets_[0]) + ports_.capacity() * sizeof(uint16_t);
 }
 
-size_t RouteTable::estimate_bytes(size_t switches, size_t nodes, size_t max_ports) {
-  const size_t table = switches * (switches + 1) * sizeof(uint32_t);
+size_t RouteTable::estimate_bytes(size_t switches, size_t nodes, size_t max_ports, bool compact) {
+  const size_t table = switches * ((compact ? switches : nodes) + 1) * sizeof(uint32_t);
   const size_t per_node = nodes * 4 * sizeof(uint32_t);
   const size_t sets =
       switches * max_ports * (sizeof(std::pair<uint32_t, uint32_t>) + max_ports * sizeof(uint16_t));

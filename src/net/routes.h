@@ -12,6 +12,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -22,8 +23,10 @@ class Node;
 
 class RouteTable {
  public:
-  // Builds the tables for `nodes` (indexed by node id; is_switch[id] tells switches from hosts).
-  void build(const std::vector<Node*>& nodes, const std::vector<bool>& is_switch);
+  // Builds the tables for `nodes` (indexed by node id; is_switch[id] tells switches from hosts), calling
+  // `progress` with the fraction done now and then when given.
+  void build(const std::vector<Node*>& nodes, const std::vector<bool>& is_switch,
+             const std::function<void(double)>& progress = {});
 
   // Equal-cost egress ports of switch `sw` towards node `dst` (count 0: unreachable).
   std::pair<const uint16_t*, int> lookup(int sw, int dst) const {
@@ -39,10 +42,10 @@ class RouteTable {
   size_t distinct_port_sets() const { return sets_.size(); }
   // Bytes held by the tables.
   size_t memory_bytes() const;
-  // Bytes the tables of a fabric with `switches` switches and `nodes` nodes take at most, before it is
-  // built (for the memory estimate of a run): the compact form's table and per-node arrays, with room
-  // for one port set per (switch, destination switch) of up to `max_ports` ports.
-  static size_t estimate_bytes(size_t switches, size_t nodes, size_t max_ports);
+  // Bytes the tables of a fabric with `switches` switches and `nodes` nodes take, before it is built (for
+  // the memory estimate of a run): the table in the compact form or not, the per-node arrays, and room for
+  // `max_ports` distinct port sets of up to `max_ports` ports per switch.
+  static size_t estimate_bytes(size_t switches, size_t nodes, size_t max_ports, bool compact);
 
   static constexpr uint32_t kNone = UINT32_MAX;
 

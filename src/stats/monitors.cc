@@ -181,8 +181,17 @@ void Monitors::sample_queues() {
   queue_times_.push_back(net_.now());
   std::vector<Bytes> row;
   row.reserve(spec_.queue_ports.size());
-  for (const PortRef& p : spec_.queue_ports) row.push_back(net_.node(p.node).port(p.port).data_bytes);
+  std::vector<PrioBytes> prio_row;
+  prio_row.reserve(spec_.queue_ports.size());
+  for (const PortRef& p : spec_.queue_ports) {
+    const Port& port = net_.node(p.node).port(p.port);
+    row.push_back(port.data_bytes);
+    PrioBytes b{};
+    for (int prio = 1; prio < kNumPriorities; ++prio) b[prio - 1] = port.q[prio].bytes;
+    prio_row.push_back(b);
+  }
   queue_bytes_.push_back(std::move(row));
+  queue_prio_bytes_.push_back(std::move(prio_row));
   std::vector<Bytes> in;
   in.reserve(spec_.input_queue_ports.size());
   for (const PortRef& p : spec_.input_queue_ports) in.push_back(net_.sw(p.node).input_bytes(p.port));
@@ -317,7 +326,7 @@ const std::vector<Bytes>& Monitors::buffer_samples(int sw) const {
 // --- CSV writers ---
 
 void Monitors::write_queues_csv(std::ostream& out) const {
-  write_port_samples(out, spec_.queue_ports, queue_bytes_);
+  write_port_samples(out, spec_.queue_ports, queue_bytes_, &queue_prio_bytes_);
 }
 
 void Monitors::write_input_queues_csv(std::ostream& out) const {
@@ -325,9 +334,14 @@ void Monitors::write_input_queues_csv(std::ostream& out) const {
 }
 
 void Monitors::write_port_samples(std::ostream& out, const std::vector<PortRef>& ports,
-                                  const std::vector<std::vector<Bytes>>& samples) const {
+                                  const std::vector<std::vector<Bytes>>& samples,
+                                  const std::vector<std::vector<PrioBytes>>* per_prio) const {
   fmt::memory_buffer buf;
-  buf.append(std::string_view("time_us,node,port,peer,queue_bytes\n"));
+  buf.append(std::string_view("time_us,node,port,peer,queue_bytes"));
+  if (per_prio)
+    for (int prio = 1; prio < kNumPriorities; ++prio)
+      fmt::format_to(std::back_inserter(buf), ",prio{}_bytes", prio);
+  buf.append(std::string_view("\n"));
   std::vector<std::string> prefix;  // ",node,port,peer," per port
   for (const PortRef& p : ports)
     prefix.push_back(
@@ -337,7 +351,9 @@ void Monitors::write_port_samples(std::ostream& out, const std::vector<PortRef>&
     for (size_t i = 0; i < prefix.size(); ++i) {
       buf.append(t);
       buf.append(prefix[i]);
-      fmt::format_to(std::back_inserter(buf), "{}\n", samples[s][i]);
+      fmt::format_to(std::back_inserter(buf), "{}", samples[s][i]);
+      if (per_prio) fmt::format_to(std::back_inserter(buf), ",{}", fmt::join((*per_prio)[s][i], ","));
+      buf.push_back('\n');
       if (buf.size() > kFlushBytes) flush(out, buf);
     }
   }

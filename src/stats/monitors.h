@@ -7,7 +7,9 @@
 //  - per-flow goodput, CNPs and PFC transitions come from NetObservers hooks (chained with any observer
 //    already installed, restored on destruction).
 // Files (only those enabled), times in us with 6 decimals (exact to the ps), rates with 6 decimals:
-//   queues.csv  time_us,node,port,peer,queue_bytes   data bytes queued at the egress port (priorities 1..7)
+//   queues.csv  time_us,node,port,peer,queue_bytes,prio1_bytes,...,prio7_bytes   data bytes queued at the
+//               egress port: queue_bytes over the data priorities 1..7, then each priority's own queue
+//               (priority 0, the control class, is not counted: docs/user-guide.md, "How a port schedules")
 //   input_queues.csv  time_us,node,port,peer,queue_bytes   data bytes held in the input queue(s) of the
 //               switch's ingress port from peer (all priorities; every virtual output queue under "voq"),
 //               Switch::input_bytes; sampled at the queues.csv times (input_output_queued switches only)
@@ -31,6 +33,7 @@
 //
 // A Monitors must outlive every Network::run after its construction (its event stays queued).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -89,6 +92,9 @@ class Monitors : public EventHandler {
   const std::vector<Time>& queue_times() const { return queue_times_; }
   // queue_bytes()[sample][i] is the queue of spec().queue_ports[i] at queue_times()[sample].
   const std::vector<std::vector<Bytes>>& queue_bytes() const { return queue_bytes_; }
+  // queue_prio_bytes()[sample][i][p - 1]: the same port's priority p queue (p = 1..7).
+  using PrioBytes = std::array<Bytes, kNumPriorities - 1>;
+  const std::vector<std::vector<PrioBytes>>& queue_prio_bytes() const { return queue_prio_bytes_; }
   // input_bytes()[sample][i] is the input queue of spec().input_queue_ports[i] at queue_times()[sample].
   const std::vector<std::vector<Bytes>>& input_bytes() const { return input_bytes_; }
   const std::vector<PfcEvent>& pfc_events() const { return pfc_; }
@@ -118,8 +124,10 @@ class Monitors : public EventHandler {
   void schedule_next();
   void sample_queues();
   // queues.csv / input_queues.csv: `samples`[sample][i] of `ports`[i] at queue_times_.
+  // `per_prio`: also one column per data priority (queues.csv).
   void write_port_samples(std::ostream& out, const std::vector<PortRef>& ports,
-                          const std::vector<std::vector<Bytes>>& samples) const;
+                          const std::vector<std::vector<Bytes>>& samples,
+                          const std::vector<std::vector<PrioBytes>>* per_prio = nullptr) const;
   // The summary.json entry of queues / input_queues; `true_peak`(i) adds max_queue_bytes when set.
   nlohmann::json queue_summary(const std::vector<PortRef>& ports,
                                const std::vector<std::vector<Bytes>>& samples,
@@ -144,6 +152,7 @@ class Monitors : public EventHandler {
 
   std::vector<Time> queue_times_;
   std::vector<std::vector<Bytes>> queue_bytes_;
+  std::vector<std::vector<PrioBytes>> queue_prio_bytes_;  // [sample][queue_ports entry][priority - 1]
   std::vector<std::vector<Bytes>> input_bytes_;  // [sample][input_queue_ports entry]
 
   std::unordered_map<uint64_t, FlowBins> flow_bins_;
