@@ -205,8 +205,10 @@ Time Network::ideal_fct(Bytes size, int src, int dst, uint16_t sport, uint16_t d
     info.hop_delays.push_back(p.delay);
   }
   if (info.hop_rates.empty()) return Time::zero();
-  if (nic_.ideal_fct_hpcc_ns)  // the simulator's integer ns, so fct.txt matches it to the ns
-    return Time::from_ps(1000 * ideal_fct_ns_hpcc(size, info, nic_.mtu_bytes, nic_.header_bytes));
+  // The simulator's integer ns, so fct.txt matches it to the ns; it counts 48 B of headers per packet
+  // (kHpccHeaderBytes) whatever its packets carry on the wire.
+  if (nic_.ideal_fct_hpcc_ns)
+    return Time::from_ps(1000 * ideal_fct_ns_hpcc(size, info, nic_.mtu_bytes, kHpccHeaderBytes));
   return rocesim::ideal_fct(size, info, nic_.mtu_bytes, nic_.header_bytes);
 }
 
