@@ -5,7 +5,7 @@
 
 #include "net/host.h"
 #include "net/switch.h"
-#include "stats/ideal_fct.h"
+#include "net/ideal_fct.h"
 
 namespace rocesim {
 
