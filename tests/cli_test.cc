@@ -23,9 +23,12 @@
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
+#include "file_util.h"
 namespace fs = std::filesystem;
 
 namespace {
+
+using rocesim::test::read_text_file;
 
 const std::string kBinary = ROCESIM_BINARY;
 const std::string kBadDir = std::string(ROCESIM_TEST_DIR) + "/data/bad";
@@ -79,13 +82,6 @@ Proc rocesim(const std::string& args) {
     p.signal = WTERMSIG(st);
   }
   return p;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -289,7 +285,7 @@ TEST_F(CliTest, FlowFilePositiveControlRuns) {
   const fs::path out = tmp_ / "out";
   const Proc p = rocesim("run " + sh_quote(kCliDir + "/flow_file_ok.toml") + " -q -o " + sh_quote(out.string()));
   ASSERT_TRUE(p.clean_exit() && p.code == 0) << p.describe();
-  const auto rows = lines_of(read_file(out / "flows.csv"));
+  const auto rows = lines_of(read_text_file(out / "flows.csv"));
   ASSERT_EQ(rows.size(), 3u) << "header and the file's 2 flows";
   EXPECT_EQ(fields_of(rows[1], ',').at(1), "0");
   EXPECT_EQ(fields_of(rows[1], ',').at(2), "1");
@@ -346,7 +342,7 @@ TEST_F(CliTest, SameSeedGivesIdenticalFlowsCsvAndAnotherSeedDoesNot) {
   const Proc pc = rocesim("run " + scenario + " -q --set seed=2 -o " + sh_quote(c.string()));
   ASSERT_TRUE(pc.clean_exit() && pc.code == 0) << pc.describe();
 
-  const std::string fa = read_file(a / "flows.csv"), fb = read_file(b / "flows.csv"), fc = read_file(c / "flows.csv");
+  const std::string fa = read_text_file(a / "flows.csv"), fb = read_text_file(b / "flows.csv"), fc = read_text_file(c / "flows.csv");
   const auto rows = lines_of(fa);
   ASSERT_GT(rows.size(), 21u) << "expected more than 20 flows:\n" << fa;
   EXPECT_EQ(rows[0].rfind("id,src,dst,size_bytes,start_us", 0), 0u) << rows[0];
@@ -355,13 +351,13 @@ TEST_F(CliTest, SameSeedGivesIdenticalFlowsCsvAndAnotherSeedDoesNot) {
   EXPECT_GT(lines_of(fc).size(), 1u);
 
   // The summaries agree too, apart from wall-clock measurements.
-  auto ja = nlohmann::json::parse(read_file(a / "summary.json"));
-  auto jb = nlohmann::json::parse(read_file(b / "summary.json"));
+  auto ja = nlohmann::json::parse(read_text_file(a / "summary.json"));
+  auto jb = nlohmann::json::parse(read_text_file(b / "summary.json"));
   ja.erase("performance");
   jb.erase("performance");
   EXPECT_EQ(ja, jb);
   EXPECT_EQ(ja["flows"]["finished"].get<uint64_t>() + 1, rows.size());
-  EXPECT_EQ(nlohmann::json::parse(read_file(c / "summary.json"))["seed"], 2);
+  EXPECT_EQ(nlohmann::json::parse(read_text_file(c / "summary.json"))["seed"], 2);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -375,12 +371,12 @@ TEST_F(CliTest, SetOverridesSchemeAndResolvedTomlRecordsValuesAndDefaults) {
   const Proc p1 = rocesim("run " + scenario + " -q --set cc.scheme=none -o " + sh_quote(over.string()));
   ASSERT_TRUE(p1.clean_exit() && p1.code == 0) << p1.describe();
 
-  EXPECT_EQ(nlohmann::json::parse(read_file(base / "summary.json"))["scheme"], "dcqcn");
-  const auto j = nlohmann::json::parse(read_file(over / "summary.json"));
+  EXPECT_EQ(nlohmann::json::parse(read_text_file(base / "summary.json"))["scheme"], "dcqcn");
+  const auto j = nlohmann::json::parse(read_text_file(over / "summary.json"));
   EXPECT_EQ(j["scheme"], "none");
   EXPECT_EQ(j["scenario"], "cli_small_websearch");
 
-  const std::string text = read_file(over / "scenario.resolved.toml");
+  const std::string text = read_text_file(over / "scenario.resolved.toml");
   toml::table t;
   try {
     t = toml::parse(text);
@@ -409,9 +405,9 @@ TEST_F(CliTest, HpccFctFormatWritesOneLinePerFinishedFlow) {
                          sh_quote(out.string()));
   ASSERT_TRUE(p.clean_exit() && p.code == 0) << p.describe();
   ASSERT_TRUE(fs::exists(out / "fct.txt"));
-  const auto fct = lines_of(read_file(out / "fct.txt"));
-  const auto csv = lines_of(read_file(out / "flows.csv"));
-  const auto j = nlohmann::json::parse(read_file(out / "summary.json"));
+  const auto fct = lines_of(read_text_file(out / "fct.txt"));
+  const auto csv = lines_of(read_text_file(out / "flows.csv"));
+  const auto j = nlohmann::json::parse(read_text_file(out / "summary.json"));
   const uint64_t finished = j["flows"]["finished"].get<uint64_t>();
   ASSERT_GT(finished, 20u);
   EXPECT_EQ(fct.size(), finished);
@@ -444,8 +440,8 @@ TEST_F(CliTest, ExistingResultsNeedForce) {
   const fs::path out = tmp_ / "out";
   const Proc p0 = rocesim("run " + scenario + " -q --set cc.scheme=none -o " + sh_quote(out.string()));
   ASSERT_TRUE(p0.clean_exit() && p0.code == 0) << p0.describe();
-  const std::string summary = read_file(out / "summary.json");
-  const std::string flows = read_file(out / "flows.csv");
+  const std::string summary = read_text_file(out / "summary.json");
+  const std::string flows = read_text_file(out / "flows.csv");
   ASSERT_FALSE(summary.empty());
 
   // Again, with different settings, without --force: refused, old results untouched.
@@ -453,14 +449,14 @@ TEST_F(CliTest, ExistingResultsNeedForce) {
   EXPECT_TRUE(p1.clean_exit()) << p1.describe();
   EXPECT_NE(p1.code, 0) << p1.describe();
   EXPECT_NE(p1.out.find("--force"), std::string::npos) << p1.describe();
-  EXPECT_EQ(read_file(out / "summary.json"), summary);
-  EXPECT_EQ(read_file(out / "flows.csv"), flows);
+  EXPECT_EQ(read_text_file(out / "summary.json"), summary);
+  EXPECT_EQ(read_text_file(out / "flows.csv"), flows);
   EXPECT_EQ(tmp_entries(), std::vector<std::string>{"out"}) << "no temporary directory left behind";
 
   // With --force: replaced.
   const Proc p2 = rocesim("run " + scenario + " -q --force --set seed=3 -o " + sh_quote(out.string()));
   ASSERT_TRUE(p2.clean_exit() && p2.code == 0) << p2.describe();
-  const auto j = nlohmann::json::parse(read_file(out / "summary.json"));
+  const auto j = nlohmann::json::parse(read_text_file(out / "summary.json"));
   EXPECT_EQ(j["seed"], 3);
   EXPECT_EQ(j["scheme"], "dcqcn");
   EXPECT_EQ(tmp_entries(), std::vector<std::string>{"out"});
@@ -523,7 +519,7 @@ TEST_F(CliTest, RunTableListsEveryDropKind) {
   const fs::path out = tmp_ / "out";
   const Proc p = rocesim("run " + sh_quote((tmp_ / "lossy.toml").string()) + " -o " + sh_quote(out.string()));
   ASSERT_TRUE(p.clean_exit() && p.code == 0) << p.describe();
-  const auto j = nlohmann::json::parse(read_file(out / "summary.json"));
+  const auto j = nlohmann::json::parse(read_text_file(out / "summary.json"));
   ASSERT_GT(j["drops"]["wire"].get<uint64_t>(), 0u) << "the lossy link should lose packets";
   uint64_t total = 0;
   for (const auto& [kind, n] : j["drops"].items()) {
@@ -557,7 +553,7 @@ TEST_F(CliTest, SchemeSwitchDefaultsAreAppliedAndShown) {
     const fs::path out = tmp_ / ("out" + std::to_string(&c - cases));
     const Proc p = rocesim("run " + scenario + " -q " + c.sets + " -o " + sh_quote(out.string()));
     ASSERT_TRUE(p.clean_exit() && p.code == 0) << c.sets << ": " << p.describe();
-    const std::string text = read_file(out / "scenario.resolved.toml");
+    const std::string text = read_text_file(out / "scenario.resolved.toml");
     const toml::table t = toml::parse(text);
     EXPECT_EQ(t["switch"]["kmin_bytes"].value<int64_t>(), c.kmin) << c.sets << "\n" << text;
     EXPECT_EQ(t["switch"]["kmax_bytes"].value<int64_t>(), c.kmax) << c.sets << "\n" << text;
@@ -589,7 +585,7 @@ TEST_F(CliTest, FlowsAfterTheEndAreWarnedAbout) {
   const Proc r = rocesim("run " + scenario + " -o " + sh_quote(out.string()));
   ASSERT_TRUE(r.clean_exit() && r.code == 0) << r.describe();
   EXPECT_NE(r.out.find("warning: " + warning), std::string::npos) << r.out;
-  const auto j = nlohmann::json::parse(read_file(out / "summary.json"));
+  const auto j = nlohmann::json::parse(read_text_file(out / "summary.json"));
   EXPECT_EQ(j["flows"]["started"].get<uint64_t>(), 1u);
   EXPECT_EQ(j["flows"]["after_end"].get<uint64_t>(), 2u);
   EXPECT_EQ(j["warnings"].size(), 1u);
@@ -622,7 +618,7 @@ queue_interval_us = 1
   const Proc p =
       rocesim("run " + sh_quote((tmp_ / "prio.toml").string()) + " -q -o " + sh_quote(out.string()));
   ASSERT_TRUE(p.clean_exit() && p.code == 0) << p.describe();
-  const auto rows = lines_of(read_file(out / "queues.csv"));
+  const auto rows = lines_of(read_text_file(out / "queues.csv"));
   ASSERT_GT(rows.size(), 10u);
   EXPECT_EQ(rows[0],
             "time_us,node,port,peer,queue_bytes,prio1_bytes,prio2_bytes,prio3_bytes,prio4_bytes,prio5_bytes,"

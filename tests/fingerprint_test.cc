@@ -18,9 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "file_util.h"
 #include "fmt/format.h"
 
 namespace {
+
+using rocesim::test::read_text_file;
 
 namespace fs = std::filesystem;
 
@@ -74,13 +77,6 @@ uint64_t fnv1a(const std::string& s) {
     h *= 1099511628211ull;
   }
   return h;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
 }
 
 struct Fingerprint {
@@ -137,11 +133,11 @@ Fingerprint run_case(const Case& c, std::string& error) {
     fs::remove_all(dir);
     return fp;
   }
-  nlohmann::json j = nlohmann::json::parse(read_file(dir / "summary.json"));
+  nlohmann::json j = nlohmann::json::parse(read_text_file(dir / "summary.json"));
   fp.events = j["performance"]["events"].get<uint64_t>();
   // Timings and memory differ from run to run; the event count is kept apart (see the file's comment).
   j.erase("performance");
-  fp.flows_hash = fnv1a(read_file(dir / "flows.csv"));
+  fp.flows_hash = fnv1a(read_text_file(dir / "flows.csv"));
   // summary.json less timings, then every other CSV the run wrote (monitors: queues, rates, PFC events, ...)
   // in name order.
   std::string rest = j.dump(1);
@@ -149,7 +145,7 @@ Fingerprint run_case(const Case& c, std::string& error) {
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".csv" && e.path().filename() != "flows.csv") csvs.push_back(e.path());
   std::sort(csvs.begin(), csvs.end());
-  for (const fs::path& p : csvs) rest += "\n" + p.filename().string() + "\n" + read_file(p);
+  for (const fs::path& p : csvs) rest += "\n" + p.filename().string() + "\n" + read_text_file(p);
   fp.outputs_hash = fnv1a(rest);
   fs::remove_all(dir);
   return fp;

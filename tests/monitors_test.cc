@@ -21,6 +21,7 @@
 
 #include "app/run.h"
 #include "config/scenario.h"
+#include "file_util.h"
 #include "net/network.h"
 #include "net/switch.h"
 #include "stats/monitors.h"
@@ -31,6 +32,8 @@ namespace fs = std::filesystem;
 using namespace rocesim;
 
 namespace {
+
+using rocesim::test::read_text_file;
 
 // Every monitor on, at odd short intervals so that samples interleave densely with network events.
 const std::vector<std::string> kAllMonitors = {"monitors.queue_ports=[\"all\"]",
@@ -69,13 +72,6 @@ std::string mercury_victim_pfc() {
       t += fmt::format("[[flows]]\nsrc = \"B{}\"\ndst = \"R2\"\nsize_bytes = 50000\nstart_us = {}\n", b,
                        100 + 12.5 * k);
   return t;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::vector<std::vector<std::string>> read_csv(const std::string& text) {
@@ -155,11 +151,11 @@ void expect_same_results(const std::string& text, const char* what) {
   const RunResult r1 = run_scenario(s1, o1);
   const RunResult r2 = run_scenario(s2, o2);
 
-  const std::string f1 = slurp(plain.path() / "flows.csv");
+  const std::string f1 = read_text_file(plain.path() / "flows.csv");
   EXPECT_GT(std::count(f1.begin(), f1.end(), '\n'), 8) << what;
-  EXPECT_EQ(f1, slurp(monitored.path() / "flows.csv")) << what;
-  const auto j1 = nlohmann::json::parse(slurp(plain.path() / "summary.json"));
-  const auto j2 = nlohmann::json::parse(slurp(monitored.path() / "summary.json"));
+  EXPECT_EQ(f1, read_text_file(monitored.path() / "flows.csv")) << what;
+  const auto j1 = nlohmann::json::parse(read_text_file(plain.path() / "summary.json"));
+  const auto j2 = nlohmann::json::parse(read_text_file(monitored.path() / "summary.json"));
   EXPECT_EQ(j1["fct"].dump(), j2["fct"].dump()) << what;
   EXPECT_EQ(comparable(j1).dump(2), comparable(j2).dump(2)) << what;
   EXPECT_TRUE(j1["complete"].get<bool>()) << what;
@@ -621,10 +617,10 @@ TEST(MonitorsConfig, InputQueuesCsvAndSummaryFromARun) {
   const RunResult res = run_scenario(s, o);
   (void)res;
   EXPECT_FALSE(fs::exists(dir.path() / "queues.csv"));  // only the input queues were asked for
-  const auto rows = read_csv(slurp(dir.path() / "input_queues.csv"));
+  const auto rows = read_csv(read_text_file(dir.path() / "input_queues.csv"));
   ASSERT_GT(rows.size(), 1u);
   EXPECT_EQ(rows[0], (std::vector<std::string>{"time_us", "node", "port", "peer", "queue_bytes"}));
-  const auto j = nlohmann::json::parse(slurp(dir.path() / "summary.json"));
+  const auto j = nlohmann::json::parse(read_text_file(dir.path() / "summary.json"));
   ASSERT_TRUE(j.contains("monitors")) << j.dump(2);
   const auto& iq = j["monitors"]["input_queues"];
   EXPECT_EQ(iq["ports_monitored"].get<size_t>(), 3u);
@@ -644,5 +640,5 @@ TEST(MonitorsConfig, InputQueuesCsvAndSummaryFromARun) {
   EXPECT_LE(csv_peak, s.sw.input_queue_bytes);
   EXPECT_FALSE(top.contains("max_queue_bytes"));  // no per-port true peak of input queues
   // The resolved config records the key.
-  EXPECT_NE(slurp(dir.path() / "scenario.resolved.toml").find("input_queue_ports"), std::string::npos);
+  EXPECT_NE(read_text_file(dir.path() / "scenario.resolved.toml").find("input_queue_ports"), std::string::npos);
 }
