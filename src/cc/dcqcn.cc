@@ -33,9 +33,7 @@ DcqcnSettings DcqcnSettings::for_variant(const std::string& variant, Rate nic_ra
 }
 
 void Dcqcn::on_flow_start(Qp& qp) {
-  if (st_.size() < net_->qp_capacity()) st_.resize(net_->qp_capacity() + 1024);
-  State& s = st_[qp.slot];
-  s = State{};
+  State& s = st_.start(*net_, qp);
   s.rc = s.rt = qp.line_rate;  // start at line rate
   qp.rate = qp.line_rate;
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cc/per_qp.h"
 #include "net/cc_api.h"
 
 namespace rocesim {
@@ -87,7 +88,7 @@ class Dcqcn : public CongestionControl {
   void apply(Qp& qp);
 
   DcqcnSettings s_;
-  std::vector<State> st_;
+  PerQp<State> st_;
 };
 
 }  // namespace rocesim

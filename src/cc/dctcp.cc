@@ -12,9 +12,7 @@ void Dctcp::attach(Network& net) {
 }
 
 void Dctcp::on_flow_start(Qp& qp) {
-  if (qp.slot >= st_.size()) st_.resize(std::max<size_t>(net_->qp_capacity(), qp.slot + 1) + 1024);
-  State& s = st_[qp.slot];
-  s = State{};
+  State& s = st_.start(*net_, qp);
   s.alpha = s_.alpha_init;
   s.rate = qp.line_rate;  // start at line rate [sim]
   s.cwnd = qp.line_rate.bps * t_.sec() / 8;  // window mode: one BDP of the NIC, C_nic x T

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cc/per_qp.h"
 #include "net/cc_api.h"
 
 namespace rocesim {
@@ -72,7 +73,7 @@ class Dctcp : public CongestionControl {
   DctcpSettings s_;
   bool window_mode_;
   Time t_;                       // T used for windows
-  std::vector<State> st_;
+  PerQp<State> st_;
 };
 
 }  // namespace rocesim

@@ -25,9 +25,7 @@ void Hpcc::attach(Network& net) {
 }
 
 void Hpcc::on_flow_start(Qp& qp) {
-  if (qp.slot >= st_.size()) st_.resize(std::max<size_t>(net_->qp_capacity(), qp.slot + 1) + 1024);
-  State& s = st_[qp.slot];
-  s = State{};
+  State& s = st_.start(*net_, qp);
   s.u = s_.u_init;
   s.wc = s.w = qp.line_rate.bps * t_.sec() / 8;  // W_init = C_nic x T: start at line rate
   qp.rate = qp.line_rate;

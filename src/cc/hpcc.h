@@ -18,6 +18,7 @@
 #pragma once
 #include <vector>
 
+#include "cc/per_qp.h"
 #include "net/cc_api.h"
 
 namespace rocesim {
@@ -86,7 +87,7 @@ class Hpcc : public CongestionControl {
  private:
   HpccSettings s_;
   Time t_;                       // T
-  std::vector<State> st_;
+  PerQp<State> st_;
 };
 
 }  // namespace rocesim

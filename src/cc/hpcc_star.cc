@@ -9,11 +9,8 @@ namespace rocesim {
 
 void HpccStar::on_flow_start(Qp& qp) {
   Hpcc::on_flow_start(qp);
-  if (qp.slot >= near_.size()) {
-    near_.resize(std::max<size_t>(net_->qp_capacity(), qp.slot + 1) + 1024);
-    far_w_.resize(near_.size());
-  }
-  near_[qp.slot] = Near{};
+  near_.start(*net_, qp);
+  far_w_.start(*net_, qp);
   far_w_[qp.slot] = qp.line_rate.bps * t().sec() / 8;
 }
 

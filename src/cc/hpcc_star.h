@@ -17,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "cc/per_qp.h"
 #include "cc/hpcc.h"
 #include "cc/lscc_rate.h"
 
@@ -38,8 +39,8 @@ class HpccStar : public Hpcc {
   std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
 
   // Near-loop window W* of a QP (0 = none yet) and the far-loop W.
-  double near_window(const Qp& qp) const { return qp.slot < near_.size() ? near_[qp.slot].w : 0; }
-  double far_window(const Qp& qp) const { return qp.slot < far_w_.size() ? far_w_[qp.slot] : 0; }
+  double near_window(const Qp& qp) const { return near_.has(qp.slot) ? near_[qp.slot].w : 0; }
+  double far_window(const Qp& qp) const { return far_w_.has(qp.slot) ? far_w_[qp.slot] : 0; }
 
  protected:
   void apply(Qp& qp, double w) override;
@@ -54,8 +55,8 @@ class HpccStar : public Hpcc {
     IntHop hop[kMaxIntHops];
   };
   HpccStarSettings hs_;
-  std::vector<Near> near_;
-  std::vector<double> far_w_;
+  PerQp<Near> near_;
+  PerQp<double> far_w_;
 };
 
 // The LSCC modules with direct INT (public for tests).

@@ -39,9 +39,7 @@ void Icc::attach(Network& net) {
 }
 
 void Icc::on_flow_start(Qp& qp) {
-  if (st_.size() < net_->qp_capacity()) st_.resize(net_->qp_capacity() + 1024);
-  State& s = st_[qp.slot];
-  s = State{};
+  State& s = st_.start(*net_, qp);
   s.rate = qp.line_rate;  // start at line rate (as DCQCN, whose code base ICC reuses)
   qp.rate = qp.line_rate;
 }

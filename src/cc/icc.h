@@ -47,6 +47,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cc/per_qp.h"
 #include "core/simulator.h"
 #include "net/cc_api.h"
 
@@ -111,7 +112,7 @@ class Icc : public CongestionControl {
  private:
   IccSettings s_;
   Bytes q_d_ = 0;
-  std::vector<State> st_;
+  PerQp<State> st_;
 };
 
 // The per-switch judgement, flow memory and feedback timers (public for tests).

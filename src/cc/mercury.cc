@@ -32,8 +32,7 @@ Bytes Mercury::initial_window(const Qp& qp) const {
 
 void Mercury::on_flow_start(Qp& qp) {
   Dcqcn::on_flow_start(qp);
-  if (last_win_.size() <= qp.slot) last_win_.resize(net_->qp_capacity() + 1024, 0);
-  last_win_[qp.slot] = 0;
+  last_win_.start(*net_, qp);
   if (ms_.window) net_->set_window(qp, initial_window(qp));
 }
 

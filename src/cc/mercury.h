@@ -20,6 +20,7 @@
 #include <memory>
 #include <vector>
 
+#include "cc/per_qp.h"
 #include "cc/dcqcn.h"
 #include "core/flat_map.h"
 #include "net/node.h"
@@ -61,7 +62,7 @@ class Mercury : public Dcqcn {
 
   Time base_rtt() const { return base_rtt_; }
   // The last window a CNP carried to this QP (0: none yet).
-  Bytes last_window(const Qp& qp) const { return qp.slot < last_win_.size() ? last_win_[qp.slot] : 0; }
+  Bytes last_window(const Qp& qp) const { return last_win_.has(qp.slot) ? last_win_[qp.slot] : 0; }
 
  protected:
   void on_increase_event(Qp& qp) override;
@@ -71,7 +72,7 @@ class Mercury : public Dcqcn {
 
   MercurySettings ms_;
   Time base_rtt_;
-  std::vector<Bytes> last_win_;  // per QP slot
+  PerQp<Bytes> last_win_;  // per QP slot
 };
 
 // The per-switch detection state and flow tables (public for tests and monitors).

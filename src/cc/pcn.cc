@@ -14,9 +14,7 @@ CcNeeds Pcn::needs() const {
 }
 
 void Pcn::on_flow_start(Qp& qp) {
-  if (st_.size() < net_->qp_capacity()) st_.resize(net_->qp_capacity() + 1024);
-  State& s = st_[qp.slot];
-  s = State{};
+  State& s = st_.start(*net_, qp);
   s.rate = qp.line_rate;  // start at line rate
   s.w = s_.w_min;         // as the public ns-3 code initialises w
   qp.rate = qp.line_rate;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "cc/per_qp.h"
 #include "net/cc_api.h"
 
 namespace rocesim {
@@ -66,7 +67,7 @@ class Pcn : public CongestionControl {
   void end_of_period(Qp& qp);
 
   PcnSettings s_;
-  std::vector<State> st_;
+  PerQp<State> st_;
 };
 
 // The NP-ECN switch agent (public for tests).

@@ -111,9 +111,7 @@ bool TcdAgent::mark(Packet& p, int port) {
 
 void DcqcnTcd::on_flow_start(Qp& qp) {
   Dcqcn::on_flow_start(qp);
-  if (ts_.size() < net_->qp_capacity()) ts_.resize(net_->qp_capacity() + 1024);
-  ts_[qp.slot] = TcdState2{};
-  ts_[qp.slot].last_ue_cnp_sent = Time{-(int64_t{1} << 62)};
+  ts_.start(*net_, qp).last_ue_cnp_sent = Time{-(int64_t{1} << 62)};
 }
 
 void TcdAgent::port_counters(int port, std::vector<std::pair<const char*, double>>& out) const {

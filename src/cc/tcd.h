@@ -17,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "cc/per_qp.h"
 #include "cc/dcqcn.h"
 #include "net/cc_api.h"
 
@@ -109,7 +110,7 @@ class DcqcnTcd : public Dcqcn {
 
  private:
   TcdSettings t_;
-  std::vector<TcdState2> ts_;
+  PerQp<TcdState2> ts_;
 };
 
 }  // namespace rocesim

@@ -15,9 +15,7 @@ TimelySettings TimelySettings::for_nic_rate(Rate nic_rate) {
 }
 
 void Timely::on_flow_start(Qp& qp) {
-  if (qp.slot >= st_.size()) st_.resize(std::max<size_t>(net_->qp_capacity(), qp.slot + 1) + 1024);
-  State& s = st_[qp.slot];
-  s = State{};
+  State& s = st_.start(*net_, qp);
   s.rc = qp.line_rate;  // start at line rate [algorithms.md 1.6]
   qp.rate = qp.line_rate;
 }

@@ -15,6 +15,7 @@
 #pragma once
 #include <vector>
 
+#include "cc/per_qp.h"
 #include "net/cc_api.h"
 
 namespace rocesim {
@@ -67,7 +68,7 @@ class Timely : public CongestionControl {
 
  private:
   TimelySettings s_;
-  std::vector<State> st_;
+  PerQp<State> st_;
 };
 
 }  // namespace rocesim
