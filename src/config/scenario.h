@@ -20,6 +20,7 @@ class CongestionControl;
 
 struct TrafficSpec {  // one generator of flows
   std::string pattern = "all_to_all";
+  bool enabled = true;                    // false: read and checked, but no flow (a sweep's on/off switch)
   std::string workload = "websearch";     // a catalogue name or a CDF file path
   std::string workload_path;              // resolved file
   double load = 0.3;                      // fraction of each sender's link rate

@@ -394,7 +394,7 @@ void read_trace(Config& c, const Scenario& s, const std::string& k, TrafficSpec&
 void add_traffic_jobs(const Scenario& s, DagRunner& runner) {
   for (size_t i = 0; i < s.traffic.size(); ++i) {
     const TrafficSpec& t = s.traffic[i];
-    if (!is_job_pattern(t.pattern)) continue;
+    if (!is_job_pattern(t.pattern) || !t.enabled) continue;
     DagJob j;
     j.name = t.job;
     j.start = t.start;
@@ -442,6 +442,7 @@ void read_traffic(Config& c, Scenario& s) {
     TrafficSpec t;
     std::unique_ptr<SizeCdf> cdf;
     t.pattern = c.get_string(k + "pattern", t.pattern, pattern_names());
+    t.enabled = c.get_bool(k + "enabled", true);
     const bool job = is_job_pattern(t.pattern);
     if (job) t.job = c.get_string(k + "job", fmt::format("job{}", i));
     // A job's flows carry its label as their class unless the table names one.
@@ -633,7 +634,7 @@ void add_traffic_sources(const Scenario& s, MergedSource& merged,
                          std::vector<std::unique_ptr<SizeCdf>>& cdfs) {
   for (size_t i = 0; i < s.traffic.size(); ++i) {
     const TrafficSpec& t = s.traffic[i];
-    if (is_job_pattern(t.pattern)) continue;  // add_traffic_jobs
+    if (is_job_pattern(t.pattern) || !t.enabled) continue;  // add_traffic_jobs; switched off
     const SizeCdf* sizes = nullptr;
     if (!t.workload_path.empty()) {
       cdfs.push_back(std::make_unique<SizeCdf>(SizeCdf::load(t.workload_path)));

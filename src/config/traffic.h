@@ -1,7 +1,9 @@
 // [[traffic]] tables: flow generators (workload x traffic pattern) of a scenario.
 //
 // Keys of every table: pattern (default "all_to_all"), class (label in flows.csv, default "default"),
-// priority (1..7, default nic.data_priority), start_us (0), stop_us (end of run), max_flows (0 = no limit).
+// priority (1..7, default nic.data_priority), start_us (0), stop_us (end of run), max_flows (0 = no limit),
+// enabled (true; false: the table is read and checked but makes no flow, e.g. --grid traffic[1].enabled=
+// true,false; the other tables keep their random streams).
 // Flow sizes, where a pattern samples them: size_bytes (every flow this size) or workload (a catalogue
 // name or a CDF file; default "websearch"), not both. Node lists (hosts, src, dst, senders, hot_hosts)
 // take one node or an array of node names / ids, and ranges "h0..h15" / "B1..B8" / "0..15".
