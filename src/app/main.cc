@@ -161,7 +161,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> sets;
   bool quiet = false, force = false;
 
-  auto* run = app.add_subcommand("run", "Run a scenario and write flows.csv, summary.json and scenario.resolved.toml");
+  auto* run = app.add_subcommand("run", "Run a scenario and write flows.csv, summary.json and scenario.resolved.toml (and "
+                                 "collectives.csv with collective or dependency_trace jobs)");
   Source src;
   run->add_option("scenario", src.scenario,
                   "Scenario file (TOML), or a name under scenarios/ such as 'demo'");
