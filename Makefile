@@ -70,9 +70,15 @@ fuzz:
 	    >$(FUZZ_BUILD)/fuzz_$$t.log 2>&1; rc=$$?; grep -E "number_of_executed_units|Test unit written" \
 	    $(FUZZ_BUILD)/fuzz_$$t.log; [ $$rc -eq 0 ] || { tail -n 40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; }; done
 
+# Speed and memory: the 320-host benchmark, the event queue, and against fabric size (bench_scaling: k = 8 to
+# 32 fat-trees and the 320-host case, several minutes) drawn beside the figures before the issue-17 work
+# (bench/scaling_before.csv) in $(BUILD)/scaling.png.
 bench: build
 	$(BUILD)/bench_fattree
 	$(BUILD)/bench_event_queue --benchmark_min_time=0.2
+	$(BUILD)/bench_scaling --csv $(BUILD)/scaling.csv
+	/usr/bin/python3 bench/plot_scaling.py $(BUILD)/scaling.png before=bench/scaling_before.csv \
+	  now=$(BUILD)/scaling.csv
 
 # The memory soak (bench/soak_flows.cc, built by `make build`; about 2 CPU minutes): 1 M flows, resident
 # memory every 50 k finished flows, which must stay flat after warm-up (README, "Tests and benchmark").

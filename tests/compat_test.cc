@@ -150,9 +150,15 @@ TEST(HpccSimProfile, SetsEveryDefaultOfTheSimulatorAndRecordsIt) {
   EXPECT_EQ(at(r, "switch.pmax").value_or(0.0), 0.2);
   EXPECT_EQ(at(r, "switch.ecn_scale_with_rate").value_or(false), true);
   EXPECT_EQ(at(r, "switch.ecn_ref_rate_gbps").value_or(0.0), 100.0);
-  // Packets: 1000 B payload + 48 B headers, 2 + 5 x 8 B of INT, an ACK per packet, the ns ideal FCT.
+  // Its switches queue ACKs in the data class whatever ACK_HIGH_PRIO says (the quirk key).
+  EXPECT_EQ(at(r, "switch.acks_in_data_class").value_or(false), true);
+  EXPECT_TRUE(s.sw.acks_in_data_class);
+  // Packets as on its wire: 1000 B payload + 36 B headers (+ 8 B timestamp for TIMELY), 2 + 5 x 8 B of INT,
+  // 48 B ACKs, an ACK per packet, the ns ideal FCT (which counts 48 B of headers per packet).
   EXPECT_EQ(at(r, "nic.mtu_bytes").value_or(int64_t{0}), 1000);
-  EXPECT_EQ(at(r, "nic.header_bytes").value_or(int64_t{0}), 48);
+  EXPECT_EQ(at(r, "nic.header_bytes").value_or(int64_t{0}), 36);
+  EXPECT_EQ(at(r, "nic.timestamp_bytes").value_or(int64_t{0}), 8);
+  EXPECT_EQ(at(r, "nic.ack_bytes").value_or(int64_t{0}), 48);
   EXPECT_EQ(at(r, "nic.int_hop_bytes").value_or(int64_t{0}), 8);
   EXPECT_EQ(at(r, "nic.int_base_bytes").value_or(int64_t{0}), 2);
   EXPECT_EQ(at(r, "nic.ack_interval").value_or(int64_t{0}), 1);
@@ -180,6 +186,10 @@ TEST(HpccSimProfile, SetsEveryDefaultOfTheSimulatorAndRecordsIt) {
   const Scenario plain = load_scenario_text(kStarScenario, "plain.toml");
   EXPECT_EQ(plain.sw.headroom_extra_bytes, -1);
   EXPECT_FALSE(plain.nic.ideal_fct_hpcc_ns);
+  EXPECT_FALSE(plain.sw.acks_in_data_class);
+  EXPECT_EQ(plain.nic.header_bytes, 48);
+  EXPECT_EQ(plain.nic.ack_bytes, 60);
+  EXPECT_EQ(plain.nic.timestamp_bytes, 0);
   EXPECT_EQ(at(plain.resolved, "cc.dcqcn.variant").value_or(std::string()), "mellanox");
   EXPECT_FALSE(at(plain.resolved, "profile"));  // recorded only when there is one
 }

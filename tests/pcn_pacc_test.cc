@@ -322,10 +322,12 @@ TEST(Pacc, CnpsGrowWithCongestionAndVanishWithout) {
 }
 
 // The PI controller holds the 8-to-1 incast's queue near Q_ref (the port's Kmin, 400 KB at 100 Gb/s)
-// once DCQCN's reaction point has worked off the start (all eight flows at line rate for a period).
+// once DCQCN's reaction point has worked off the start (all eight flows at line rate for a period). Since
+// DCQCN's first timer expiry after a cut is fast recovery, as in the ns-3 simulator, that takes longer than
+// 15 ms (15-25 ms averaged 252 KB); from 25 ms on the queue sits at Q_ref.
 TEST(Pacc, EightToOneIncastQueueSettlesNearQref) {
-  const StarRun r = run_star_pacc(9, incast(8, 0), Time::from_ms(25), 0, Time::from_ms(15));
-  std::printf("PACC 8-to-1, 15-25 ms: queue avg %.0f B (Q_ref %ld B), %.1f Gb/s delivered\n", r.avg_queue,
+  const StarRun r = run_star_pacc(9, incast(8, 0), Time::from_ms(40), 0, Time::from_ms(25));
+  std::printf("PACC 8-to-1, 25-40 ms: queue avg %.0f B (Q_ref %ld B), %.1f Gb/s delivered\n", r.avg_queue,
               static_cast<long>(r.q_ref), r.gbps);
   EXPECT_EQ(r.q_ref, 400'000);
   EXPECT_NEAR(r.avg_queue, static_cast<double>(r.q_ref), 0.25 * static_cast<double>(r.q_ref));

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "config/scenario.h"
 #include "config/schemes.h"
 #include "core/error.h"
+#include "stats/fct_compare.h"
 #include "workload/cdf.h"
 
 namespace fs = std::filesystem;
@@ -236,6 +238,33 @@ int main(int argc, char** argv) {
   sweep->add_flag("--force", force, "Re-run complete runs too (otherwise they are skipped)");
   sweep->add_flag("-q,--quiet", quiet, "No per-run lines and no progress line");
 
+  std::string cmp_ref, cmp_result;
+  std::vector<int64_t> cmp_edges = {10'000, 100'000, 1'000'000};
+  size_t cmp_min_flows = 30;
+  double cmp_max_p50 = 0, cmp_max_p99 = 0;
+  auto* compare = app.add_subcommand(
+      "compare-fct",
+      "Per flow-size bucket slowdown p50/p95/p99 of an ns-3 HPCC simulator fct.txt beside a rocesim result, "
+      "with relative errors (docs/coming-from-hpcc-sim.md)");
+  compare->add_option("ref", cmp_ref, "Reference fct.txt of the ns-3 HPCC simulator")->required();
+  compare
+      ->add_option("result", cmp_result,
+                   "rocesim result directory (its flows.csv), a flows.csv, or another fct.txt")
+      ->required();
+  compare->add_option("--buckets", cmp_edges, "Bucket upper edges in bytes (default 10000,100000,1000000)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  compare->add_option("--min-flows", cmp_min_flows, "Buckets with fewer flows are marked and not judged")
+      ->check(CLI::Range(1, 1 << 30));
+  compare
+      ->add_option("--max-p50-error", cmp_max_p50,
+                   "Exit 1 when a judged bucket's p50 differs by more than this many percent (0 = no check)")
+      ->check(CLI::NonNegativeNumber);
+  compare
+      ->add_option("--max-p99-error", cmp_max_p99,
+                   "Exit 1 when a judged bucket's p99 differs by more than this many percent (0 = no check)")
+      ->check(CLI::NonNegativeNumber);
+
   std::string report_dir;
   auto* report =
       app.add_subcommand("report", "Write DIR/report.html (figures and tables) for a run or a sweep");
@@ -314,6 +343,35 @@ int main(int argc, char** argv) {
         return 3;
       }
       return 0;
+    }
+    if (compare->parsed()) {
+      SizeBuckets buckets;
+      try {
+        buckets = SizeBuckets::from_edges(std::vector<Bytes>(cmp_edges.begin(), cmp_edges.end()));
+      } catch (const std::invalid_argument& e) {
+        throw InputError("command line", 0, std::string("--buckets: ") + e.what());
+      }
+      const FlowSlowdowns ref = read_hpcc_fct(cmp_ref);
+      const FlowSlowdowns res = read_result_slowdowns(cmp_result);
+      const auto rows = compare_slowdowns(ref, res, buckets);
+      fmt::print(
+          "slowdown (fct / standalone fct, clipped at 1): ref {} ({} flows) vs result {} ({} flows{})\n",
+          ref.source, ref.flows.size(), res.source, res.flows.size(),
+          res.unfinished ? fmt::format(", {} unfinished left out", res.unfinished) : "");
+      fmt::print("{}", format_slowdown_table(rows, cmp_min_flows));
+      const WorstErrors w = worst_errors(rows, cmp_min_flows);
+      bool fail = false;
+      if (cmp_max_p50 > 0 && 100 * std::abs(w.p50) > cmp_max_p50) {
+        fmt::print(stderr, "error: p50 of bucket {} differs by {:+.1f}% (limit {}%)\n", w.p50_bucket,
+                   100 * w.p50, cmp_max_p50);
+        fail = true;
+      }
+      if (cmp_max_p99 > 0 && 100 * std::abs(w.p99) > cmp_max_p99) {
+        fmt::print(stderr, "error: p99 of bucket {} differs by {:+.1f}% (limit {}%)\n", w.p99_bucket,
+                   100 * w.p99, cmp_max_p99);
+        fail = true;
+      }
+      return fail ? 1 : 0;
     }
     if (validate->parsed()) {
       HpccConfig cfg;

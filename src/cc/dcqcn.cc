@@ -86,10 +86,11 @@ void Dcqcn::congestion_notified(Qp& qp) {
     s.rc = s.rc * s_.rate_on_first_cnp;
     s.rt = s.rc;
     apply(qp);
+    s.cnp_since_alpha = false;  // alpha = 1 already counts this CNP [sim cnp_received_mlx]
   } else {
     catch_up_alpha(s, now);
+    s.cnp_since_alpha = true;
   }
-  s.cnp_since_alpha = true;
   s.cnp_since_dec = true;
   if (!s.dec_pending) {
     // The next decrease check on the T_dec grid anchored at the first CNP.
@@ -164,9 +165,12 @@ void Dcqcn::increase_event(Qp& qp) {
       s.rt = std::min(qp.line_rate, s.rt + s_.rate_ai);
     }
   } else {
-    // Timer-only model: stage = timer expiries since the last cut.
-    if (s.t_cnt < f) {
-    } else if (s.t_cnt == f) {
+    // Timer-only model: the stage is the number of timer expiries since the last cut *before* this one
+    // (the simulator's RateIncEventTimerMlx counts after increasing), so the first F expiries are fast
+    // recovery, the next one additive, the rest hyper (docs/coming-from-hpcc-sim.md, DCQCN stages).
+    const int stage = s.t_cnt - 1;
+    if (stage < f) {
+    } else if (stage == f) {
       s.rt = std::min(qp.line_rate, s.rt + s_.rate_ai);
     } else {
       s.rt = std::min(qp.line_rate, s.rt + s_.rate_hai);

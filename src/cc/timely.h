@@ -44,6 +44,7 @@ class Timely : public CongestionControl {
     CcNeeds n;
     n.ecn_marking = false;       // delay only
     n.ack_high_priority = true;  // RTT = data-path delay [sim ACK_HIGH_PRIO 1]
+    n.send_timestamp = true;     // the RTT sample's send time travels in the data packet
     return n;
   }
   const TimelySettings& settings() const { return s_; }

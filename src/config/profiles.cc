@@ -28,12 +28,15 @@ kmax_bytes = 1600000
 pmax = 0.2
 ecn_scale_with_rate = true
 ecn_ref_rate_gbps = 100.0
+acks_in_data_class = true     # quirk: its switches ignore ACK_HIGH_PRIO (docs/coming-from-hpcc-sim.md)
 
 [nic]
 mtu_bytes = 1000              # PACKET_PAYLOAD_SIZE
-header_bytes = 48
-int_hop_bytes = 8             # HPCC data packets: 1000 + 48 + 2 + 5 x 8 = 1090 B
+header_bytes = 36             # on the wire: PPP 2 + IPv4 20 + UDP 8 + sequence header 6 (1036 B packets)
+int_hop_bytes = 8             # HPCC data packets: 1000 + 36 + 2 + 5 x 8 = 1078 B
 int_base_bytes = 2
+timestamp_bytes = 8           # TIMELY data packets carry their send time: 1044 B
+ack_bytes = 48                # padded to 60 B with a 14 B header it never sends; HPCC adds INT
 ack_interval = 1              # L2_ACK_INTERVAL 1: every packet
 ack_priority = "scheme"       # DCQCN/TIMELY: control class; HPCC/DCTCP: data class (ACK_HIGH_PRIO of run.py)
 nack_interval_us = 500.0

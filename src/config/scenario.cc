@@ -166,6 +166,7 @@ void read_switch(Config& c, SwitchSettings& s) {
   s.pmax = c.get_double(k + "pmax", s.pmax, 0, 1);
   s.ecn_scale_with_rate = c.get_bool(k + "ecn_scale_with_rate", s.ecn_scale_with_rate);
   s.ecn_ref_rate = gbps(c, k + "ecn_ref_rate_gbps", s.ecn_ref_rate.gbps());
+  s.acks_in_data_class = c.get_bool(k + "acks_in_data_class", s.acks_in_data_class);
   s.long_haul_headroom_bytes = c.get_int(k + "long_haul_headroom_bytes", s.long_haul_headroom_bytes, 0, int64_t{1} << 40);
   s.long_haul_xoff_bytes = c.get_int(k + "long_haul_xoff_bytes", s.long_haul_xoff_bytes, 0, int64_t{1} << 40);
   s.long_haul_xon_bytes = c.get_int(k + "long_haul_xon_bytes", s.long_haul_xon_bytes, 0, int64_t{1} << 40);
@@ -202,6 +203,7 @@ void read_nic(Config& c, NicSettings& n) {
   if (n.rx_xon_bytes > n.rx_xoff_bytes) c.fail(k + "rx_xon_bytes", "must not exceed rx_xoff_bytes");
   n.int_hop_bytes = c.get_int(k + "int_hop_bytes", n.int_hop_bytes, 0, 1000);
   n.int_base_bytes = c.get_int(k + "int_base_bytes", n.int_base_bytes, 0, 1000);
+  n.timestamp_bytes = c.get_int(k + "timestamp_bytes", n.timestamp_bytes, 0, 1000);
   const std::string ackp = c.get_string(k + "ack_priority", "scheme", {"scheme", "high", "data"});
   n.ack_priority = ackp == "high"   ? NicSettings::AckPriority::kHigh
                    : ackp == "data" ? NicSettings::AckPriority::kData

@@ -68,6 +68,7 @@ struct CcNeeds {
   bool ack_high_priority = true; // ACKs in the control class (else in the flow's data class)
   bool ecn_marking = true;       // switches run RED marking
   bool window = false;           // the scheme limits bytes in flight
+  bool send_timestamp = false;   // data packets carry their send time (NicSettings::timestamp_bytes)
 };
 
 class CongestionControl {

@@ -53,6 +53,7 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
   p->seq = qp.snd_nxt;
   p->payload = static_cast<uint32_t>(payload);
   Bytes wire = payload + nic.header_bytes;
+  if (net_.cc_needs().send_timestamp) wire += nic.timestamp_bytes;
   if (net_.cc_needs().int_stamping) {
     wire += nic.int_base_bytes + kMaxIntHops * nic.int_hop_bytes;
     net_.pool().attach_int(p);
@@ -210,6 +211,7 @@ void Host::send_ack(Qp& qp, const Packet& data, PktType type, uint8_t flags) {
   Packet* a = net_.pool().get();
   a->type = type;
   a->prio = needs.ack_high_priority ? 0 : qp.prio;
+  a->flow_prio = qp.prio;
   a->src = id_;
   a->dst = qp.src;
   a->sport = qp.dport;

@@ -141,36 +141,45 @@ uint64_t Network::flow_hash(const Packet& p, int sw) const {
   return splitmix64(x);
 }
 
-std::vector<std::pair<int, int>> Network::path_of(int src, int dst, uint16_t sport, uint16_t dport) const {
-  std::vector<std::pair<int, int>> hops;
+template <typename Hop>
+bool Network::walk_path(int src, int dst, uint16_t sport, uint16_t dport, Hop&& hop) const {
   Packet probe;
-  probe.src = src; probe.dst = dst; probe.sport = sport; probe.dport = dport;
+  probe.src = src;
+  probe.dst = dst;
+  probe.sport = sport;
+  probe.dport = dport;
   int at = src;
   int port = 0;
   for (int guard = 0; guard < num_nodes(); ++guard) {
-    if (nodes_[at]->ports_.empty()) return {};
+    if (nodes_[at]->ports_.empty()) return false;
     if (!topo_.is_switch[at]) {
-      if (at != src) break;
+      if (at != src) return false;
       port = 0;
     } else {
       auto [ports, cnt] = routes(at, dst);
-      if (cnt == 0) return {};
+      if (cnt == 0) return false;
       port = cnt == 1 ? ports[0] : ports[flow_hash(probe, at) % static_cast<uint64_t>(cnt)];
     }
-    hops.emplace_back(at, port);
-    at = nodes_[at]->ports_[port].peer->id();
-    if (at == dst) return hops;
+    const Port& p = nodes_[at]->ports_[port];
+    hop(at, p);
+    at = p.peer->id();
+    if (at == dst) return true;
   }
-  return {};
+  return false;
+}
+
+std::vector<std::pair<int, int>> Network::path_of(int src, int dst, uint16_t sport, uint16_t dport) const {
+  std::vector<std::pair<int, int>> hops;
+  if (!walk_path(src, dst, sport, dport, [&](int node, const Port& p) { hops.emplace_back(node, p.index); }))
+    return {};
+  return hops;
 }
 
 Time Network::base_rtt(int src, int dst, uint16_t sport, uint16_t dport) const {
   Time rtt;
-  for (auto [node, port] : path_of(src, dst, sport, dport)) {
-    const Port& p = nodes_[node]->ports_[port];
-    rtt += p.delay * 2 + tx_time(nic_.mtu_bytes, p.rate);
-  }
-  return rtt;
+  const bool ok = walk_path(src, dst, sport, dport,
+                            [&](int, const Port& p) { rtt += p.delay * 2 + tx_time(nic_.mtu_bytes, p.rate); });
+  return ok ? rtt : Time::zero();
 }
 
 void Network::compute_max_base_rtt() {
@@ -196,8 +205,10 @@ Time Network::ideal_fct(Bytes size, int src, int dst, uint16_t sport, uint16_t d
     info.hop_delays.push_back(p.delay);
   }
   if (info.hop_rates.empty()) return Time::zero();
-  if (nic_.ideal_fct_hpcc_ns)  // the simulator's integer ns, so fct.txt matches it to the ns
-    return Time::from_ps(1000 * ideal_fct_ns_hpcc(size, info, nic_.mtu_bytes, nic_.header_bytes));
+  // The simulator's integer ns, so fct.txt matches it to the ns; it counts 48 B of headers per packet
+  // (kHpccHeaderBytes) whatever its packets carry on the wire.
+  if (nic_.ideal_fct_hpcc_ns)
+    return Time::from_ps(1000 * ideal_fct_ns_hpcc(size, info, nic_.mtu_bytes, kHpccHeaderBytes));
   return rocesim::ideal_fct(size, info, nic_.mtu_bytes, nic_.header_bytes);
 }
 

@@ -164,6 +164,10 @@ class Network : public EventHandler, private DependentFlows::Releaser {
   void build_nodes();
   void build_routes(const SetupProgress& progress);
   void compute_max_base_rtt();
+  // Follows the ECMP path of a 5-tuple from `src`, calling hop(node, egress port) at each node; false
+  // (after some hops, maybe) when `dst` cannot be reached.
+  template <typename Hop>
+  bool walk_path(int src, int dst, uint16_t sport, uint16_t dport, Hop&& hop) const;
   void pull_next_flow();
   void pull_next_flow_inline();
   void start_flow(const FlowSpec& f);

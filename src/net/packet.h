@@ -32,7 +32,8 @@ struct IntStack {
   IntStack* next_free = nullptr;
 };
 
-struct Packet {
+// Aligned to a cache line, so that the fields every hop touches (the first 64 bytes) are one line.
+struct alignas(64) Packet {
   // --- first cache line: what every hop touches ---
   Packet* next = nullptr;  // intrusive link: a packet sits in exactly one queue or link at a time
   Time t_arrive;           // when it reaches the far end of the link it is on
@@ -55,6 +56,7 @@ struct Packet {
   uint32_t payload = 0;   // payload bytes (data)
   uint8_t pfc_class = 0;  // PFC frame: the priority paused or resumed
   bool pfc_pause = false;
+  uint8_t flow_prio = 0;   // ACK/NACK: the data class of its flow (SwitchSettings::acks_in_data_class)
   Time ts;                 // data: send time; ACK: echoed send time of the acknowledged packet
   IntHop* hops = nullptr;  // INT records (PacketPool::attach_int), or nullptr
   // Scheme-specific payload of control packets (window, rate, feedback degree, ...)

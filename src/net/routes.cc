@@ -104,6 +104,13 @@ void RouteTable::build(const std::vector<Node*>& nodes, const std::vector<bool>&
       if (dist[s] > 0) table_[row_[s] * columns_ + c] = next_hops(s, roots[c]);
   }
 
+  // Most fabrics have few distinct sets: their ids fit 16 bits.
+  wide_ = sets_.size() > UINT16_MAX;
+  if (!wide_) {
+    narrow_.assign(table_.begin(), table_.end());
+    std::vector<uint32_t>().swap(table_);
+  }
+
   // Compact form: each attachment switch's ports towards each of its hosts.
   host_set_.assign(n, kNone);
   if (compact_) {
@@ -118,7 +125,7 @@ void RouteTable::build(const std::vector<Node*>& nodes, const std::vector<bool>&
 }
 
 size_t RouteTable::memory_bytes() const {
-  return table_.capacity() * sizeof(uint32_t) +
+  return table_.capacity() * sizeof(uint32_t) + narrow_.capacity() * sizeof(uint16_t) +
          (row_.capacity() + column_.capacity() + attach_.capacity() + host_set_.capacity()) *
              sizeof(uint32_t) +
          sets_.capacity() * sizeof(sets_[0]) + ports_.capacity() * sizeof(uint16_t);

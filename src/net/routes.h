@@ -5,7 +5,8 @@
 // "attachment switch": every fabric the builders make, and most topology files), a host is routed like its
 // attachment switch everywhere but at that switch, whose ports towards the host are kept per host. The
 // equal-cost port sets repeat (a leaf has one "all uplinks" set for every remote destination), so each
-// distinct set is stored once and the table holds a 32-bit set id per (switch, destination switch). Other
+// distinct set is stored once and the table holds a set id per (switch, destination switch), in 16 bits
+// when there are fewer than 65,536 sets. Other
 // topologies (a host wired to two switches or to another host) fall back to a column per destination node.
 // Both give the same port lists, in port order, as a breadth-first search from each destination node
 // that never forwards through hosts.
@@ -30,9 +31,13 @@ class RouteTable {
 
   // Equal-cost egress ports of switch `sw` towards node `dst` (count 0: unreachable).
   std::pair<const uint16_t*, int> lookup(int sw, int dst) const {
-    const uint32_t set = attach_[dst] == static_cast<uint32_t>(sw)
-                             ? host_set_[dst]
-                             : table_[static_cast<size_t>(row_[sw]) * columns_ + column_[dst]];
+    uint32_t set;
+    if (attach_[dst] == static_cast<uint32_t>(sw)) {
+      set = host_set_[dst];
+    } else {
+      const size_t cell = static_cast<size_t>(row_[sw]) * columns_ + column_[dst];
+      set = wide_ ? table_[cell] : narrow_[cell];
+    }
     const auto [offset, count] = sets_[set];
     return {ports_.data() + offset, static_cast<int>(count)};
   }
@@ -60,7 +65,9 @@ class RouteTable {
   std::vector<uint32_t> column_;    // per node: its destination column
   std::vector<uint32_t> attach_;    // per node: a host's attachment switch (compact form), else kNone
   std::vector<uint32_t> host_set_;  // per host: ports of its attachment switch towards it, else kNone
+  bool wide_ = false;               // more than 65,535 distinct sets: table_, else narrow_
   std::vector<uint32_t> table_;     // rows x columns_ port-set ids
+  std::vector<uint16_t> narrow_;    // the same in 16 bits (half the cache footprint), when they fit
   std::vector<std::pair<uint32_t, uint32_t>> sets_;  // (offset in ports_, count); set 0 is empty
   std::vector<uint16_t> ports_;
 };

@@ -34,6 +34,10 @@ struct SwitchSettings {
   bool ecn_scale_with_rate = true;          // thresholds scale with port speed [sim]
   Rate ecn_ref_rate = Rate::from_gbps(100);
   bool int_enabled = false;                 // stamp INT hop records (turned on by schemes that need it)
+  // ns-3 HPCC simulator quirk (docs/coming-from-hpcc-sim.md): its switches queue ACKs/NACKs in their flow's
+  // data class even when the NIC sends them at high priority (ACK_HIGH_PRIO only reaches the NICs), so they
+  // wait behind data, are counted in the buffer and can be paused. Off: an ACK keeps its class on every hop.
+  bool acks_in_data_class = false;
   // Credit-based link-level flow control (InfiniBand style; net/credit.h) instead of PFC: set with
   // pfc_enabled = false. Every (ingress port, priority) grants its upstream credit_buffer_bytes; the
   // downstream returns freed space every credit_period (T_c).
@@ -71,6 +75,8 @@ struct NicSettings {
   Bytes pfc_bytes = 64;                     // PFC frame [802.1Qbb]
   Bytes int_hop_bytes = 8;                  // per INT hop record [HPCC]
   Bytes int_base_bytes = 2;                 // INT header without hops
+  Bytes timestamp_bytes = 0;                // send timestamp on data packets of schemes that read it
+                                            //   (CcNeeds::send_timestamp) [sim: 8 B, TIMELY]
   int ack_interval = 1;                     // ACK every N data packets [sim: 1]
   Time nack_interval = Time::from_us(500);  // at most one NACK per interval for the same hole [sim]
   Time rto = Time::zero();                  // retransmission timeout; 0 = auto (1 ms when PFC is off, none with PFC)

@@ -102,6 +102,8 @@ void Switch::receive(Packet* p, int in_port) {
     return;
   }
   p->in_port = static_cast<int16_t>(in_port);
+  if (s_.acks_in_data_class && p->prio == 0 && (p->type == PktType::kAck || p->type == PktType::kNack))
+    p->prio = p->flow_prio;
   forward(p);
 }
 
@@ -120,6 +122,8 @@ void Switch::forward(Packet* p) {
     return;
   }
   p->out_port = static_cast<int16_t>(out);
+  // An ACK/NACK in a data class (nic.ack_priority = "data", switch.acks_in_data_class) is still one.
+  if (agent_ && (p->type == PktType::kAck || p->type == PktType::kNack)) agent_->on_control(*p, out);
   if (ioq_ && p->in_port >= 0) {
     ioq_arrive(p, out);
     return;

@@ -1,0 +1,141 @@
+// Speed and memory against fabric size: k-ary fat-trees (k = 8, 16, 24, 32: 128 to 8,192 hosts) and the ns-3
+// HPCC simulator's 320-host fat-tree, DCQCN, WebSearch at 30 % load, each run to completion as its own
+// `rocesim run` process, so that its peak resident memory (getrusage of the child) is its own.
+// Prints hosts, flows, packet-hops, wall and CPU seconds, M packet-hops per wall second and peak memory, and
+// writes them as CSV (bench/plot_scaling.py draws docs/figures/scaling.png from it).
+//
+// Usage: bench_scaling [--rocesim PATH] [--cases k8,k16,k24,k32,fat320] [--arrivals-us US] [--csv FILE]
+//   --rocesim   the binary to measure (default: the rocesim built beside this benchmark); an older build
+//               gives the "before" figures
+//   --arrivals-us  flow arrivals of the fat-tree cases (default 500, the table); fat320 uses 5,000
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Case {
+  std::string name;
+  std::string topology;  // the [topology] table's body
+  int hosts = 0;
+  double arrivals_us = 500;
+};
+
+struct Measured {
+  uint64_t flows = 0, hops = 0, events = 0;
+  double wall_s = 0, cpu_s = 0;
+  long peak_kib = 0;
+  bool ok = false;
+};
+
+Case fat_tree_case(int k, double arrivals_us) {
+  return {fmt::format("k{}", k), fmt::format("kind = \"fat_tree\"\nk = {}\n", k), k * k * k / 4, arrivals_us};
+}
+
+Measured run(const std::string& rocesim, const Case& c, const fs::path& scratch) {
+  const fs::path scenario = scratch / (c.name + ".toml");
+  const fs::path out = scratch / (c.name + "_out");
+  std::ofstream(scenario) << fmt::format(
+      "name = \"scaling-{}\"\nseed = 1\nduration_ms = 1000\n[topology]\n{}[cc]\nscheme = \"dcqcn\"\n"
+      "[[traffic]]\nworkload = \"websearch\"\nload = 0.3\nstop_us = {}\n",
+      c.name, c.topology, c.arrivals_us);
+  Measured m;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(127);
+    execl(rocesim.c_str(), rocesim.c_str(), "run", scenario.c_str(), "-o", out.c_str(), "--force",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  rusage ru{};
+  if (pid < 0 || wait4(pid, &status, 0, &ru) < 0) return m;
+  m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m.cpu_s = static_cast<double>(ru.ru_utime.tv_sec) + ru.ru_utime.tv_usec / 1e6 +
+            static_cast<double>(ru.ru_stime.tv_sec) + ru.ru_stime.tv_usec / 1e6;
+  m.peak_kib = ru.ru_maxrss;
+  std::ifstream in(out / "summary.json");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !in) return m;
+  const nlohmann::json j = nlohmann::json::parse(in);
+  m.flows = j["flows"]["finished"].get<uint64_t>();
+  m.hops = j["performance"]["packet_hops"].get<uint64_t>();
+  m.events = j["performance"]["events"].get<uint64_t>();
+  m.ok = j["complete"].get<bool>();
+  fs::remove_all(out);
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string rocesim = (fs::path(argv[0]).parent_path() / "rocesim").string();
+  std::string cases = "k8,k16,k24,k32,fat320";
+  std::string csv = "scaling.csv";
+  double arrivals_us = 500;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--rocesim")
+      rocesim = argv[i + 1];
+    else if (a == "--cases")
+      cases = argv[i + 1];
+    else if (a == "--csv")
+      csv = argv[i + 1];
+    else if (a == "--arrivals-us")
+      arrivals_us = std::stod(argv[i + 1]);
+    else {
+      std::fprintf(stderr,
+                   "bench_scaling: unknown option '%s' (see the comment at the top of bench_scaling.cc)\n",
+                   a.c_str());
+      return 2;
+    }
+  }
+  std::vector<Case> run_list;
+  std::stringstream names(cases);
+  for (std::string n; std::getline(names, n, ',');) {
+    if (n == "fat320")
+      run_list.push_back({"fat320", "kind = \"fat_tree_3tier\"\n", 320, 5000});
+    else if (n.size() > 1 && n[0] == 'k')
+      run_list.push_back(fat_tree_case(std::stoi(n.substr(1)), arrivals_us));
+    else {
+      std::fprintf(stderr, "bench_scaling: unknown case '%s' (expected kN or fat320)\n", n.c_str());
+      return 2;
+    }
+  }
+  const fs::path scratch = fs::temp_directory_path() / fmt::format("rocesim_scaling_{}", ::getpid());
+  fs::create_directories(scratch);
+  std::ofstream out(csv);
+  out << "case,hosts,arrivals_us,flows,events,packet_hops,wall_s,cpu_s,mhops_per_s,peak_mib\n";
+  fmt::print("bench_scaling: {} (DCQCN, WebSearch 30 %, run to completion, one process per case)\n", rocesim);
+  fmt::print("{:>7} {:>6} {:>7} {:>12} {:>8} {:>8} {:>13} {:>10}\n", "case", "hosts", "flows", "packet-hops",
+             "wall s", "cpu s", "M hops/s", "peak MiB");
+  for (const Case& c : run_list) {
+    const Measured m = run(rocesim, c, scratch);
+    if (!m.ok) {
+      fmt::print("{:>7}: the run failed or did not finish\n", c.name);
+      continue;
+    }
+    const double rate = m.hops / m.wall_s / 1e6;
+    fmt::print("{:>7} {:>6} {:>7} {:>12} {:>8.2f} {:>8.2f} {:>13.2f} {:>10.1f}\n", c.name, c.hosts, m.flows,
+               m.hops, m.wall_s, m.cpu_s, rate, m.peak_kib / 1024.0);
+    out << fmt::format("{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.1f}\n", c.name, c.hosts, c.arrivals_us,
+                       m.flows, m.events, m.hops, m.wall_s, m.cpu_s, rate, m.peak_kib / 1024.0);
+  }
+  fs::remove_all(scratch);
+  fmt::print("written: {}\n", csv);
+  return 0;
+}

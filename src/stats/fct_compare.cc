@@ -1,0 +1,188 @@
+#include "stats/fct_compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+
+#include "core/error.h"
+
+namespace rocesim {
+
+namespace {
+
+std::vector<std::string_view> split_ws(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) ++i;
+    const size_t b = i;
+    while (i < s.size() && s[i] != ' ' && s[i] != '\t' && s[i] != '\r') ++i;
+    if (i > b) out.push_back(s.substr(b, i - b));
+  }
+  return out;
+}
+
+bool parse_int(std::string_view s, int64_t& v) {
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+bool parse_double(std::string_view s, double& v) {
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size() && std::isfinite(v);
+}
+
+std::ifstream open_or_throw(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "cannot open the file");
+  return in;
+}
+
+}  // namespace
+
+FlowSlowdowns read_hpcc_fct(const std::string& path) {
+  std::ifstream in = open_or_throw(path);
+  FlowSlowdowns out;
+  out.source = path;
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    const auto f = split_ws(line);
+    if (f.empty()) continue;
+    if (f.size() != 8)
+      throw InputError(path, n,
+                       fmt::format("expected 8 fields 'sip dip sport dport size_bytes start_ns fct_ns "
+                                   "standalone_fct_ns' (the ns-3 HPCC simulator's fct.txt), found {}",
+                                   f.size()));
+    int64_t size = 0, start = 0, fct = 0, ideal = 0;
+    if (!parse_int(f[4], size) || size <= 0)
+      throw InputError(path, n, fmt::format("size_bytes (field 5): '{}' is not a positive integer", f[4]));
+    if (!parse_int(f[5], start) || start < 0)
+      throw InputError(path, n, fmt::format("start_ns (field 6): '{}' is not a non-negative integer", f[5]));
+    if (!parse_int(f[6], fct) || fct < 0)
+      throw InputError(path, n, fmt::format("fct_ns (field 7): '{}' is not a non-negative integer", f[6]));
+    if (!parse_int(f[7], ideal) || ideal <= 0)
+      throw InputError(path, n,
+                       fmt::format("standalone_fct_ns (field 8): '{}' is not a positive integer", f[7]));
+    out.flows.push_back({size, std::max(1.0, static_cast<double>(fct) / static_cast<double>(ideal))});
+  }
+  if (out.flows.empty()) throw InputError(path, 0, "no flows: expected lines of the simulator's fct.txt");
+  return out;
+}
+
+FlowSlowdowns read_flows_csv(const std::string& path) {
+  std::ifstream in = open_or_throw(path);
+  FlowSlowdowns out;
+  out.source = path;
+  std::string line;
+  constexpr std::string_view kHeader =
+      "id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,";
+  if (!std::getline(in, line) || line.compare(0, kHeader.size(), kHeader) != 0)
+    throw InputError(path, 1, fmt::format("expected rocesim's flows.csv header '{}class'", kHeader));
+  int n = 1;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty() || line == "\r") continue;
+    // The first nine columns hold no commas (class, the last one, may).
+    std::string_view rest(line);
+    std::string_view cols[9];
+    for (int c = 0; c < 9; ++c) {
+      const size_t comma = rest.find(',');
+      if (comma == std::string_view::npos)
+        throw InputError(path, n, fmt::format("expected 10 comma-separated columns, found {}", c + 1));
+      cols[c] = rest.substr(0, comma);
+      rest.remove_prefix(comma + 1);
+    }
+    int64_t size = 0;
+    if (!parse_int(cols[3], size) || size <= 0)
+      throw InputError(path, n, fmt::format("size_bytes: '{}' is not a positive integer", cols[3]));
+    if (cols[8].empty()) {  // unfinished, or no ideal FCT
+      ++out.unfinished;
+      continue;
+    }
+    double sd = 0;
+    if (!parse_double(cols[8], sd) || sd < 1)
+      throw InputError(path, n, fmt::format("slowdown: '{}' is not a number >= 1", cols[8]));
+    out.flows.push_back({size, sd});
+  }
+  if (out.flows.empty()) throw InputError(path, 0, "no finished flows with a slowdown");
+  return out;
+}
+
+FlowSlowdowns read_result_slowdowns(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (fs::is_directory(path)) {
+    const fs::path csv = fs::path(path) / "flows.csv";
+    if (!fs::exists(csv))
+      throw InputError(path, 0, "expected a rocesim result directory holding flows.csv (rocesim run -o DIR)");
+    return read_flows_csv(csv.string());
+  }
+  if (!fs::exists(path)) throw InputError(path, 0, "no such file or directory");
+  if (fs::path(path).extension() == ".csv") return read_flows_csv(path);
+  return read_hpcc_fct(path);
+}
+
+std::vector<SlowdownRow> compare_slowdowns(const FlowSlowdowns& ref, const FlowSlowdowns& res,
+                                           const SizeBuckets& buckets) {
+  const size_t nb = buckets.size();
+  std::vector<std::vector<double>> a(nb + 1), b(nb + 1);  // the last one: all flows
+  for (const auto& f : ref.flows) {
+    a[static_cast<size_t>(buckets.index_of(f.size_bytes))].push_back(f.slowdown);
+    a[nb].push_back(f.slowdown);
+  }
+  for (const auto& f : res.flows) {
+    b[static_cast<size_t>(buckets.index_of(f.size_bytes))].push_back(f.slowdown);
+    b[nb].push_back(f.slowdown);
+  }
+  std::vector<SlowdownRow> rows(nb + 1);
+  for (size_t i = 0; i <= nb; ++i) {
+    SlowdownRow& r = rows[i];
+    r.label = i < nb ? buckets.labels[i] : "all";
+    r.ref_count = a[i].size();
+    r.res_count = b[i].size();
+    const Dist da = summarize(std::move(a[i])), db = summarize(std::move(b[i]));
+    const double qa[3] = {da.p50, da.p95, da.p99}, qb[3] = {db.p50, db.p95, db.p99};
+    for (int q = 0; q < 3; ++q) {
+      r.ref[q] = qa[q];
+      r.res[q] = qb[q];
+      r.err[q] = qa[q] > 0 && r.res_count > 0 ? qb[q] / qa[q] - 1 : 0;
+    }
+  }
+  return rows;
+}
+
+WorstErrors worst_errors(const std::vector<SlowdownRow>& rows, size_t min_flows) {
+  WorstErrors w;
+  for (const auto& r : rows) {
+    if (r.label == "all" || r.ref_count < min_flows || r.res_count < min_flows) continue;
+    if (std::abs(r.err[0]) > std::abs(w.p50)) w.p50 = r.err[0], w.p50_bucket = r.label;
+    if (std::abs(r.err[2]) > std::abs(w.p99)) w.p99 = r.err[2], w.p99_bucket = r.label;
+  }
+  return w;
+}
+
+std::string format_slowdown_table(const std::vector<SlowdownRow>& rows, size_t min_flows) {
+  std::string s = fmt::format("{:<12} {:>6} {:>6}  {:>23}  {:>23}  {:>23}\n", "flow size", "n ref", "n res",
+                              "p50 ref / res (err)", "p95 ref / res (err)", "p99 ref / res (err)");
+  for (const auto& r : rows) {
+    if (r.ref_count == 0 && r.res_count == 0) continue;
+    s += fmt::format("{:<12} {:>6} {:>6}", r.label, r.ref_count, r.res_count);
+    for (int q = 0; q < 3; ++q)
+      s += fmt::format("  {:>6.2f} / {:>6.2f} ({:>+6.1f}%)", r.ref[q], r.res[q], 100 * r.err[q]);
+    if (r.label != "all" && (r.ref_count < min_flows || r.res_count < min_flows)) s += "  (few flows)";
+    s += "\n";
+  }
+  const WorstErrors w = worst_errors(rows, min_flows);
+  if (!w.p50_bucket.empty() || !w.p99_bucket.empty())
+    s += fmt::format("worst (buckets with >= {} flows): p50 {:+.1f}% ({}), p99 {:+.1f}% ({})\n", min_flows,
+                     100 * w.p50, w.p50_bucket, 100 * w.p99, w.p99_bucket);
+  return s;
+}
+
+}  // namespace rocesim

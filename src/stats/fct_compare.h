@@ -1,0 +1,62 @@
+// Per-flow-size slowdown tails of a reference run (the ns-3 HPCC simulator's fct.txt) beside a rocesim
+// result: `rocesim compare-fct` (docs/user-guide.md, docs/coming-from-hpcc-sim.md) and the ns-3 match test.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+#include "stats/fct_stats.h"
+
+namespace rocesim {
+
+// One finished flow: its size and its slowdown (fct / standalone fct, clipped at 1).
+struct SlowdownSample {
+  Bytes size_bytes = 0;
+  double slowdown = 1;
+};
+
+struct FlowSlowdowns {
+  std::string source;                 // the file read
+  std::vector<SlowdownSample> flows;  // finished flows with a positive ideal FCT
+  size_t unfinished = 0;              // flows.csv rows without an FCT (not in `flows`)
+};
+
+// The simulator's fct.txt: "sip dip sport dport size_bytes start_ns fct_ns standalone_fct_ns" per line
+// (blank lines skipped). Throws InputError (file:line, what was expected) on a malformed line, a
+// non-positive standalone FCT, or a file without flows.
+FlowSlowdowns read_hpcc_fct(const std::string& path);
+
+// rocesim's flows.csv (stats/writers.h); rows without a slowdown count as unfinished. Throws InputError on
+// a missing or unexpected header, a malformed row, or a file without finished flows.
+FlowSlowdowns read_flows_csv(const std::string& path);
+
+// A rocesim result: a directory holding flows.csv, a flows.csv file, or (any other file) an fct.txt.
+FlowSlowdowns read_result_slowdowns(const std::string& path);
+
+// p50 / p95 / p99 (nearest rank, stats/fct_stats.h summarize) of one size bucket, reference vs result;
+// err = result / reference - 1.
+struct SlowdownRow {
+  std::string label;
+  size_t ref_count = 0, res_count = 0;
+  double ref[3] = {0, 0, 0};
+  double res[3] = {0, 0, 0};
+  double err[3] = {0, 0, 0};
+};
+inline constexpr double kCompareQuantiles[3] = {0.50, 0.95, 0.99};
+
+std::vector<SlowdownRow> compare_slowdowns(const FlowSlowdowns& ref, const FlowSlowdowns& res,
+                                           const SizeBuckets& buckets);
+
+// The table `rocesim compare-fct` prints: one line per non-empty bucket and one for all flows; buckets
+// with fewer than min_flows reference flows are marked "(few flows)" and left out of the worst line.
+std::string format_slowdown_table(const std::vector<SlowdownRow>& rows, size_t min_flows);
+
+// Largest |err| at p50 and at p99 over buckets with at least min_flows flows on both sides.
+struct WorstErrors {
+  double p50 = 0, p99 = 0;
+  std::string p50_bucket, p99_bucket;
+};
+WorstErrors worst_errors(const std::vector<SlowdownRow>& rows, size_t min_flows);
+
+}  // namespace rocesim
