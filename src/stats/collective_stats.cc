@@ -10,16 +10,6 @@ namespace rocesim {
 
 namespace {
 
-std::string csv_text(const std::string& v) {
-  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
-  std::string q = "\"";
-  for (char ch : v) {
-    if (ch == '"') q.push_back('"');
-    q.push_back(ch);
-  }
-  return q + "\"";
-}
-
 double algbw_gbps(const DagJob& j, Time d) {
   return d > Time::zero() ? j.bytes_per_rank * 8.0 / d.sec() / 1e9 : 0;
 }
@@ -34,7 +24,7 @@ void write_collectives_csv(std::ostream& out, const DagRunner& runner) {
     const auto& iters = runner.iterations(j);
     for (size_t i = 0; i < iters.size(); ++i) {
       const IterationTimes& it = iters[i];
-      out << fmt::format("{},{},{},{},{},{},", csv_text(job.name), job.kind, job.ranks, i, job.bytes_per_rank,
+      out << fmt::format("{},{},{},{},{},{},", csv_field(job.name), job.kind, job.ranks, i, job.bytes_per_rank,
                          format_time_us(it.start));
       if (!it.done) {
         out << ",,,,,\n";
@@ -58,7 +48,7 @@ void write_collectives_csv(std::ostream& out, const DagRunner& runner) {
 void write_collective_steps_csv(std::ostream& out, const DagRunner& runner) {
   out << "job,iteration,step,flows,bytes,start_us,finish_us\n";
   for (size_t j = 0; j < runner.num_jobs(); ++j) {
-    const std::string name = csv_text(runner.job(j).name);
+    const std::string name = csv_field(runner.job(j).name);
     const auto& iters = runner.iterations(j);
     for (size_t i = 0; i < iters.size(); ++i)
       for (size_t s = 0; s < iters[i].steps.size(); ++s) {
