@@ -22,6 +22,7 @@
 #include "stats/flow_stream.h"
 #include "stats/monitors.h"
 #include "stats/writers.h"
+#include "workload/collectives.h"
 
 namespace fs = std::filesystem;
 
@@ -376,9 +377,20 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   return res;
 }
 
+// The flow graphs of the collective jobs (one iteration each, re-run every iteration).
+int64_t estimate_job_memory_bytes(const Scenario& s) {
+  int64_t b = 0;
+  for (const TrafficSpec& t : s.traffic)
+    if (t.enabled && t.pattern == "collective")
+      b += FlowDag::estimate_bytes(
+          collective_flow_count(t.collective, static_cast<int>(t.hosts.size()), t.chunks));
+  return b;
+}
+
 int64_t estimate_run_memory_bytes(const Scenario& s) {
-  // Everything that grows with the network (net/network.h); what grows with the flows comes on top.
-  return Network::estimate_memory_bytes(s.topo, s.sw);
+  // Everything that grows with the network (net/network.h) and the collective jobs' flow graphs; what
+  // grows with the flows in flight comes on top.
+  return Network::estimate_memory_bytes(s.topo, s.sw) + estimate_job_memory_bytes(s);
 }
 
 int64_t available_memory_bytes() {
@@ -402,12 +414,14 @@ int64_t available_memory_bytes() {
 
 int64_t check_run_memory(const Scenario& s) {
   const int64_t need = estimate_run_memory_bytes(s), avail = available_memory_bytes();
+  const int64_t jobs = estimate_job_memory_bytes(s);
   if (avail > 0 && need > avail)
     throw std::runtime_error(fmt::format(
-        "{}: this run needs at least {:.1f} GB ({} nodes: the routing tables alone take {:.1f} GB) but only "
-        "{:.1f} GB of memory is available; use a smaller topology",
+        "{}: this run needs at least {:.1f} GB ({} nodes: the routing tables alone take {:.1f} GB{}) but only "
+        "{:.1f} GB of memory is available; use a smaller topology{}",
         s.name, need / 1e9, s.topo.num_nodes, Network::estimate_route_table_bytes(s.topo) / 1e9,
-        avail / 1e9));
+        jobs > 0 ? fmt::format("; the collective jobs' flow graphs {:.1f} GB", jobs / 1e9) : "", avail / 1e9,
+        jobs > 0 ? " or smaller jobs (fewer ranks or chunks)" : ""));
   return need;
 }
 

@@ -164,6 +164,10 @@ FlowDag build_collective(const CollectiveParams& p) {
   return std::move(b.dag);
 }
 
+int64_t collective_flow_count(const std::string& algorithm, int n, int chunks) {
+  return static_cast<int64_t>(steps_of(algorithm, n)) * (algorithm == "broadcast" ? 1 : n) * chunks;
+}
+
 double bus_bandwidth_factor(const std::string& a, int n) {
   const double f = static_cast<double>(n - 1) / n;
   if (a == "ring_allreduce" || a == "halving_doubling_allreduce") return 2 * f;

@@ -45,6 +45,8 @@ FlowDag build_collective(const CollectiveParams& p);
 // NCCL's bus-bandwidth factor: 2(N-1)/N for all-reduce, (N-1)/N for reduce-scatter, all-gather and
 // all-to-all, 1 for broadcast.
 double bus_bandwidth_factor(const std::string& algorithm, int n);
+// Flows of one iteration (steps x ranks x chunks; broadcast: (N-1) x chunks), without building them.
+int64_t collective_flow_count(const std::string& algorithm, int n, int chunks);
 // The closed form above for one iteration at rate `link` (what the header lists).
 Time collective_ideal_time(const CollectiveParams& p, Rate link);
 

@@ -48,6 +48,11 @@ class FlowDag {
     return {children_.data() + flows_[i].first_child, children_.data() + end};
   }
   uint32_t steps() const { return steps_; }  // 1 + the largest step
+  // Memory a graph of `flows` flows with about 2 waits each holds while a run uses it (the flows, their
+  // child lists and the runner's per-flow counters), for memory estimates.
+  static int64_t estimate_bytes(int64_t flows) {
+    return flows * static_cast<int64_t>(sizeof(Flow) + 2 * sizeof(uint32_t) + sizeof(uint32_t));
+  }
   Bytes total_bytes() const { return total_bytes_; }
 
  private:
