@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Draws docs/figures/scaling.png from bench_scaling's CSV: M packet-hops per wall second and peak memory
-against the number of hosts, for one or more builds (e.g. before and after a change).
+"""Draws docs/figures/scaling.png from bench_scaling's CSV: M packet-hops per CPU second (per wall second
+where a file has no CPU figure) and peak memory against the number of hosts, for one or more builds (e.g.
+before and after a change).
 
 Usage: plot_scaling.py OUT.png LABEL=FILE.csv [LABEL=FILE.csv ...]
 """
@@ -11,6 +12,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+
+def rate(r):
+    return float(r.get("mhops_per_cpu_s") or r["mhops_per_s"])
 
 
 def read(path):
@@ -29,15 +34,15 @@ def main(argv):
     for spec in argv[2:]:
         label, path = spec.split("=", 1)
         tree, other = read(path)
-        line = speed.plot([int(r["hosts"]) for r in tree], [float(r["mhops_per_s"]) for r in tree], "o-",
+        line = speed.plot([int(r["hosts"]) for r in tree], [rate(r) for r in tree], "o-",
                           label=f"{label}: k-ary fat-trees")[0]
         memory.plot([int(r["hosts"]) for r in tree], [float(r["peak_mib"]) for r in tree], "o-",
                     color=line.get_color(), label=f"{label}: k-ary fat-trees")
         for r in other:
-            speed.plot([int(r["hosts"])], [float(r["mhops_per_s"])], "s", color=line.get_color(),
+            speed.plot([int(r["hosts"])], [rate(r)], "s", color=line.get_color(),
                        label=f"{label}: 320-host fat.txt, 5 ms")
             memory.plot([int(r["hosts"])], [float(r["peak_mib"])], "s", color=line.get_color())
-    speed.set(xscale="log", xlabel="hosts", ylabel="M packet-hops per wall second", ylim=(0, None),
+    speed.set(xscale="log", xlabel="hosts", ylabel="M packet-hops per CPU second", ylim=(0, None),
               title="Speed (one core, DCQCN, WebSearch 30 %)")
     memory.set(xscale="log", yscale="log", xlabel="hosts", ylabel="peak resident memory (MiB)",
                title="Memory")

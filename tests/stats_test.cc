@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "stats/fct_stats.h"
-#include "stats/flow_record.h"
-#include "stats/ideal_fct.h"
+#include "net/flow_record.h"
+#include "net/ideal_fct.h"
 #include "stats/writers.h"
 
 namespace rocesim {

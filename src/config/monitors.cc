@@ -41,12 +41,6 @@ Time interval(Config& c, const std::string& key) { return Time::from_us(c.get_do
 
 }  // namespace
 
-std::string monitor_node_name(const TopoSpec& topo, int id) {
-  if (id >= 0 && static_cast<size_t>(id) < topo.node_names.size() && !topo.node_names[id].empty())
-    return topo.node_names[id];
-  return std::to_string(id);
-}
-
 std::vector<std::pair<int, int>> monitor_ports_of(const TopoSpec& topo, int node) {
   // The same order as Network::build_nodes: one port per link end, links in order, end a before end b.
   std::vector<std::pair<int, int>> ports;

@@ -23,45 +23,16 @@
 #include "config/config.h"
 #include "core/time.h"
 #include "net/settings.h"
+#include "stats/monitor_spec.h"
 #include "topo/topology.h"
 
 namespace rocesim {
-
-// One port (its egress towards `peer`, or its ingress from `peer`), numbered as Network numbers a node's
-// ports (the order of topo.links touching it).
-struct PortRef {
-  int node = -1;
-  int port = -1;
-  int peer = -1;
-  friend bool operator==(const PortRef&, const PortRef&) = default;
-};
-
-struct MonitorSpec {
-  std::vector<PortRef> queue_ports;  // resolved, "all" expanded, duplicates removed
-  Time queue_interval = Time::from_us(10);
-  std::vector<PortRef> input_queue_ports;  // switch ingress ports, as queue_ports, same sample times
-  bool all_flows = false;            // flow_rates = "all"
-  std::vector<uint64_t> flow_rates;  // sorted, unique
-  std::vector<PortRef> port_throughput;
-  Time rate_bin = Time::from_us(10);
-  bool pfc = false;
-  bool cnp = false;
-  bool buffer = false;
-  Time buffer_interval = Time::from_us(10);
-
-  bool any() const {
-    return !queue_ports.empty() || !input_queue_ports.empty() || all_flows || !flow_rates.empty() ||
-           !port_throughput.empty() || pfc || cnp || buffer;
-  }
-};
 
 // Reads [monitors] with the Config getters (values recorded for scenario.resolved.toml; bad port names
 // fail with the file and line). `topo` resolves the port names; `model` is switch.model (input queues
 // exist only under SwitchModel::kInputOutputQueued).
 MonitorSpec read_monitors(Config& c, const TopoSpec& topo, SwitchModel model);
 
-// The display name of a node: topo.node_names[id] when set, else the id in decimal.
-std::string monitor_node_name(const TopoSpec& topo, int id);
 // The egress ports of `node`, in port order, as (port index, peer node id).
 std::vector<std::pair<int, int>> monitor_ports_of(const TopoSpec& topo, int node);
 // Resolves "NODE:PEER" (names or ids) or "all" (every switch egress port). Throws std::invalid_argument

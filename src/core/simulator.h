@@ -29,6 +29,12 @@ class Simulator {
     handlers_.push_back(h);
     return static_cast<uint32_t>(handlers_.size() - 1);
   }
+  // Handler `h`'s records (e.g. a node's ports): for its kArgIsAddress events, the record numbered by bits
+  // 8..30 of the kind is prefetched too. `base` must stay valid for the simulator's life.
+  void set_record_table(uint32_t h, const void* base, size_t stride) {
+    if (tables_.size() <= h) tables_.resize(h + 1);
+    tables_[h] = {static_cast<const char*>(base), stride};
+  }
   Time now() const { return now_; }
   void at(Time t, uint32_t target, uint32_t kind, uint64_t arg = 0) { queue_.push(t, target, kind, arg); }
   void after(Time dt, uint32_t target, uint32_t kind, uint64_t arg = 0) {
@@ -48,8 +54,13 @@ class Simulator {
       const Event& top = queue_.top();
       if (top.t_ps() >= until.ps) break;
       const Event e = queue_.pop();
-      if (!queue_.empty() && (queue_.top().kind & kArgIsAddress))
-        __builtin_prefetch(reinterpret_cast<const void*>(queue_.top().arg));
+      if (!queue_.empty() && (queue_.top().kind & kArgIsAddress)) {
+        const Event& next = queue_.top();
+        __builtin_prefetch(reinterpret_cast<const void*>(next.arg));
+        if (next.target < tables_.size() && tables_[next.target].base)
+          __builtin_prefetch(tables_[next.target].base +
+                             static_cast<size_t>((next.kind & ~kArgIsAddress) >> 8) * tables_[next.target].stride);
+      }
       now_ = Time{e.t_ps()};
       ++executed_;
       handlers_[e.target]->on_event(e.kind, e.arg);
@@ -74,6 +85,11 @@ class Simulator {
  private:
   EventQueue queue_;
   std::vector<EventHandler*> handlers_;
+  struct RecordTable {
+    const char* base = nullptr;
+    size_t stride = 0;
+  };
+  std::vector<RecordTable> tables_;
   Time now_;
   uint64_t executed_ = 0;
   bool stop_ = false;

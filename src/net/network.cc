@@ -5,7 +5,7 @@
 
 #include "net/host.h"
 #include "net/switch.h"
-#include "stats/ideal_fct.h"
+#include "net/ideal_fct.h"
 
 namespace rocesim {
 
@@ -55,6 +55,9 @@ void Network::build_nodes() {
     y.error_rate = l.error_rate;
     x.long_haul = y.long_haul = l.long_haul;
   }
+  // A delivery event names its port in its kind: the loop prefetches that port with the packet.
+  for (auto& node : nodes_)
+    if (!node->ports_.empty()) sim_.set_record_table(node->handler(), node->ports_.data(), sizeof(Port));
   // Host speed for per-speed switch settings: the fastest host link.
   Rate host_rate = sw_.host_rate;
   Rate fastest{0};

@@ -14,7 +14,7 @@
 #include "net/qp.h"
 #include "net/routes.h"
 #include "net/settings.h"
-#include "stats/flow_record.h"
+#include "net/flow_record.h"
 #include "topo/topology.h"
 #include "workload/flow.h"
 

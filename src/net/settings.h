@@ -88,7 +88,7 @@ struct NicSettings {
   // class (priority 0) on every hop; kData = the flow's data class [sim ACK_HIGH_PRIO 1 / 0].
   enum class AckPriority { kScheme, kHigh, kData };
   AckPriority ack_priority = AckPriority::kScheme;
-  // Ideal FCT of each flow: exact in ps (stats/ideal_fct.h ideal_fct), or the ns-3 HPCC simulator's own
+  // Ideal FCT of each flow: exact in ps (net/ideal_fct.h ideal_fct), or the ns-3 HPCC simulator's own
   // integer-ns arithmetic (ideal_fct_ns_hpcc), so that fct.txt's last column matches it to the ns.
   bool ideal_fct_hpcc_ns = false;
 };

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/time.h"
-#include "stats/flow_record.h"
+#include "net/flow_record.h"
 #include "stats/value_summary.h"
 
 namespace rocesim {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "stats/flow_record.h"
+#include "net/flow_record.h"
 
 namespace rocesim {
 

@@ -1,4 +1,4 @@
-// Monitors: optional time series and event logs of a run ([monitors], config/monitors.h), written as tidy
+// Monitors: optional time series and event logs of a run ([monitors], stats/monitor_spec.h), written as tidy
 // CSVs with the units in the column names. They only read network state, so they never change results:
 //  - periodic samples come from the monitor's own EventHandler: one pending event at a time, at the next
 //    due sample time; it only reads queues and counters. Extra events shift the insertion sequence numbers
@@ -43,7 +43,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "config/monitors.h"
+#include "stats/monitor_spec.h"
 #include "core/simulator.h"
 #include "net/network.h"
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "stats/flow_record.h"
+#include "net/flow_record.h"
 
 namespace rocesim {
 
@@ -40,7 +40,7 @@ int64_t floor_ns(Time t);
 //   sip_hex dip_hex sport dport size_bytes start_ns fct_ns standalone_fct_ns
 // with start_ns = floor_ns(start), fct_ns = floor_ns(finish - start), standalone_fct_ns =
 // floor_ns(ideal_fct). To match the simulator's standalone column to the ns, the caller stores
-// ideal_fct = Time::from_ps(1000 * ideal_fct_ns_hpcc(...)) in the records (stats/ideal_fct.h).
+// ideal_fct = Time::from_ps(1000 * ideal_fct_ns_hpcc(...)) in the records (net/ideal_fct.h).
 void write_hpcc_fct(std::ostream& out, const std::vector<FlowRecord>& in_completion_order);
 // One fct.txt line (with its "\n") for incremental writing as flows finish.
 std::string hpcc_fct_line(const FlowRecord& r);

@@ -16,7 +16,7 @@ struct FlowRecord {
   Bytes size_bytes = 0;
   Time start;
   Time finish;              // when the sender got the ACK of the last byte
-  Time ideal_fct;           // standalone FCT on an empty network (see stats/ideal_fct.h)
+  Time ideal_fct;           // standalone FCT on an empty network (see net/ideal_fct.h)
   uint16_t class_id = 0;    // index into the run's class labels
   Time fct() const { return finish - start; }
   // Slowdown = fct / ideal, clipped at 1 (as the ns-3 simulator's analysis scripts do).

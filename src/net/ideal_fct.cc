@@ -1,4 +1,4 @@
-#include "stats/ideal_fct.h"
+#include "net/ideal_fct.h"
 
 #include <cmath>
 #include <stdexcept>

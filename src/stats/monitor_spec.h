@@ -1,0 +1,44 @@
+// What a run's monitors observe ([monitors]; config/monitors.h reads it from a scenario, stats/monitors.h
+// does the observing).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+#include "topo/topology.h"
+
+namespace rocesim {
+
+// One port (its egress towards `peer`, or its ingress from `peer`), numbered as Network numbers a node's
+// ports (the order of topo.links touching it).
+struct PortRef {
+  int node = -1;
+  int port = -1;
+  int peer = -1;
+  friend bool operator==(const PortRef&, const PortRef&) = default;
+};
+
+struct MonitorSpec {
+  std::vector<PortRef> queue_ports;  // resolved, "all" expanded, duplicates removed
+  Time queue_interval = Time::from_us(10);
+  std::vector<PortRef> input_queue_ports;  // switch ingress ports, as queue_ports, same sample times
+  bool all_flows = false;                  // flow_rates = "all"
+  std::vector<uint64_t> flow_rates;        // sorted, unique
+  std::vector<PortRef> port_throughput;
+  Time rate_bin = Time::from_us(10);
+  bool pfc = false;
+  bool cnp = false;
+  bool buffer = false;
+  Time buffer_interval = Time::from_us(10);
+
+  bool any() const {
+    return !queue_ports.empty() || !input_queue_ports.empty() || all_flows || !flow_rates.empty() ||
+           !port_throughput.empty() || pfc || cnp || buffer;
+  }
+};
+
+// The display name of a node: topo.node_names[id] when set, else the id in decimal.
+std::string monitor_node_name(const TopoSpec& topo, int id);
+
+}  // namespace rocesim
