@@ -308,6 +308,29 @@ TEST(CollectiveConfig, KeysAreChecked) {
   EXPECT_EQ(err("collective = \"ring_allreduce\"\nbytes = 6000\nhosts = \"h0..h3\"\n"), "");
 }
 
+TEST(CollectiveConfig, EnabledFalseSwitchesATableOffAndKeepsTheOthersStreams) {
+  const std::string base = star_scenario(6, "collective = \"ring_allreduce\"\nbytes = 6000\n") +
+                           "[[traffic]]\nload = 0.3\nstop_us = 5000\nhosts = \"h0..h5\"\n";
+  const Scenario on = load_scenario_text(base, "on.toml");
+  const Scenario off = load_scenario_text(base, "off.toml", {"traffic[0].enabled=false"});
+  const Scenario bg_off = load_scenario_text(base, "bg.toml", {"traffic[1].enabled=false"});
+  EXPECT_TRUE(on.make_dependent_flows());
+  EXPECT_FALSE(off.make_dependent_flows());
+  auto a = on.make_flow_source(), b = off.make_flow_source(), c = bg_off.make_flow_source();
+  FlowSpec fa, fb, fc;
+  EXPECT_FALSE(c->next(fc));  // the only generator is off
+  int n = 0;
+  for (; a->next(fa); ++n) {
+    ASSERT_TRUE(b->next(fb));
+    EXPECT_EQ(fa.start, fb.start);
+    EXPECT_EQ(fa.src, fb.src);
+    EXPECT_EQ(fa.dst, fb.dst);
+    EXPECT_EQ(fa.size_bytes, fb.size_bytes);
+  }
+  EXPECT_FALSE(b->next(fb));
+  EXPECT_GT(n, 10);
+}
+
 TEST(CollectiveStats, CsvRowsPerIteration) {
   const Scenario s = load_scenario_text(
       star_scenario(4, "collective = \"allgather\"\nbytes = 400000\niterations = 2\njob = \"ag\"\n"),
