@@ -39,6 +39,35 @@ def dist(values):
 CLASSES = ("incast", "background")
 
 
+def add_job(d, scheme):
+    """collectives.csv, collective_steps.csv and summary.json "jobs" of a 4-rank ring all-reduce of 3
+    iterations (the last one unfinished) in run directory `d`; slower under "none"."""
+    step_us = 10.0 if scheme == "none" else 8.0
+    with open(os.path.join(d, "collectives.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["job", "collective", "ranks", "iteration", "bytes", "start_us", "finish_us", "duration_us",
+                    "algbw_gbps", "busbw_gbps", "ideal_us", "slowdown"])
+        for it in range(2):
+            t0 = it * 100.0
+            w.writerow(["ar", "ring_allreduce", 4, it, 4000000, t0, t0 + 6 * step_us, 6 * step_us, 1, 1.5, 40, 1.2])
+        w.writerow(["ar", "ring_allreduce", 4, 2, 4000000, 200.0, "", "", "", "", "", ""])
+    with open(os.path.join(d, "collective_steps.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["job", "iteration", "step", "flows", "bytes", "start_us", "finish_us"])
+        for it in range(3):
+            for st in range(6):
+                t0 = it * 100.0 + st * step_us
+                w.writerow(["ar", it, st, 4, 4 * 250000, t0, t0 + step_us if it < 2 else ""])
+    with open(os.path.join(d, "summary.json")) as f:
+        j = json.load(f)
+    j["jobs"] = [{"job": "ar", "collective": "ring_allreduce", "ranks": 4, "bytes": 4000000, "iterations": 3,
+                  "iterations_finished": 2, "iteration_us": {"mean": 6 * step_us, "min": 6 * step_us,
+                                                             "max": 6 * step_us},
+                  "algbw_gbps": 1, "busbw_gbps": 1.5, "ideal_us": 40, "slowdown": 6 * step_us / 40}]
+    with open(os.path.join(d, "summary.json"), "w") as f:
+        json.dump(j, f)
+
+
 def make_run(d, scheme, seed, load, flows_csv=True, pauses=0, classes=False, monitors=False, min_size=1000):
     """A run directory with summary.json and flows.csv of synthetic flows; with `classes` every other flow
     is "incast" (else all "default"); with `monitors` also rates.csv and queues.csv."""
@@ -285,6 +314,30 @@ class Reports(unittest.TestCase):
         page = read(out)
         self.assertIn("Flow completion times by class", page)
         self.assertIn("background", page)
+
+
+    def test_run_with_a_collective_has_a_job_table_and_a_step_timeline(self):
+        d = os.path.join(self.tmp, "run")
+        make_run(d, "dcqcn", 1, 0.5)
+        add_job(d, "dcqcn")
+        out, figs = report.write_report(d)
+        self.assertIn("Collective steps of one iteration", self.titles(figs))
+        self.assertIn("Collective and trace jobs", read(out))
+        # The last finished iteration (1), not the unfinished one (2); times from its start.
+        steps = rp.read_steps(rp.Run(d))
+        self.assertEqual(steps["ar"][0], 1)
+        self.assertEqual(steps["ar"][1][0], (0, 0.0, 8.0))
+
+    def test_sweep_with_collectives_compares_iteration_times_per_scheme(self):
+        d = os.path.join(self.tmp, "sweep")
+        make_sweep(d)
+        for name in os.listdir(d):
+            if os.path.isdir(os.path.join(d, name)):
+                add_job(os.path.join(d, name), name.split(",")[0].split("=")[1])
+        _, figs = report.write_report(d)
+        self.assertIn("Collective completion time per scheme", self.titles(figs))
+        sw = rp.Sweep(d)
+        self.assertEqual(rp.job_iterations(sw.runs_at("none")[0])["ar"], [60.0, 60.0])
 
 
 if __name__ == "__main__":

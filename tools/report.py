@@ -208,6 +208,16 @@ def run_sections(d):
     by_class = table(["class", "flows", "FCT avg (µs)", "FCT p50 (µs)", "FCT p99 (µs)", "slowdown avg",
                       "slowdown p50", "slowdown p99", "slowdown p99.9"], class_rows,
                      [False] + [True] * 8) if len(classes) > 1 else ""
+    job_rows = []
+    for jb in j.get("jobs", []):
+        it = jb.get("iteration_us", {})
+        job_rows.append([jb.get("job"), jb.get("collective"), jb.get("ranks"), jb.get("bytes"),
+                         f"{jb.get('iterations_finished')} of {jb.get('iterations')}", it.get("mean"),
+                         it.get("min"), it.get("max"), jb.get("algbw_gbps"), jb.get("busbw_gbps"),
+                         jb.get("ideal_us"), jb.get("slowdown")])
+    jobs = table(["job", "collective", "ranks", "bytes", "iterations", "iteration avg (µs)", "min (µs)",
+                  "max (µs)", "algbw (Gb/s)", "busbw (Gb/s)", "closed form (µs)", "slowdown"], job_rows,
+                 [False, False] + [True] * 10) if job_rows else ""
     pfc, cnp, drops, tr, perf = (j.get(k, {}) for k in ("pfc", "cnp", "drops", "transport", "performance"))
     counters = [
         ["PFC PAUSE frames sent", pfc.get("pauses_sent")],
@@ -233,6 +243,8 @@ def run_sections(d):
     body.append('<h2 id="summary">Flow completion times by flow size</h2>\n' + buckets)
     if by_class:
         body.append('<h2 id="classes">Flow completion times by class</h2>\n' + by_class)
+    if jobs:
+        body.append('<h2 id="jobs">Collective and trace jobs</h2>\n' + jobs)
     body.append("<h2>Counters</h2>\n" + table(["counter", "value"], counters, [False, True]))
     body.append('<h2 id="figures">Figures</h2>\n' + figures_html(figs))
     return f"run {os.path.basename(os.path.abspath(d))}", "\n".join(body), figs

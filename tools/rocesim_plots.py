@@ -876,6 +876,98 @@ def fig_buffer_cdf(groups, out_dir, name="buffer_cdf", title_suffix=""):
 # Everything for a directory
 
 
+# ----------------------------------------------------------------------------------------------------------
+# Collective and dependency_trace jobs (collectives.csv, collective_steps.csv, summary.json "jobs")
+
+
+def read_steps(run, iteration=None):
+    """{job: (iteration, [(step, start_us, finish_us)])} from collective_steps.csv: `iteration`, or each
+    job's last finished iteration (steady state); times relative to the iteration's start."""
+    steps_csv, coll_csv = run.file("collective_steps.csv"), run.file("collectives.csv")
+    if not steps_csv or not coll_csv:
+        return {}
+    starts, chosen = {}, {}
+    for r in read_csv(coll_csv):
+        if r["finish_us"] == "":
+            continue
+        it = int(r["iteration"])
+        starts[(r["job"], it)] = to_float(r["start_us"])
+        if iteration is None or it == iteration:
+            if iteration is not None or it >= chosen.get(r["job"], -1):
+                chosen[r["job"]] = it
+    out = OrderedDict()
+    for r in read_csv(steps_csv):
+        job, it = r["job"], int(r["iteration"])
+        if chosen.get(job) != it or r["finish_us"] == "":
+            continue
+        t0 = starts[(job, it)]
+        out.setdefault(job, (it, []))[1].append(
+            (int(r["step"]), to_float(r["start_us"]) - t0, to_float(r["finish_us"]) - t0))
+    return out
+
+
+def fig_step_timeline(run, out_dir, name="collective_steps", max_jobs=4):
+    """Per job, one horizontal bar per step of one iteration: from its first flow's start to its last
+    flow's finish."""
+    jobs = read_steps(run)
+    if not jobs:
+        return None
+    names = list(jobs)[:max_jobs]
+    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 3.6), squeeze=False)
+    for ax, job in zip(axes[0], names):
+        it, steps = jobs[job]
+        steps.sort()
+        y = [s for s, _, _ in steps]
+        ax.barh(y, [f - b for _, b, f in steps], left=[b for _, b, _ in steps], height=0.8,
+                color=COLORS[0], edgecolor="none")
+        ax.set_xlabel("time since the iteration began (\u00b5s)")
+        ax.set_ylabel("step")
+        ax.set_title(f"{job}, iteration {it}", fontsize=9)
+        ax.invert_yaxis()
+        ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
+def job_iterations(run):
+    """{job: [duration_us of each finished iteration]} from collectives.csv."""
+    p = run.file("collectives.csv")
+    out = OrderedDict()
+    if p:
+        for r in read_csv(p):
+            if r["duration_us"] != "":
+                out.setdefault(r["job"], []).append(to_float(r["duration_us"]))
+    return out
+
+
+def fig_collectives_sweep(sweep, out_dir, name="collectives"):
+    """Mean iteration time of every job per series (bars; whiskers: the fastest and slowest iteration)."""
+    per = OrderedDict()  # job -> series -> durations
+    for s in sweep.series:
+        for run in sweep.runs_at(s):
+            for job, d in job_iterations(run).items():
+                per.setdefault(job, OrderedDict()).setdefault(s, []).extend(d)
+    if not per:
+        return None
+    fig, axes = plt.subplots(1, len(per), figsize=(max(4.5, 0.7 * len(sweep.series) + 2) * len(per), 3.8),
+                             squeeze=False)
+    for ax, (job, by) in zip(axes[0], per.items()):
+        labels = list(by)
+        means = [float(np.mean(by[k])) for k in labels]
+        lo = [m - min(by[k]) for m, k in zip(means, labels)]
+        hi = [max(by[k]) - m for m, k in zip(means, labels)]
+        bars = ax.bar(range(len(labels)), means, yerr=[lo, hi], capsize=3,
+                      color=[COLORS[i % len(COLORS)] for i in range(len(labels))])
+        bar_labels(ax, bars, means, len(labels))
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels([wrap_label(k, 18) for k in labels], rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("iteration time (\u00b5s)")
+        ax.set_title(job, fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
 def figures_for_run(run_dir, out_dir):
     run = Run(run_dir)
     title = f" ({run.label})"
@@ -901,6 +993,11 @@ def figures_for_run(run_dir, out_dir):
     p, cap = fig_timeseries([run], out_dir)
     if p:
         figs.append(Figure(p, "Rates and queue over time", cap))
+    p = fig_step_timeline(run, out_dir)
+    if p:
+        figs.append(Figure(p, "Collective steps of one iteration",
+                           "Each job's last finished iteration (collective_steps.csv): one bar per step (a "
+                           "trace: per depth), from its first flow's start to its last flow's finish."))
     p = fig_pfc_run(run, out_dir)
     if p:
         figs.append(Figure(p, "PFC pauses per port",
@@ -974,6 +1071,11 @@ def figures_for_sweep(sweep_dir, out_dir):
         figs.append(Figure(p, "FCT by scheme",
                            "Average and 99th-percentile FCT of all flows, and the 99th percentile of the "
                            "smallest and largest size buckets, per scheme (results.csv; mean over seeds)."))
+    p = fig_collectives_sweep(sw, out_dir)
+    if p:
+        figs.append(Figure(p, "Collective completion time per scheme",
+                           "Mean iteration time of each job (collectives.csv) per scheme; whiskers: the "
+                           "fastest and the slowest iteration, over every iteration and seed."))
     p = fig_pfc_sweep(sw, out_dir)
     if p:
         figs.append(Figure(p, "PFC pauses per scheme",

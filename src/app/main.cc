@@ -59,7 +59,23 @@ void print_table(const Scenario& s, const RunResult& r, const std::string& out_d
              j["performance"]["events"].get<uint64_t>(), j["performance"]["packet_hops"].get<uint64_t>(),
              j["performance"]["events_per_second"].get<double>() / 1e6,
              j["performance"]["packet_hops_per_second"].get<double>() / 1e6);
-  if (!out_dir.empty()) fmt::print("  results: {}/ (flows.csv, summary.json, scenario.resolved.toml)\n", out_dir);
+  // Collective and dependency_trace jobs (stats/collective_stats.h).
+  if (j.contains("jobs"))
+    for (const auto& job : j["jobs"]) {
+      fmt::print("  job {} ({}, {} ranks): {} of {} iterations", job["job"].get<std::string>(),
+                 job["collective"].get<std::string>(), job["ranks"].get<int>(), job["iterations_finished"].get<int>(),
+                 job["iterations"].get<int>());
+      if (job.contains("iteration_us")) {
+        fmt::print(", mean {:.1f} us", job["iteration_us"]["mean"].get<double>());
+        if (job.contains("slowdown"))
+          fmt::print(" ({:.2f}x the closed form), bus bandwidth {:.1f} Gb/s", job["slowdown"].get<double>(),
+                     job["busbw_gbps"].get<double>());
+      }
+      fmt::print("\n");
+    }
+  if (!out_dir.empty())
+    fmt::print("  results: {}/ (flows.csv, summary.json, scenario.resolved.toml{})\n", out_dir,
+               j.contains("jobs") ? ", collectives.csv, collective_steps.csv" : "");
 }
 
 std::string find_scenario(const std::string& arg) {
@@ -147,7 +163,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> sets;
   bool quiet = false, force = false;
 
-  auto* run = app.add_subcommand("run", "Run a scenario and write flows.csv, summary.json and scenario.resolved.toml");
+  auto* run = app.add_subcommand("run", "Run a scenario and write flows.csv, summary.json and scenario.resolved.toml (and "
+                                 "collectives.csv with collective or dependency_trace jobs)");
   Source src;
   run->add_option("scenario", src.scenario,
                   "Scenario file (TOML), or a name under scenarios/ such as 'demo'");

@@ -17,10 +17,12 @@
 
 #include "net/host.h"
 #include "net/switch.h"
+#include "stats/collective_stats.h"
 #include "stats/fct_stats.h"
 #include "stats/flow_stream.h"
 #include "stats/monitors.h"
 #include "stats/writers.h"
+#include "workload/collectives.h"
 
 namespace fs = std::filesystem;
 
@@ -205,8 +207,10 @@ void check_output_dir(const std::filesystem::path& out, bool force) {
 RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   RunResult res;
   auto source = s.make_flow_source();
+  auto jobs = s.make_dependent_flows();  // collective and dependency_trace tables, or nullptr
   net.set_class_labels(s.class_labels);
   net.set_flow_source(source.get());
+  net.set_dependent_flows(jobs.get());
   net.set_keep_finished(opt.keep_flows);
   // The result files are written into a temporary directory while the run goes, renamed when complete.
   fs::path out, tmp;
@@ -280,6 +284,13 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
         "(an empty flow file, or traffic whose hosts or stop_us leave nothing to send)");
   if (after_end > 0 && s.traffic.empty())
     res.warnings.push_back(flows_after_end_message(s, after_end, st.flows_started + after_end, last_after));
+  if (jobs && jobs->unreleased() + net.released_waiting() > 0 && !res.partial &&
+      res.stopped.kind == CheckFailure::Kind::kNone)
+    res.warnings.push_back(fmt::format(
+        "{} flows of the collective / dependency_trace jobs never started: the run ended at {} ms (duration_ms) "
+        "before the flows they wait for finished; collectives.csv lists the iterations that did finish (raise "
+        "duration_ms to run them all)",
+        jobs->unreleased() + net.released_waiting(), net.now().ms()));
   const FctStats fct = sink.stats();
   const uint64_t events = net.sim().events_executed();
   nlohmann::json j;
@@ -316,6 +327,7 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
                       {"events_per_second", res.wall_seconds > 0 ? events / res.wall_seconds : 0.0},
                       {"packet_hops_per_second", res.wall_seconds > 0 ? st.packet_hops / res.wall_seconds : 0.0},
                       {"peak_memory_bytes", peak_rss_bytes()}};
+  if (jobs) j["jobs"] = jobs_json(*jobs);
   if (monitors) j["monitors"] = monitors->summary();
   if (auto sc = scheme_counters(net); !sc.is_null()) j["scheme_counters"] = std::move(sc);
   if (opt.checks.invariants) j["checks"] = {{"invariant_samples", checker.invariant_checks()}};
@@ -348,6 +360,13 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
       write_file(tmp / "scenario.resolved.toml", os.str());
     }
     if (monitors) monitors->write(tmp);
+    if (jobs) {
+      std::ostringstream c, steps;
+      write_collectives_csv(c, *jobs);
+      write_collective_steps_csv(steps, *jobs);
+      write_file(tmp / "collectives.csv", c.str());
+      write_file(tmp / "collective_steps.csv", steps.str());
+    }
     // Replace atomically: the result directory is complete or absent. Only an empty directory or a
     // previous result directory (checked above) is ever removed.
     if (fs::exists(out)) fs::remove_all(out);
@@ -358,9 +377,20 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   return res;
 }
 
+// The flow graphs of the collective jobs (one iteration each, re-run every iteration).
+int64_t estimate_job_memory_bytes(const Scenario& s) {
+  int64_t b = 0;
+  for (const TrafficSpec& t : s.traffic)
+    if (t.enabled && t.pattern == "collective")
+      b += FlowDag::estimate_bytes(
+          collective_flow_count(t.collective, static_cast<int>(t.hosts.size()), t.chunks));
+  return b;
+}
+
 int64_t estimate_run_memory_bytes(const Scenario& s) {
-  // Everything that grows with the network (net/network.h); what grows with the flows comes on top.
-  return Network::estimate_memory_bytes(s.topo, s.sw);
+  // Everything that grows with the network (net/network.h) and the collective jobs' flow graphs; what
+  // grows with the flows in flight comes on top.
+  return Network::estimate_memory_bytes(s.topo, s.sw) + estimate_job_memory_bytes(s);
 }
 
 int64_t available_memory_bytes() {
@@ -384,12 +414,14 @@ int64_t available_memory_bytes() {
 
 int64_t check_run_memory(const Scenario& s) {
   const int64_t need = estimate_run_memory_bytes(s), avail = available_memory_bytes();
+  const int64_t jobs = estimate_job_memory_bytes(s);
   if (avail > 0 && need > avail)
     throw std::runtime_error(fmt::format(
-        "{}: this run needs at least {:.1f} GB ({} nodes: the routing tables alone take {:.1f} GB) but only "
-        "{:.1f} GB of memory is available; use a smaller topology",
+        "{}: this run needs at least {:.1f} GB ({} nodes: the routing tables alone take {:.1f} GB{}) but only "
+        "{:.1f} GB of memory is available; use a smaller topology{}",
         s.name, need / 1e9, s.topo.num_nodes, Network::estimate_route_table_bytes(s.topo) / 1e9,
-        avail / 1e9));
+        jobs > 0 ? fmt::format("; the collective jobs' flow graphs {:.1f} GB", jobs / 1e9) : "", avail / 1e9,
+        jobs > 0 ? " or smaller jobs (fewer ranks or chunks)" : ""));
   return need;
 }
 

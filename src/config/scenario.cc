@@ -418,6 +418,13 @@ class OwningMerged : public FlowSource {
 };
 }  // namespace
 
+std::unique_ptr<DagRunner> Scenario::make_dependent_flows() const {
+  auto runner = std::make_unique<DagRunner>();
+  add_traffic_jobs(*this, *runner);
+  if (runner->num_jobs() == 0) return nullptr;
+  return runner;
+}
+
 std::unique_ptr<FlowSource> Scenario::make_flow_source() const {
   auto src = std::make_unique<OwningMerged>();
   if (!inline_flows.empty()) src->merged.add(std::make_unique<InlineFlows>(inline_flows));

@@ -11,6 +11,7 @@
 #include "net/settings.h"
 #include "topo/topology.h"
 #include "workload/flow.h"
+#include "workload/flow_dag.h"
 
 namespace rocesim {
 
@@ -19,6 +20,7 @@ class CongestionControl;
 
 struct TrafficSpec {  // one generator of flows
   std::string pattern = "all_to_all";
+  bool enabled = true;                    // false: read and checked, but no flow (a sweep's on/off switch)
   std::string workload = "websearch";     // a catalogue name or a CDF file path
   std::string workload_path;              // resolved file
   double load = 0.3;                      // fraction of each sender's link rate
@@ -43,6 +45,14 @@ struct TrafficSpec {  // one generator of flows
   uint64_t count = 1;                     // burst: flows per sender (0 = until stop)
   Time gap = Time::from_ps(-1);           // burst: between a sender's flows (< 0 = back to back)
   std::vector<FlowSpec> flows;            // long_lived: the flows
+  // collective / dependency_trace (one job per table; workload/collectives.h, workload/dependency_trace.h)
+  std::string job;                        // the job's label (collectives.csv, summary.json "jobs")
+  std::string collective;                 // collective: the algorithm
+  int chunks = 1;                         // collective: chunks per step's message
+  uint64_t iterations = 1;                // collective: iterations
+  Time compute;                           // collective: gap between an iteration's end and the next
+  Time step_latency;                      // collective: added before every flow of a step
+  std::string trace_path;                 // dependency_trace: the file
 };
 
 struct Scenario {
@@ -77,6 +87,8 @@ struct Scenario {
   std::unique_ptr<CongestionControl> make_scheme() const;
   // A merged, streaming source of every flow the scenario declares (owns what it needs).
   std::unique_ptr<FlowSource> make_flow_source() const;
+  // The jobs of the collective and dependency_trace [[traffic]] tables, or nullptr when there are none.
+  std::unique_ptr<DagRunner> make_dependent_flows() const;
 };
 
 // Reads and validates a scenario. Throws InputError naming the file and line of the first problem.

@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <unordered_map>
 
 #include "topo/builders.h"
+#include "workload/collectives.h"
+#include "workload/dependency_trace.h"
 #include "workload/flow_file.h"
 #include "workload/patterns.h"
 
@@ -19,9 +22,13 @@ constexpr uint16_t kIncastDport = 200;  // as in ns-3 HPCC flow files
 
 const std::vector<std::string>& pattern_names() {
   static const std::vector<std::string> names{"all_to_all", "groups",     "permutation", "incast",
-                                              "hotspot",    "set_to_set", "long_lived",  "burst"};
+                                              "hotspot",    "set_to_set", "long_lived",  "burst",
+                                              "collective", "dependency_trace"};
   return names;
 }
+
+// Patterns whose flows wait for other flows (DagRunner jobs rather than FlowSources).
+bool is_job_pattern(const std::string& p) { return p == "collective" || p == "dependency_trace"; }
 
 Time us(Config& c, const std::string& key, double def, double lo = 0, double hi = 1e9) {
   return Time::from_us(c.get_double(key, def, lo, hi));
@@ -314,7 +321,110 @@ void read_burst(Config& c, const Scenario& s, const std::string& k, TrafficSpec&
   }
 }
 
+// The slowest access link of `hosts`: the closed forms' link rate B.
+Rate slowest_link(const TopoSpec& topo, const std::vector<int>& hosts) {
+  const auto rates = host_link_rates(topo);
+  Rate b{0};
+  for (int h : hosts)
+    if (b.bps == 0 || rates[h] < b) b = rates[h];
+  return b;
+}
+
+CollectiveParams collective_params(const TrafficSpec& t) {
+  CollectiveParams p;
+  p.algorithm = t.collective;
+  p.hosts = t.hosts;
+  p.bytes = t.size_bytes;
+  p.chunks = t.chunks;
+  p.step_latency = t.step_latency;
+  return p;
+}
+
+void read_collective(Config& c, const Scenario& s, const std::string& k, TrafficSpec& t) {
+  if (!c.has(k + "collective"))
+    c.fail(k + "pattern", fmt::format("pattern = \"collective\" needs collective = one of {}",
+                                      fmt::join(collective_names(), ", ")));
+  t.collective = c.get_string(k + "collective", "", collective_names());
+  t.hosts = hosts_or_all(c, s.topo, k + "hosts");
+  if (t.hosts.size() < 2) c.fail(k + "hosts", "a collective needs at least 2 hosts");
+  if (!c.has(k + "bytes")) c.fail(k + "pattern", "a collective needs bytes (the per-rank buffer)");
+  t.size_bytes = c.get_int(k + "bytes", 0, 1, kMaxBytes);
+  t.chunks = static_cast<int>(c.get_int(k + "chunks", 1, 1, 1 << 16));
+  t.iterations = static_cast<uint64_t>(c.get_int(k + "iterations", 1, 1, int64_t{1} << 30));
+  t.compute = us(c, k + "compute_us", 0);
+  t.step_latency = us(c, k + "step_latency_us", 0);
+  for (int h : t.hosts)
+    if (!(host_link_rates(s.topo)[h].bps > 0)) c.fail(k + "hosts", fmt::format("host '{}' has no link", label(s.topo, h)));
+}
+
+// Hosts of a dependency trace: a node name of the topology or a node id, either a host.
+HostResolver trace_hosts(const TopoSpec& topo) {
+  auto names = std::make_shared<std::unordered_map<std::string, int>>();
+  for (size_t i = 0; i < topo.node_names.size(); ++i)
+    if (!topo.node_names[i].empty()) names->emplace(topo.node_names[i], static_cast<int>(i));
+  return [&topo, names](const std::string& v) -> int {
+    int id = -1;
+    if (auto it = names->find(v); it != names->end()) {
+      id = it->second;
+    } else if (std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) && v.size() < 10) {
+      id = std::stoi(v);
+      if (id >= topo.num_nodes)
+        throw std::invalid_argument(fmt::format("no node {} (the topology has {} nodes)", id, topo.num_nodes));
+    } else {
+      std::vector<std::string> hosts;
+      for (int h : topo.hosts())
+        if (static_cast<size_t>(h) < topo.node_names.size()) hosts.push_back(topo.node_names[h]);
+      throw std::invalid_argument("no such host in the topology" + did_you_mean(v, hosts));
+    }
+    if (topo.is_switch[id]) throw std::invalid_argument("is a switch, not a host");
+    return id;
+  };
+}
+
+void read_trace(Config& c, const Scenario& s, const std::string& k, TrafficSpec& t) {
+  if (!c.has(k + "file"))
+    c.fail(k + "pattern", "pattern = \"dependency_trace\" needs file = a CSV or JSON Lines dependency trace");
+  t.trace_path = resolve_path(c, c.get_string(k + "file", ""));
+  // Read whole once here, so that a bad line is an error before the run (it names the trace's file and line).
+  t.size_bytes = read_dependency_trace(t.trace_path, trace_hosts(s.topo)).total_bytes();
+}
+
 }  // namespace
+
+void add_traffic_jobs(const Scenario& s, DagRunner& runner) {
+  for (size_t i = 0; i < s.traffic.size(); ++i) {
+    const TrafficSpec& t = s.traffic[i];
+    if (!is_job_pattern(t.pattern) || !t.enabled) continue;
+    DagJob j;
+    j.name = t.job;
+    j.start = t.start;
+    j.priority = t.priority;
+    j.class_id = t.class_id;
+    if (t.pattern == "collective") {
+      const CollectiveParams p = collective_params(t);
+      j.kind = t.collective;
+      j.dag = build_collective(p);
+      j.iterations = static_cast<uint32_t>(t.iterations);
+      j.gap = t.compute;
+      j.ranks = static_cast<int>(t.hosts.size());
+      j.bytes_per_rank = t.size_bytes;
+      j.bus_factor = bus_bandwidth_factor(t.collective, j.ranks);
+      j.ideal = collective_ideal_time(p, slowest_link(s.topo, t.hosts));
+    } else {
+      j.kind = "trace";
+      j.dag = read_dependency_trace(t.trace_path, trace_hosts(s.topo));
+      std::vector<int> hosts;
+      for (uint32_t f = 0; f < j.dag.size(); ++f) {
+        hosts.push_back(j.dag.flow(f).src);
+        hosts.push_back(j.dag.flow(f).dst);
+      }
+      std::sort(hosts.begin(), hosts.end());
+      j.ranks = static_cast<int>(std::unique(hosts.begin(), hosts.end()) - hosts.begin());
+      j.bytes_per_rank = j.dag.total_bytes();  // a trace's flows' start_us count from the table's start_us
+    }
+    runner.add(std::move(j));
+  }
+}
 
 std::vector<Rate> host_link_rates(const TopoSpec& topo) {
   std::vector<Rate> r(static_cast<size_t>(topo.num_nodes), Rate{0});
@@ -332,13 +442,25 @@ void read_traffic(Config& c, Scenario& s) {
     TrafficSpec t;
     std::unique_ptr<SizeCdf> cdf;
     t.pattern = c.get_string(k + "pattern", t.pattern, pattern_names());
-    t.class_id = class_index(s.class_labels, c.get_string(k + "class", "default"));
+    t.enabled = c.get_bool(k + "enabled", true);
+    const bool job = is_job_pattern(t.pattern);
+    if (job) t.job = c.get_string(k + "job", fmt::format("job{}", i));
+    // A job's flows carry its label as their class unless the table names one.
+    t.class_id = class_index(s.class_labels, c.get_string(k + "class", job ? t.job : "default"));
     t.priority = static_cast<int>(c.get_int(k + "priority", s.nic.data_priority, 1, 7));
     t.start = us(c, k + "start_us", 0);
-    t.stop = c.has(k + "stop_us") ? us(c, k + "stop_us", 0) : Time::max();
-    if (!c.has(k + "stop_us")) resolved_note(c, k + "stop_us", "end of run");
-    if (t.stop <= t.start) c.fail(k + "stop_us", "must be after start_us");
-    t.max_flows = static_cast<uint64_t>(c.get_int(k + "max_flows", 0, 0, int64_t{1} << 40));
+    if (job) {
+      for (const char* key : {"stop_us", "max_flows"})
+        if (c.has(k + key))
+          c.fail(k + key, fmt::format("{} does not apply to pattern = \"{}\": its flows run until the job "
+                                      "is done (set iterations, or the run's duration_ms)",
+                                      key, t.pattern));
+    } else {
+      t.stop = c.has(k + "stop_us") ? us(c, k + "stop_us", 0) : Time::max();
+      if (!c.has(k + "stop_us")) resolved_note(c, k + "stop_us", "end of run");
+      if (t.stop <= t.start) c.fail(k + "stop_us", "must be after start_us");
+      t.max_flows = static_cast<uint64_t>(c.get_int(k + "max_flows", 0, 0, int64_t{1} << 40));
+    }
     const std::string& p = t.pattern;
     if (p == "all_to_all" || p == "groups" || p == "permutation" || p == "hotspot") {
       t.hosts = hosts_or_all(c, s.topo, k + "hosts");
@@ -377,6 +499,23 @@ void read_traffic(Config& c, Scenario& s) {
       read_long_lived(c, s, k, t);
     } else if (p == "burst") {
       read_burst(c, s, k, t, cdf);
+    } else if (p == "collective") {
+      read_collective(c, s, k, t);
+    } else if (p == "dependency_trace") {
+      read_trace(c, s, k, t);
+    }
+    if (job) {
+      if (p == "collective") {
+        try {
+          (void)build_collective(collective_params(t));
+        } catch (const InputError& e) {
+          std::string what = e.what();
+          if (what.rfind("<input>: ", 0) == 0) what.erase(0, 9);
+          c.fail(k + "collective", what);
+        }
+      }
+      s.traffic.push_back(std::move(t));
+      continue;
     }
     s.traffic.push_back(std::move(t));
     // Whatever the key checks above let through, the generator's own checks catch here.
@@ -495,6 +634,7 @@ void add_traffic_sources(const Scenario& s, MergedSource& merged,
                          std::vector<std::unique_ptr<SizeCdf>>& cdfs) {
   for (size_t i = 0; i < s.traffic.size(); ++i) {
     const TrafficSpec& t = s.traffic[i];
+    if (is_job_pattern(t.pattern) || !t.enabled) continue;  // add_traffic_jobs; switched off
     const SizeCdf* sizes = nullptr;
     if (!t.workload_path.empty()) {
       cdfs.push_back(std::make_unique<SizeCdf>(SizeCdf::load(t.workload_path)));

@@ -1,7 +1,9 @@
 // [[traffic]] tables: flow generators (workload x traffic pattern) of a scenario.
 //
 // Keys of every table: pattern (default "all_to_all"), class (label in flows.csv, default "default"),
-// priority (1..7, default nic.data_priority), start_us (0), stop_us (end of run), max_flows (0 = no limit).
+// priority (1..7, default nic.data_priority), start_us (0), stop_us (end of run), max_flows (0 = no limit),
+// enabled (true; false: the table is read and checked but makes no flow, e.g. --grid traffic[1].enabled=
+// true,false; the other tables keep their random streams).
 // Flow sizes, where a pattern samples them: size_bytes (every flow this size) or workload (a catalogue
 // name or a CDF file; default "websearch"), not both. Node lists (hosts, src, dst, senders, hot_hosts)
 // take one node or an array of node names / ids, and ranges "h0..h15" / "B1..B8" / "0..15".
@@ -28,6 +30,13 @@
 //   burst        senders (all hosts but dst), dst, count (1; 0 = until stop), gap_us (default: back to
 //                back, size_bytes at the sender's link rate; needed with sampled sizes): each sender's
 //                k-th flow starts at start_us + k x gap_us.
+//   collective   collective (ring_allreduce | halving_doubling_allreduce | reduce_scatter | allgather |
+//                alltoall | broadcast), hosts (all; rank order), bytes (per-rank buffer), iterations (1),
+//                compute_us (0: gap between iterations), chunks (1), step_latency_us (0), job ("job<index>",
+//                also the flows' default class): one job, its steps' flows released as the flows they wait
+//                for finish (workload/collectives.h). No stop_us / max_flows.
+//   dependency_trace  file (CSV or JSON Lines; workload/dependency_trace.h), job: flows that start at a
+//                time or after other flows; start_us shifts the whole trace.
 #pragma once
 #include <memory>
 #include <vector>
@@ -43,6 +52,8 @@ void read_traffic(Config& c, Scenario& s);
 // Adds one streaming generator per traffic spec to `merged`; CDFs are kept alive in `cdfs`.
 void add_traffic_sources(const Scenario& s, MergedSource& merged,
                          std::vector<std::unique_ptr<SizeCdf>>& cdfs);
+// Adds one job per collective / dependency_trace table (in table order) to `runner`.
+void add_traffic_jobs(const Scenario& s, DagRunner& runner);
 // The generator of s.traffic[index]; `sizes` is its loaded workload (nullptr when it has size_bytes).
 // Its random streams are named "traffic<index>". Throws InputError for parameters the reader let through.
 std::unique_ptr<FlowSource> make_traffic_source(const Scenario& s, size_t index, const SizeCdf* sizes);

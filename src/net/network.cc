@@ -262,6 +262,7 @@ void Network::run(Time until, bool stop_when_done, const std::function<void(Time
     started_ = true;
     source_done_ = source_ == nullptr;
     if (source_) pull_next_flow();
+    if (dependent_) dependent_->begin(*this);
   }
   stop_when_done_ = stop_when_done;
   if (stop_when_done && all_flows_done()) return;
@@ -336,6 +337,7 @@ void Network::on_flow_complete(Qp& qp) {
   host(qp.src).deactivate(qp.slot);
   qp.in_use = false;
   qps_.release(qp.slot);
+  if (dependent_) dependent_->on_flow_finished(r.id, r.finish, *this);
   if (stop_when_done_ && all_flows_done()) sim_.stop();
 }
 
@@ -348,12 +350,43 @@ void Network::on_event(uint32_t kind, uint64_t arg) {
     }
     return;
   }
+  if (kind == kFlowRelease) {
+    start_released();
+    return;
+  }
   if ((kind & 0xff) == kQpTimer) {
     const uint32_t slot = static_cast<uint32_t>(arg >> 32);
     if (slot >= qps_.capacity()) return;
     Qp& qp = qps_[slot];
     if (!qp.in_use || qp.tag != static_cast<uint32_t>(arg)) return;
     cc_->on_timer(qp, kind >> 8);
+  }
+}
+
+namespace {
+bool released_later(const FlowSpec& a, const FlowSpec& b) {
+  return a.start != b.start ? a.start > b.start : a.id > b.id;
+}
+}  // namespace
+
+// A released flow never starts inside the call that released it (a host's ACK handling): it waits in
+// released_ for an event at its start, so that flows released together start in id order.
+uint64_t Network::release(const FlowSpec& f) {
+  FlowSpec g = f;
+  g.id = next_flow_id_++;
+  if (g.start < sim_.now()) g.start = sim_.now();
+  released_.push_back(g);
+  std::push_heap(released_.begin(), released_.end(), released_later);
+  sim_.at(g.start, handler_, kFlowRelease, 0);
+  return g.id;
+}
+
+void Network::start_released() {
+  while (!released_.empty() && released_.front().start <= sim_.now()) {
+    std::pop_heap(released_.begin(), released_.end(), released_later);
+    const FlowSpec f = released_.back();
+    released_.pop_back();
+    start_flow(f);
   }
 }
 

@@ -54,9 +54,9 @@ struct NetObservers {
   std::function<void(const Qp&, Bytes payload)> on_data_delivered;   // in-order payload reached the receiver
 };
 
-class Network : public EventHandler {
+class Network : public EventHandler, private DependentFlows::Releaser {
  public:
-  enum EventKind : uint32_t { kFlowArrival = 0, kQpTimer = 1 };
+  enum EventKind : uint32_t { kFlowArrival = 0, kQpTimer = 1, kFlowRelease = 2 };
 
   // Reports set-up progress: a stage ("routes") and the fraction of it done (called every few hundred
   // destinations; building routes takes tens of seconds on networks of tens of thousands of nodes).
@@ -77,6 +77,10 @@ class Network : public EventHandler {
 
   // Flows are pulled lazily from `src` (non-decreasing start times); ids are assigned in order.
   void set_flow_source(FlowSource* src) { source_ = src; }
+  // Flows released when others finish (workload/flow.h); told about every finished flow. Not owned.
+  void set_dependent_flows(DependentFlows* d) { dependent_ = d; }
+  // Flows released but not started yet (their start is later than now).
+  size_t released_waiting() const { return released_.size(); }
   // Runs until `until`, or until every flow of the source has finished (when stop_when_done).
   // May be called again with a later `until` to continue.
   void run(Time until, bool stop_when_done = true,
@@ -142,8 +146,13 @@ class Network : public EventHandler {
   void set_keep_finished(bool keep) { keep_finished_ = keep; }
   const std::vector<std::string>& class_labels() const { return class_labels_; }
   void set_class_labels(std::vector<std::string> l) { class_labels_ = std::move(l); }
-  bool all_flows_done() const { return source_done_ && qps_.live() == 0; }
-  uint64_t flows_pending_or_active() const { return qps_.live() + (source_done_ ? 0 : 1); }
+  bool all_flows_done() const {
+    return source_done_ && qps_.live() == 0 && released_.empty() &&
+           (dependent_ == nullptr || dependent_->unreleased() == 0);
+  }
+  uint64_t flows_pending_or_active() const {
+    return qps_.live() + (source_done_ ? 0 : 1) + released_.size() + (dependent_ ? dependent_->unreleased() : 0);
+  }
   // The next flow of the source, pulled but not started yet (its start is later than now), or nullptr.
   const FlowSpec* pending_flow() const { return have_next_ ? &next_flow_ : nullptr; }
 
@@ -162,6 +171,8 @@ class Network : public EventHandler {
   void pull_next_flow();
   void pull_next_flow_inline();
   void start_flow(const FlowSpec& f);
+  uint64_t release(const FlowSpec& f) override;  // DependentFlows::Releaser
+  void start_released();
 
   TopoSpec topo_;
   SwitchSettings sw_;
@@ -188,6 +199,8 @@ class Network : public EventHandler {
   bool started_ = false;
   bool have_next_ = false;
   FlowSpec next_flow_;
+  DependentFlows* dependent_ = nullptr;
+  std::vector<FlowSpec> released_;  // min-heap on (start, id): released flows waiting for their start
   uint64_t next_flow_id_ = 0;
   std::vector<uint16_t> next_sport_;         // per host, as the ns-3 simulator numbers source ports
   std::vector<FlowRecord> finished_;

@@ -32,17 +32,6 @@ void flush(std::ostream& out, fmt::memory_buffer& buf) {
   buf.clear();
 }
 
-// Quotes a CSV field when needed (RFC 4180), as stats/writers.cc does for class labels.
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q.push_back('"');
-    q.push_back(c);
-  }
-  q.push_back('"');
-  return q;
-}
 
 // At most kSummaryTop entries of `items` (pairs of sort key and JSON), largest keys first, ties in
 // their original order: summary.json stays small when "all" ports are monitored.

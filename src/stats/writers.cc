@@ -46,6 +46,12 @@ void append_hpcc_line(fmt::memory_buffer& buf, const FlowRecord& r) {
 
 }  // namespace
 
+std::string csv_field(const std::string& s) {
+  fmt::memory_buffer buf;
+  append_csv_field(buf, s);
+  return fmt::to_string(buf);
+}
+
 std::string format_time_us(Time t) {
   fmt::memory_buffer buf;
   append_time_us(buf, t);

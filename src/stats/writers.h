@@ -26,6 +26,9 @@ std::string format_time_us(Time t);
 void write_flows_csv(std::ostream& out, const std::vector<FlowRecord>& records,
                      const std::vector<std::string>& class_labels);
 
+// `s` as one CSV field: unchanged, or quoted as in RFC 4180 when it holds a comma, quote or line break.
+std::string csv_field(const std::string& s);
+
 // The simulator's IP of host node n, 11.(n/256).(n%256).1, as 8 lowercase hex digits
 // (node 1 -> "0b000101"). Throws std::invalid_argument unless 0 <= n <= 65535.
 std::string ip_hex_of_node(int node);

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Tables of scenarios/ai/README.md from sweep directories (rocesim sweep ... -o DIR).
+
+  report.py jobs DIR [DIR ...]          per run: scheme, the tables switched off, each job's mean iteration
+                                        time and bus bandwidth, PFC pauses and paused time, and the mean / p99
+                                        FCT slowdown of every class that is not a job
+  report.py victim WITH ALONE --class C per scheme, class C's mean and p99 slowdown in the WITH runs (job on)
+                                        beside the ALONE runs (job switched off), and their ratio
+  report.py pair BOTH ALONE_A ALONE_B   per scheme, each job's mean iteration time beside the other job and
+                                        alone, and the victim slow-down (their ratio)
+"""
+import argparse
+import json
+import os
+import sys
+
+
+def runs(sweep):
+    """(grid dict, summary) of every complete run of a sweep directory."""
+    out = []
+    for name in sorted(os.listdir(sweep)):
+        path = os.path.join(sweep, name, "summary.json")
+        if not os.path.isfile(path):
+            continue
+        with open(path) as f:
+            s = json.load(f)
+        grid = dict(kv.split("=", 1) for kv in name.split(",") if "=" in kv)
+        grid.setdefault("scheme", s["scheme"])
+        out.append((grid, s))
+    if not out:
+        sys.exit(f"{sweep}: no complete runs (summary.json) in it")
+    return out
+
+
+def job_means(s):
+    return {j["job"]: j for j in s.get("jobs", []) if "iteration_us" in j}
+
+
+def cls(s, name):
+    c = s["fct"].get("classes", {}).get(name)
+    return c if c and c["count"] > 0 else None
+
+
+def cmd_jobs(args):
+    print("| scheme | off | job: mean iteration (us), busbw (Gb/s) | PFC pauses | paused (us) | classes: slowdown avg / p99 |")
+    print("|---|---|---|---|---|---|")
+    for d in args.dirs:
+        for grid, s in runs(d):
+            off = [k.replace("_", "").replace(".enabled", "") for k, v in grid.items() if v == "false"]
+            jobs = job_means(s)
+            jt = "; ".join(
+                f"{n} {j['iteration_us']['mean']:.0f}, {j.get('busbw_gbps', 0):.1f}" for n, j in jobs.items())
+            ct = "; ".join(
+                f"{n} {c['slowdown']['avg']:.2f} / {c['slowdown']['p99']:.2f}"
+                for n, c in s["fct"].get("classes", {}).items() if n not in jobs and c["count"] > 0)
+            print(f"| {grid['scheme']} | {','.join(off) or '-'} | {jt or '-'} | {s['pfc']['pauses_sent']} | "
+                  f"{s['pfc']['paused_time_us']:.0f} | {ct or '-'} |")
+
+
+def by_scheme(d, keep=lambda g: True):
+    return {g["scheme"]: s for g, s in runs(d) if keep(g)}
+
+
+def cmd_victim(args):
+    on = lambda g: all(v != "false" for v in g.values())
+    off = lambda g: any(v == "false" for v in g.values())
+    with_job = by_scheme(args.with_dir, on)
+    alone = by_scheme(args.alone_dir, off if args.alone_dir == args.with_dir else (lambda g: True))
+    print(f"| scheme | job mean iteration (us) | PFC pauses | {args.cls} slowdown avg / p99 with the job | "
+          f"without | victim slow-down (avg, p99) |")
+    print("|---|---|---|---|---|---|")
+    for scheme, s in with_job.items():
+        a = alone.get(scheme)
+        c, ca = cls(s, args.cls), cls(a, args.cls) if a else None
+        jobs = job_means(s)
+        jt = "; ".join(f"{j['iteration_us']['mean']:.0f}" for j in jobs.values())
+        if not c or not ca:
+            continue
+        print(f"| {scheme} | {jt} | {s['pfc']['pauses_sent']} | {c['slowdown']['avg']:.2f} / "
+              f"{c['slowdown']['p99']:.2f} | {ca['slowdown']['avg']:.2f} / {ca['slowdown']['p99']:.2f} | "
+              f"{c['slowdown']['avg'] / ca['slowdown']['avg']:.2f}x, "
+              f"{c['slowdown']['p99'] / ca['slowdown']['p99']:.2f}x |")
+
+
+def cmd_pair(args):
+    both, alone_a, alone_b = by_scheme(args.both), by_scheme(args.alone_a), by_scheme(args.alone_b)
+    print("| scheme | PFC pauses (both) | job | mean iteration beside the other (us) | alone (us) | "
+          "victim slow-down |")
+    print("|---|---|---|---|---|---|")
+    for scheme, s in both.items():
+        jobs = job_means(s)
+        for alone in (alone_a, alone_b):
+            a = alone.get(scheme)
+            if not a:
+                continue
+            for name, j in job_means(a).items():
+                if name not in jobs:
+                    continue
+                t, t0 = jobs[name]["iteration_us"]["mean"], j["iteration_us"]["mean"]
+                print(f"| {scheme} | {s['pfc']['pauses_sent']} | {name} | {t:.0f} | {t0:.0f} | {t / t0:.2f}x |")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    j = sub.add_parser("jobs")
+    j.add_argument("dirs", nargs="+")
+    v = sub.add_parser("victim")
+    v.add_argument("with_dir")
+    v.add_argument("alone_dir")
+    v.add_argument("--class", dest="cls", required=True)
+    pr = sub.add_parser("pair")
+    pr.add_argument("both")
+    pr.add_argument("alone_a")
+    pr.add_argument("alone_b")
+    args = p.parse_args()
+    {"jobs": cmd_jobs, "victim": cmd_victim, "pair": cmd_pair}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+// Results of the jobs of a run (collectives and dependency traces; workload/flow_dag.h):
+//   collectives.csv       job,collective,ranks,iteration,bytes,start_us,finish_us,duration_us,algbw_gbps,
+//                         busbw_gbps,ideal_us,slowdown
+//                         one row per job x iteration begun; an iteration still running at the end of the
+//                         run has empty finish and figures. bytes is the per-rank buffer (a trace: all its
+//                         bytes); algbw = bytes x 8 / duration; busbw = algbw x the collective's bus factor
+//                         (empty for a trace); ideal_us the closed form at the hosts' link rate
+//                         (workload/collectives.h; empty for a trace); slowdown = duration / ideal.
+//   collective_steps.csv  job,iteration,step,flows,bytes,start_us,finish_us: per step (a trace: per depth)
+//                         of every iteration, the first start and the last finish of its flows.
+//   summary.json "jobs"   per job: iterations begun and finished, and over the finished ones the mean,
+//                         min and max duration, mean algbw and busbw, the ideal and the mean slowdown.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "workload/flow_dag.h"
+
+namespace rocesim {
+
+void write_collectives_csv(std::ostream& out, const DagRunner& runner);
+void write_collective_steps_csv(std::ostream& out, const DagRunner& runner);
+nlohmann::json jobs_json(const DagRunner& runner);
+
+}  // namespace rocesim

@@ -1,0 +1,35 @@
+// Dependency traces: flows that start at a time or after other flows, one flow per line, as a workload
+// generator (SimAI, ASTRA-sim, a script) can write them. Two forms, told apart by the first line that is
+// not blank or a `#` comment:
+//
+// CSV with a header naming the columns (any order; id, src, dst and bytes required):
+//     id,src,dst,bytes,start_us,after,delay_us
+//     a,h0,h1,1000000,0,,
+//     b,h1,h2,1000000,,a,5
+//     c,h2,h0,500000,10,a;b,
+// JSON Lines, one object per line with the same keys (`after` an array, ids strings or integers):
+//     {"id": "a", "src": "h0", "dst": "h1", "bytes": 1000000, "start_us": 0}
+//     {"id": "b", "src": "h1", "dst": "h2", "bytes": 1000000, "after": ["a"], "delay_us": 5}
+//
+// A flow starts at max(start_us, finish of the last flow in `after` + delay_us); start_us defaults to 0,
+// `after` to none (separated by ';' or spaces in CSV), delay_us to 0 (only with `after`). Ids are unique
+// strings; `after` may name flows on later lines. src and dst are host names or node ids. Every problem
+// (a missing column, a bad number, an unknown host, a duplicate or unknown id, a flow that waits for itself
+// or a dependency cycle) throws InputError(path, line, ...).
+#pragma once
+#include <functional>
+#include <istream>
+#include <string>
+
+#include "workload/flow_dag.h"
+
+namespace rocesim {
+
+// Resolves a host named in the trace to its node id; throws std::invalid_argument("what is wrong") else.
+using HostResolver = std::function<int(const std::string& text)>;
+
+// The trace as a sealed graph whose steps are the flows' depths (0: waits for nothing).
+FlowDag read_dependency_trace(const std::string& path, const HostResolver& host);
+FlowDag read_dependency_trace(std::istream& in, const std::string& path, const HostResolver& host);
+
+}  // namespace rocesim

@@ -1,0 +1,145 @@
+#include "workload/flow_dag.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace rocesim {
+
+uint32_t FlowDag::add(int src, int dst, Bytes bytes, uint32_t step, Time delay, Time not_before) {
+  if (flows_.size() >= UINT32_MAX) throw std::length_error("FlowDag: too many flows");
+  Flow f;
+  f.src = src;
+  f.dst = dst;
+  f.bytes = bytes;
+  f.step = step;
+  f.delay = delay;
+  f.not_before = not_before;
+  flows_.push_back(f);
+  return static_cast<uint32_t>(flows_.size() - 1);
+}
+
+int64_t FlowDag::seal(bool steps_from_depth) {
+  std::sort(edges_.begin(), edges_.end());
+  edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
+  for (Flow& f : flows_) f.waits = 0;
+  std::vector<uint32_t> count(flows_.size() + 1, 0);
+  for (auto [on, flow] : edges_) {
+    ++count[on];
+    ++flows_[flow].waits;
+  }
+  uint32_t at = 0;
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    flows_[i].first_child = at;
+    at += count[i];
+  }
+  children_.resize(edges_.size());
+  for (size_t i = 0; i < edges_.size(); ++i) children_[i] = edges_[i].second;  // sorted by `on`
+  edges_.clear();
+  edges_.shrink_to_fit();
+  // Kahn's algorithm: every flow is reached exactly when the graph has no cycle.
+  std::vector<uint32_t> left(flows_.size()), order, depth(flows_.size(), 0);
+  order.reserve(flows_.size());
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    left[i] = flows_[i].waits;
+    if (left[i] == 0) order.push_back(static_cast<uint32_t>(i));
+  }
+  for (size_t k = 0; k < order.size(); ++k) {
+    const uint32_t i = order[k];
+    auto [b, e] = children(i);
+    for (const uint32_t* c = b; c != e; ++c) {
+      depth[*c] = std::max(depth[*c], depth[i] + 1);
+      if (--left[*c] == 0) order.push_back(*c);
+    }
+  }
+  if (order.size() != flows_.size()) {
+    // A flow left over waits (directly or not) for a cycle; walk back along unfinished waits to one on it.
+    std::vector<uint32_t> parent(flows_.size(), UINT32_MAX);
+    for (uint32_t i = 0; i < flows_.size(); ++i) {
+      auto [b, e] = children(i);
+      for (const uint32_t* c = b; c != e; ++c)
+        if (left[i] > 0 && left[*c] > 0) parent[*c] = i;
+    }
+    uint32_t x = 0;
+    while (left[x] == 0) ++x;
+    for (size_t n = 0; n < flows_.size(); ++n) x = parent[x];  // n steps back: surely on the cycle
+    return x;
+  }
+  steps_ = 0;
+  total_bytes_ = 0;
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    if (steps_from_depth) flows_[i].step = depth[i];
+    steps_ = std::max(steps_, flows_[i].step + 1);
+    total_bytes_ += flows_[i].bytes;
+  }
+  return -1;
+}
+
+size_t DagRunner::add(DagJob job) {
+  Job j;
+  j.waits_left.resize(job.dag.size());
+  unreleased_ += static_cast<uint64_t>(job.dag.size()) * job.iterations;
+  j.spec = std::move(job);
+  jobs_.push_back(std::move(j));
+  return jobs_.size() - 1;
+}
+
+void DagRunner::begin(Releaser& r) {
+  for (uint32_t j = 0; j < jobs_.size(); ++j)
+    if (jobs_[j].spec.iterations > 0 && jobs_[j].spec.dag.size() > 0)
+      begin_iteration(j, jobs_[j].spec.start, r);
+}
+
+void DagRunner::begin_iteration(uint32_t j, Time t, Releaser& r) {
+  Job& job = jobs_[j];
+  const FlowDag& dag = job.spec.dag;
+  IterationTimes it;
+  it.start = t;
+  it.steps.resize(dag.steps());
+  job.iters.push_back(std::move(it));
+  job.finished = 0;
+  for (uint32_t f = 0; f < dag.size(); ++f) job.waits_left[f] = dag.flow(f).waits;
+  for (uint32_t f = 0; f < dag.size(); ++f)
+    if (dag.flow(f).waits == 0) release(j, f, t + dag.flow(f).delay, r);
+}
+
+void DagRunner::release(uint32_t j, uint32_t f, Time at, Releaser& r) {
+  Job& job = jobs_[j];
+  const FlowDag::Flow& d = job.spec.dag.flow(f);
+  IterationTimes& it = job.iters.back();
+  FlowSpec s;
+  s.src = d.src;
+  s.dst = d.dst;
+  s.size_bytes = d.bytes;
+  s.priority = job.spec.priority;
+  s.class_id = job.spec.class_id;
+  s.start = std::max(at, it.start + d.not_before);
+  StepTimes& st = it.steps[d.step];
+  st.start = std::min(st.start, s.start);
+  ++st.flows;
+  st.bytes += d.bytes;
+  const uint64_t id = r.release(s);
+  live_.get_or_insert(id) = static_cast<uint64_t>(j) << 32 | f;
+  --unreleased_;
+}
+
+void DagRunner::on_flow_finished(uint64_t id, Time now, Releaser& r) {
+  const uint64_t* v = live_.find(id);
+  if (v == nullptr) return;  // not one of ours
+  const auto j = static_cast<uint32_t>(*v >> 32);
+  const auto f = static_cast<uint32_t>(*v);
+  live_.erase(id);
+  Job& job = jobs_[j];
+  const FlowDag& dag = job.spec.dag;
+  IterationTimes& it = job.iters.back();
+  StepTimes& st = it.steps[dag.flow(f).step];
+  st.finish = std::max(st.finish, now);
+  auto [b, e] = dag.children(f);
+  for (const uint32_t* c = b; c != e; ++c)
+    if (--job.waits_left[*c] == 0) release(j, *c, now + dag.flow(*c).delay, r);
+  if (++job.finished < dag.size()) return;
+  it.finish = now;
+  it.done = true;
+  if (++job.iteration < job.spec.iterations) begin_iteration(j, now + job.spec.gap, r);
+}
+
+}  // namespace rocesim
