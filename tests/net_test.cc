@@ -1,6 +1,8 @@
 // Substrate tests: lossless PFC, go-back-N, head-of-line blocking, DCQCN convergence, closed forms, ECMP.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -390,7 +392,9 @@ TEST(NetworkSetup, MemoryEstimateCountsTheRoutingTables) {
                                        });
   const int64_t used = rss() - before;
   const int64_t est = Network::estimate_memory_bytes(topo, SwitchSettings{});
-  if (used > 0) {
+  // Under the sanitizers resident memory holds their shadow memory and redzones: only the Release build
+  // compares.
+  if (used > 0 && !std::getenv("ROCESIM_SANITIZED")) {
     EXPECT_GT(est, used / 2) << "estimate " << est << " vs resident " << used;
     EXPECT_LT(est, used * 2) << "estimate " << est << " vs resident " << used;
   }
