@@ -1,11 +1,10 @@
 // Substrate tests: lossless PFC, go-back-N, head-of-line blocking, DCQCN convergence, closed forms, ECMP.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
