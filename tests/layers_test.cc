@@ -1,5 +1,6 @@
 // The include rule of docs/architecture.md: a folder of src/ includes only folders below it
-// (core < topo, workload < net < cc < stats < config < app), so that the layers form no cycle.
+// (core < topo, workload < net < cc < stats < config < app), so that the layers form no cycle. And every
+// document a comment in src/ cites is in the repository's docs/.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -47,6 +48,33 @@ TEST(Layers, EveryIncludeGoesDown) {
     }
   }
   EXPECT_GT(files, 50);
+}
+
+TEST(Layers, CommentsCiteOnlyDocumentsOfTheRepository) {
+  const fs::path root = fs::path(ROCESIM_TEST_DIR).parent_path();
+  const std::regex doc(R"(([A-Za-z0-9_./-]*[A-Za-z0-9_-]+)\.md\b)");
+  // The repository's documents: docs/, data/ (the workloads' sources) and the top level.
+  std::set<std::string> have;
+  for (const char* dir : {"docs", "data"})
+    for (const auto& e : fs::recursive_directory_iterator(root / dir))
+      if (e.path().extension() == ".md") have.insert(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(root))
+    if (e.path().extension() == ".md") have.insert(e.path().filename().string());
+  int cited = 0;
+  for (const auto& e : fs::recursive_directory_iterator(root / "src")) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream in(e.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      for (std::sregex_iterator m(line.begin(), line.end(), doc), end; m != end; ++m) {
+        const fs::path name = fs::path((*m)[1].str() + ".md").filename();
+        ++cited;
+        EXPECT_TRUE(have.count(name.string()))
+            << fs::relative(e.path(), root).string() << ":" << n << " cites " << (*m)[0]
+            << ", which is not in the repository (docs/, data/): its users do not have it";
+      }
+  }
+  EXPECT_GT(cited, 0);
 }
 
 }  // namespace

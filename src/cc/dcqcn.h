@@ -1,6 +1,6 @@
 // DCQCN (Zhu et al., SIGCOMM'15): RED/ECN marking at switches (CP), CNPs from the receiver (NP),
 // rate decrease / alpha / fast recovery / additive and hyper increase at the sender (RP).
-// Rules and defaults: shared/docs/algorithms.md section 2.2. Three variants:
+// Rules and defaults: docs/algorithms.md section 2.2. Three variants:
 //   mellanox (default) - the NIC timers of the ns-3 HPCC simulator's "Mellanox" model (K = 1 us,
 //              T_dec = 4 us, T_inc = 300 us, no byte counter, F = 1, R_AI/R_HAI = 5/50 Mb/s x C/25G,
 //              Rmin 1 Gb/s) with the standard notification point: one CNP per flow per 50 us;

@@ -1,7 +1,7 @@
 // DCTCP (Alizadeh et al., SIGCOMM'10) adapted to RDMA QPs: the receiver echoes CE on every ACK, the
 // sender keeps alpha, an EWMA (gain g) of the fraction of ECN-echo ACKs per window of data, cuts by
 // (1 - alpha/2) at most once per window on an ECN echo and otherwise adds one step per window.
-// Rules and defaults: shared/docs/algorithms.md section 2.3. Two modes:
+// Rules and defaults: docs/algorithms.md section 2.3. Two modes:
 //   rate   (default) - the ns-3 HPCC simulator's CC_MODE 8: the state is a pacing rate that starts at
 //            line rate, AI = DCTCP_RATE_AI (615 Mb/s) per window; with rate_window (its HAS_WIN = 1,
 //            VAR_WIN = 1) bytes in flight are also limited to rate x T, T = the longest base RTT;

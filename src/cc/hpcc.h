@@ -4,7 +4,7 @@
 // T, and sets a window W = Wc / (U / eta) + W_AI (multiplicative, or Wc + W_AI while U < eta for fewer
 // than maxStage rounds), paced at W / T. Per ACK it reacts from the reference window Wc ("fast react");
 // once per RTT (ack.seq > lastUpdateSeq) the result becomes the new Wc.
-// Rules and defaults: shared/docs/algorithms.md section 2.5 and the ns-3 HPCC simulator's CC_MODE 3 as
+// Rules and defaults: docs/algorithms.md section 2.5 and the ns-3 HPCC simulator's CC_MODE 3 as
 // its run.py configures it (docs/hpcc-sim-compat.md): single rate (MULTI_RATE 0), no sampling.
 //
 // T = the topology's longest base RTT (GLOBAL_T 1), W_init = C_nic x T, W_AI = R_AI x T.

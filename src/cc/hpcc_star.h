@@ -1,4 +1,4 @@
-// HPCC* (seed 004 section V, shared/docs/algorithms.md 3.5): HPCC with LSCC's near-source loop.
+// HPCC* (seed 004 section V, docs/algorithms.md 3.5): HPCC with LSCC's near-source loop.
 //  - The rate calculation module is LSCC's (cc/lscc_rate.h): the receiving DC's egress switch feeds back
 //    the virtual bottleneck rate R every T.
 //  - The rate limiting module sends "direct INT" instead of direct CNPs (and keeps no flow table): for

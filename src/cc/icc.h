@@ -1,5 +1,5 @@
 // ICC (Wang et al., CMC 2023; seed 002): INT-based congestion identification at the switch egress,
-// feedback piggybacked on passing ACKs, sender rate rules. Rules: shared/docs/algorithms.md 3.3.
+// feedback piggybacked on passing ACKs, sender rate rules. Rules: docs/algorithms.md 3.3.
 //
 // Switch (IccAgent), per egress port:
 //   samples   every >= sample_interval (5 us), at a data arrival or at the feedback timer: qlenRate =

@@ -1,5 +1,5 @@
 // LSCC (seed 004, "link-segmented congestion control" across datacenters), as specified in
-// shared/docs/algorithms.md 3.4. The long-haul link splits each cross-DC control loop in two:
+// docs/algorithms.md 3.4. The long-haul link splits each cross-DC control loop in two:
 //  - far segment: the rate calculation module at the receiving DC's egress switch (Alg. 1, cc/lscc_rate.h)
 //    turns its long-haul ingress queue into a virtual bottleneck rate R, fed back every T;
 //  - near segment: the rate limiting module at the sending DC's egress switch (Alg. 2) runs a pseudo queue

@@ -1,4 +1,4 @@
-// The link-segmented loop shared by LSCC and HPCC* (seed 004, shared/docs/algorithms.md 3.4 and 3.5): the
+// The link-segmented loop shared by LSCC and HPCC* (seed 004, docs/algorithms.md 3.4 and 3.5): the
 // two modules at the DC egress switches of a long-haul link (LinkSpec::long_haul).
 //  - Rate calculation (Alg. 1) at the *receiving* egress switch, on the long-haul port's ingress: every T
 //    it measures BR (long-haul ingress bytes the switch forwarded in the last T, over T) and the ingress

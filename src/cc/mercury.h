@@ -1,5 +1,5 @@
 // Mercury (seed 000, "fast and accurate congestion detection and window-based notification") as
-// specified in shared/docs/algorithms.md section 3.1 (Algorithm 1 + Algorithm 2 of the paper with the
+// specified in docs/algorithms.md section 3.1 (Algorithm 1 + Algorithm 2 of the paper with the
 // lines the paper's text garbles restored there). The switch is both congestion point and notification
 // point:
 //  - state-driven congestion detection (Algorithm 1): every egress (port, priority) is Determined or

@@ -1,4 +1,4 @@
-// PACC (Zhong et al., INFOCOM'22) as digested in shared/docs/algorithms.md section 2.8: the switch is
+// PACC (Zhong et al., INFOCOM'22) as digested in docs/algorithms.md section 2.8: the switch is
 // both congestion and notification point. Every T_upd each egress (port, priority) runs a PI controller
 // on its queue, p = clamp(p + a (q - Q_ref) + b (q - q_old), 0, 1), and hands out CNPs in proportion to
 // each flow's packets in the period: credit += p x pkts, a CNP to the flow's source when credit >= 1

@@ -1,5 +1,5 @@
 // PCN (Cheng et al., NSDI'20): congestion control that tells PFC-spread queues from real congestion.
-// Rules: shared/docs/algorithms.md section 2.7, after the paper and its public ns-3 re-implementation.
+// Rules: docs/algorithms.md section 2.7, after the paper and its public ns-3 re-implementation.
 //   CP  NP-ECN at every switch egress (port, priority): a packet that sat in the queue through a PAUSE is
 //       never marked (on RESUME the queue's packet count becomes the "paused" counter, decremented per
 //       dequeue); any other ECT packet is marked CE when more than K_np packets remain behind it.

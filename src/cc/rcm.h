@@ -1,4 +1,4 @@
-// RCM, Regional Congestion Mitigation (seed 001; shared/docs/algorithms.md section 3.2): hop-by-hop,
+// RCM, Regional Congestion Mitigation (seed 001; docs/algorithms.md section 3.2): hop-by-hop,
 // switch-to-switch congestion control whose feedback never reaches a host. Four switch modules:
 //   CRD  congestion region detection (seed sec. 3.2): a QCN-style congestion measure per input and
 //        output queue, F_b = Q_off + w_q x Q_delta (Eq. 1), computed on sampled arrivals; F_b > 0 on an

@@ -1,4 +1,4 @@
-// SWING (TPDS'22, "PFC relay" for long-haul lossless RDMA), as shared/docs/algorithms.md 2.10 reads it
+// SWING (TPDS'22, "PFC relay" for long-haul lossless RDMA), as docs/algorithms.md 2.10 reads it
 // (the paper text was not available: [interp]). A relay sits at each end of the long-haul link, modelled
 // here as an agent on the two DC egress switches; hosts and in-DC switches are unchanged (hosts send at
 // line rate: the seed's SWING baseline runs without end-to-end congestion control).

@@ -1,5 +1,5 @@
 // TCD (Zhang et al., SIGCOMM'21): ternary congestion detection at switch egress ports of lossless
-// networks, and DCQCN+TCD. Rules: shared/docs/algorithms.md section 2.9 (flowchart reconstructed from
+// networks, and DCQCN+TCD. Rules: docs/algorithms.md section 2.9 (flowchart reconstructed from
 // the seed's Fig. 9).
 //   Switch  per egress (port, priority): ON/OFF tracking from the flow-control hook (PFC PAUSE/RESUME, or
 //           credit starvation/refill under CBFC). At each dequeue of a data packet, T_on = time since the

@@ -2,7 +2,7 @@
 // The RTT is taken from each ACK's echo of its data packet's send time (ACKs travel at high priority,
 // so it is the data path's delay); once per RTT the smoothed RTT difference, normalised by minRTT,
 // drives additive increase (hyper-active after N consecutive increases) or multiplicative decrease,
-// with T_low / T_high guards. Rules and defaults: shared/docs/algorithms.md section 2.4, as the ns-3
+// with T_low / T_high guards. Rules and defaults: docs/algorithms.md section 2.4, as the ns-3
 // HPCC simulator's CC_MODE 7 runs it (docs/hpcc-sim-compat.md). No ECN, no window, no switch agent.
 //
 // EWMA direction: rttDiff = (1 - alpha) x rttDiff + alpha x newDiff with alpha = 0.875, i.e. the newest

@@ -8,7 +8,7 @@ namespace rocesim {
 
 namespace {
 
-// The ns-3 HPCC simulator as its run.py configures it at 100 Gb/s hosts (shared/docs/hpcc-sim-compat.md).
+// The ns-3 HPCC simulator as its run.py configures it at 100 Gb/s hosts (docs/hpcc-sim-compat.md).
 // Values that scale with the NIC speed in run.py (DCQCN R_AI/R_HAI, TIMELY's steps, HPCC's R_AI) are left
 // to the scheme readers, which compute them from the topology's host rate the same way.
 constexpr std::string_view kHpccSimBase = R"(

@@ -9,7 +9,7 @@
 //
 // Profiles:
 //   hpcc-sim - the ns-3 HPCC simulator (alibaba-edu/High-Precision-Congestion-Control) as its run.py
-//              configures it at 100 Gb/s hosts (shared/docs/hpcc-sim-compat.md;
+//              configures it at 100 Gb/s hosts (docs/hpcc-sim-compat.md;
 //              docs/coming-from-hpcc-sim.md): 32 MiB switch buffer (BUFFER_SIZE 32 x 2^20 B), reserve 4 KiB,
 //              resume offset 3 KiB, headroom 3 x rate x delay (no extra packets), alpha 1/8 at host speed
 //              (one shift less per doubling), RED 400/1600 KB at 100 Gb/s scaled with port speed, Pmax 0.2;

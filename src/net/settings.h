@@ -1,6 +1,6 @@
 // Defaults of the lossless substrate, one struct per component, with their sources.
 // [sim] = the ns-3 HPCC simulator as configured by its run.py; [paper] = the mechanism's paper;
-// see shared/docs/algorithms.md section 1 for the rules these values feed.
+// see docs/algorithms.md section 1 for the rules these values feed.
 #pragma once
 #include "core/time.h"
 

@@ -1,7 +1,7 @@
 // An output-queued switch with a shared buffer (Broadcom-style MMU, as the ns-3 HPCC simulator models it):
 // every data packet is accounted to its ingress (port, priority) for PFC and to its egress queue for
 // ECN and INT. PFC thresholds are static (Xoff/Xon) or dynamic (alpha x free shared buffer) with
-// per-port headroom; see shared/docs/algorithms.md section 1.1-1.4.
+// per-port headroom; see docs/algorithms.md section 1.1-1.4.
 #pragma once
 #include <memory>
 #include <vector>
