@@ -82,12 +82,13 @@ TEST(Routes, MultiHomedHostFallsBackToPerNodeColumns) {
 TEST(Routes, CompactTableGrowsWithSwitchesNotNodes) {
   FatTreeParams p;
   p.k = 16;
-  Network net(fat_tree(p), SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
+  const TopoSpec topo = fat_tree(p);
+  Network net(topo, SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
   ASSERT_TRUE(net.route_table().compact());
   const size_t nodes = static_cast<size_t>(net.num_nodes());
   const size_t switches = 320;
   EXPECT_LE(net.route_table().memory_bytes(), switches * (switches + 1) * 4 + nodes * 16 + 64 * 1024);
-  EXPECT_LE(net.route_table().memory_bytes(), RouteTable::estimate_bytes(switches, nodes, 16, true));
+  EXPECT_LE(net.route_table().memory_bytes(), RouteTable::estimate_bytes(topo));
   // A fat-tree's equal-cost sets: per switch a handful (all uplinks, one downlink, ...).
   EXPECT_LT(net.route_table().distinct_port_sets(), 4 * switches);
 }

@@ -70,30 +70,10 @@ void Network::build_nodes() {
   next_sport_.assign(n, 10000);
 }
 
-// The route tables' size before they are built (net/routes.h): the compact form when every host is linked
-// to one switch only, else a column per node.
+// The route tables' size before they are built (net/routes.h).
 int64_t Network::estimate_route_table_bytes(const TopoSpec& topo) {
-  const auto n = static_cast<size_t>(topo.num_nodes);
-  std::vector<int> attach(n, -1);
-  std::vector<size_t> ports_of(n, 0);
-  bool compact = true;
-  for (const LinkSpec& l : topo.links) {
-    ++ports_of[l.a];
-    ++ports_of[l.b];
-    for (auto [h, peer] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {
-      if (topo.is_switch[h]) continue;
-      if (!topo.is_switch[peer] || (attach[h] >= 0 && attach[h] != peer)) compact = false;
-      attach[h] = peer;
-    }
-  }
-  size_t switches = 0, max_ports = 1;
-  for (size_t i = 0; i < n; ++i)
-    if (topo.is_switch[i]) {
-      ++switches;
-      max_ports = std::max(max_ports, ports_of[i]);
-    }
-  return static_cast<int64_t>(RouteTable::estimate_bytes(switches, n, max_ports, compact)) +
-         static_cast<int64_t>(n) * (8 + 4);  // ecmp_salt_, the search's distances
+  return static_cast<int64_t>(RouteTable::estimate_bytes(topo)) +
+         int64_t{topo.num_nodes} * (8 + 4);  // ecmp_salt_, the search's distances
 }
 
 int64_t Network::estimate_memory_bytes(const TopoSpec& topo, const SwitchSettings& sw) {
@@ -131,7 +111,7 @@ void Network::build_routes(const SetupProgress& progress) {
   std::vector<Node*> nodes;
   nodes.reserve(nodes_.size());
   for (auto& node : nodes_) nodes.push_back(node.get());
-  routes_.build(nodes, topo_.is_switch, [&](double f) {
+  routes_.build(nodes, topo_, [&](double f) {
     if (progress) progress("routes", f);
   });
 }

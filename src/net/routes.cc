@@ -16,27 +16,30 @@ uint32_t RouteTable::intern(const std::vector<uint16_t>& ports, SetIndex& index)
   return it->second;
 }
 
-void RouteTable::build(const std::vector<Node*>& nodes, const std::vector<bool>& is_switch,
+std::vector<uint32_t> RouteTable::attachments(const TopoSpec& topo) {
+  // Every host's links (a node's ports are its links in topo.links order) must lead to one switch.
+  std::vector<uint32_t> attach(static_cast<size_t>(topo.num_nodes), kNone);
+  for (const LinkSpec& l : topo.links)
+    for (auto [h, peer] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {
+      if (topo.is_switch[h]) continue;
+      if (!topo.is_switch[peer] || (attach[h] != kNone && attach[h] != static_cast<uint32_t>(peer)))
+        return {};
+      attach[h] = static_cast<uint32_t>(peer);
+    }
+  return attach;
+}
+
+void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
                        const std::function<void(double)>& progress) {
   const int n = static_cast<int>(nodes.size());
+  const std::vector<bool>& is_switch = topo.is_switch;
   std::vector<int> switches;
   for (int i = 0; i < n; ++i)
     if (is_switch[i]) switches.push_back(i);
 
   // The compact form needs every host with ports to reach exactly one switch, and nothing else.
-  attach_.assign(n, kNone);
-  compact_ = true;
-  for (int i = 0; i < n && compact_; ++i) {
-    if (is_switch[i]) continue;
-    for (Port& p : nodes[i]->ports()) {
-      const int peer = p.peer->id();
-      if (!is_switch[peer] || (attach_[i] != kNone && attach_[i] != static_cast<uint32_t>(peer))) {
-        compact_ = false;
-        break;
-      }
-      attach_[i] = static_cast<uint32_t>(peer);
-    }
-  }
+  attach_ = attachments(topo);
+  compact_ = !attach_.empty();
   if (!compact_) attach_.assign(n, kNone);
 
   // Destination columns: one per switch (compact; a host takes its switch's), or one per node. The last
@@ -131,7 +134,20 @@ size_t RouteTable::memory_bytes() const {
          sets_.capacity() * sizeof(sets_[0]) + ports_.capacity() * sizeof(uint16_t);
 }
 
-size_t RouteTable::estimate_bytes(size_t switches, size_t nodes, size_t max_ports, bool compact) {
+size_t RouteTable::estimate_bytes(const TopoSpec& topo) {
+  const size_t nodes = static_cast<size_t>(topo.num_nodes);
+  std::vector<size_t> ports_of(nodes, 0);
+  for (const LinkSpec& l : topo.links) {
+    ++ports_of[l.a];
+    ++ports_of[l.b];
+  }
+  size_t switches = 0, max_ports = 1;
+  for (size_t i = 0; i < nodes; ++i)
+    if (topo.is_switch[i]) {
+      ++switches;
+      max_ports = std::max(max_ports, ports_of[i]);
+    }
+  const bool compact = !attachments(topo).empty();
   const size_t table = switches * ((compact ? switches : nodes) + 1) * sizeof(uint32_t);
   const size_t per_node = nodes * 4 * sizeof(uint32_t);
   const size_t sets =

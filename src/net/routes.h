@@ -18,15 +18,17 @@
 #include <utility>
 #include <vector>
 
+#include "topo/topology.h"
+
 namespace rocesim {
 
 class Node;
 
 class RouteTable {
  public:
-  // Builds the tables for `nodes` (indexed by node id; is_switch[id] tells switches from hosts), calling
-  // `progress` with the fraction done now and then when given.
-  void build(const std::vector<Node*>& nodes, const std::vector<bool>& is_switch,
+  // Builds the tables for `nodes` (indexed by node id, wired as `topo` says), calling `progress` with the
+  // fraction done now and then when given.
+  void build(const std::vector<Node*>& nodes, const TopoSpec& topo,
              const std::function<void(double)>& progress = {});
 
   // Equal-cost egress ports of switch `sw` towards node `dst` (count 0: unreachable).
@@ -47,10 +49,13 @@ class RouteTable {
   size_t distinct_port_sets() const { return sets_.size(); }
   // Bytes held by the tables.
   size_t memory_bytes() const;
-  // Bytes the tables of a fabric with `switches` switches and `nodes` nodes take, before it is built (for
-  // the memory estimate of a run): the table in the compact form or not, the per-node arrays, and room for
-  // `max_ports` distinct port sets of up to `max_ports` ports per switch.
-  static size_t estimate_bytes(size_t switches, size_t nodes, size_t max_ports, bool compact);
+  // Bytes the tables of `topo` take, before they are built (for the memory estimate of a run): the table in
+  // the compact form or not, the per-node arrays, and room for as many distinct port sets per switch as its
+  // most connected switch has ports, each of up to that many ports.
+  static size_t estimate_bytes(const TopoSpec& topo);
+  // Each node's attachment switch when every host is linked to one switch only (kNone for switches and
+  // hosts without links), else empty: the compact form applies.
+  static std::vector<uint32_t> attachments(const TopoSpec& topo);
 
   static constexpr uint32_t kNone = UINT32_MAX;
 
