@@ -182,12 +182,11 @@ void Network::compute_max_base_rtt() {
 
 Time Network::ideal_fct(Bytes size, int src, int dst, uint16_t sport, uint16_t dport) const {
   PathInfo info;
-  for (auto [node, port] : path_of(src, dst, sport, dport)) {
-    const Port& p = nodes_[node]->ports_[port];
+  const bool ok = walk_path(src, dst, sport, dport, [&](int, const Port& p) {
     info.hop_rates.push_back(p.rate);
     info.hop_delays.push_back(p.delay);
-  }
-  if (info.hop_rates.empty()) return Time::zero();
+  });
+  if (!ok || info.hop_rates.empty()) return Time::zero();
   // The simulator's integer ns, so fct.txt matches it to the ns; it counts 48 B of headers per packet
   // (kHpccHeaderBytes) whatever its packets carry on the wire.
   if (nic_.ideal_fct_hpcc_ns)
