@@ -103,8 +103,8 @@ void Node::handle_pfc(Packet* p, int in_port) {
 }
 
 void Node::on_event(uint32_t kind, uint64_t arg) {
-  if (kind &
-      Simulator::kArgIsAddress) {  // a delivery: the port in the kind, the packet (a prefetch hint) in arg
+  // A delivery: the port in the kind, the packet (only a prefetch hint here) in arg.
+  if (kind & Simulator::kArgIsAddress) {
     deliver_head(ports_[(kind & ~Simulator::kArgIsAddress) >> 8]);
     return;
   }
