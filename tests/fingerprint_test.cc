@@ -117,11 +117,12 @@ void write_stored(const std::map<std::string, Fingerprint>& m) {
   for (const auto& [name, f] : m) out << to_line(name, f) << "\n";
 }
 
-// Runs a case and fingerprints its result directory.
-Fingerprint run_case(const Case& c, std::string& error) {
+// Runs a case (with `extra` arguments) and fingerprints its result directory.
+Fingerprint run_case(const Case& c, std::string& error, const std::string& extra = "") {
   const fs::path dir = fs::temp_directory_path() / fmt::format("rocesim_fp_{}_{}", c.name, ::getpid());
   fs::remove_all(dir);
-  const std::string cmd = fmt::format("'{}' run {} -o '{}' 2>&1 </dev/null", kBinary, c.args, dir.string());
+  const std::string cmd =
+      fmt::format("'{}' run {} {} -o '{}' 2>&1 </dev/null", kBinary, c.args, extra, dir.string());
   std::string out;
   FILE* f = popen(cmd.c_str(), "r");
   char buf[4096];
@@ -143,7 +144,8 @@ Fingerprint run_case(const Case& c, std::string& error) {
   std::string rest = j.dump(1);
   std::vector<fs::path> csvs;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".csv" && e.path().filename() != "flows.csv") csvs.push_back(e.path());
+    if ((e.path().extension() == ".csv" && e.path().filename() != "flows.csv") || e.path().filename() == "fct.txt")
+      csvs.push_back(e.path());
   std::sort(csvs.begin(), csvs.end());
   for (const fs::path& p : csvs) rest += "\n" + p.filename().string() + "\n" + read_text_file(p);
   fp.outputs_hash = fnv1a(rest);
@@ -193,6 +195,24 @@ TEST_P(Fingerprints, Unchanged) {
                                              : "")
                                      << ".\n"
                                      << how;
+}
+
+// One run over several threads (docs/parallel.md) gives the same bytes as one thread: flows.csv, every
+// other CSV, fct.txt (--fct-format hpcc) and summary.json less its timings, and the same events.
+TEST_P(Fingerprints, SameForAnyThreadCount) {
+  const Case& c = GetParam();
+  std::string error;
+  const Fingerprint one = run_case(c, error, "--fct-format hpcc --threads 1");
+  ASSERT_TRUE(error.empty()) << error;
+  const bool sanitized = std::getenv("ROCESIM_SANITIZED") != nullptr;
+  for (int threads : sanitized ? std::vector<int>{2} : std::vector<int>{2, 3, 4, 8}) {
+    const Fingerprint got = run_case(c, error, fmt::format("--fct-format hpcc --threads {}", threads));
+    ASSERT_TRUE(error.empty()) << error;
+    EXPECT_EQ(got.flows_hash, one.flows_hash) << c.name << ": flows.csv differs with " << threads << " threads";
+    EXPECT_EQ(got.outputs_hash, one.outputs_hash)
+        << c.name << ": summary.json, fct.txt or a CSV differs with " << threads << " threads";
+    EXPECT_EQ(got.events, one.events) << c.name << ": events differ with " << threads << " threads";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, Fingerprints, ::testing::ValuesIn(kCases),

@@ -92,6 +92,7 @@ std::string find_scenario(const std::string& arg) {
 struct Source {
   std::string scenario, topology_file, flow_file, hpcc_config, scheme, profile;
   double duration_ms = 0;
+  int threads = -1;  // --threads; -1: the scenario's
 };
 
 Scenario load_source(const Source& src, const std::vector<std::string>& user_sets, bool quiet,
@@ -114,6 +115,7 @@ Scenario load_source(const Source& src, const std::vector<std::string>& user_set
   if (!src.profile.empty()) sets.push_back("profile=" + src.profile);
   if (!src.scheme.empty()) sets.push_back("cc.scheme=" + src.scheme);
   if (src.duration_ms > 0) sets.push_back(fmt::format("duration_ms={}", src.duration_ms));
+  if (src.threads >= 0) sets.push_back(fmt::format("threads={}", src.threads));
   sets.insert(sets.end(), user_sets.begin(), user_sets.end());
   if (!src.scenario.empty()) return load_scenario(find_scenario(src.scenario), sets);
   if (files) return load_files_scenario(src.topology_file, src.flow_file, sets);
@@ -182,6 +184,10 @@ int main(int argc, char** argv) {
   run->add_option("--duration-ms", src.duration_ms,
                   "Simulated time limit (ms); with --topology-file default 4000 (run.py's 4.00 s)")
       ->check(CLI::PositiveNumber);
+  run->add_option("--threads", src.threads,
+                  "Threads of this run (default 1; 0 = every core): the same results for any count "
+                  "(docs/parallel.md)")
+      ->check(CLI::Range(0, 1024));
   run->add_option("-o,--out", out_dir, "Result directory (written to a temporary name, then renamed)");
   run->add_option("--set", sets, "Override a scenario value, e.g. --set cc.scheme=none --set seed=7")
       ->type_name("KEY=VALUE");

@@ -181,6 +181,31 @@ struct TmpDirGuard {
   }
 };
 
+// How the run was split (docs/parallel.md): threads, partitions with their events, windows, and the share
+// of the threads' time spent waiting at the window barriers.
+nlohmann::json parallel_json(Network& net, double wall_seconds) {
+  const Simulator& sim = net.sim();
+  nlohmann::json events = nlohmann::json::array();
+  nlohmann::json crossing = nlohmann::json::array();
+  double busy = 0;
+  for (const auto& p : sim.partition_stats()) {
+    events.push_back(p.events);
+    crossing.push_back(p.mailbox_events);
+    busy += p.busy_seconds;
+  }
+  const double thread_seconds = wall_seconds * net.threads();
+  return {{"threads", net.threads()},
+          {"partitions", sim.num_partitions()},
+          {"lookahead_us", sim.lookahead().us()},
+          {"windows", sim.windows()},
+          {"events_per_partition", events},
+          {"events_sent_to_other_partitions", crossing},
+          {"busy_seconds", busy},
+          {"barrier_wait_seconds", sim.wait_seconds()},
+          {"coordinator_seconds", sim.coordinator_seconds()},
+          {"barrier_wait_fraction", thread_seconds > 0 ? sim.wait_seconds() / thread_seconds : 0.0}};
+}
+
 void write_file(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary);
   out << text;
@@ -326,7 +351,8 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
                       {"wall_seconds", res.wall_seconds},
                       {"events_per_second", res.wall_seconds > 0 ? events / res.wall_seconds : 0.0},
                       {"packet_hops_per_second", res.wall_seconds > 0 ? st.packet_hops / res.wall_seconds : 0.0},
-                      {"peak_memory_bytes", peak_rss_bytes()}};
+                      {"peak_memory_bytes", peak_rss_bytes()},
+                      {"parallel", parallel_json(net, res.wall_seconds)}};
   if (jobs) j["jobs"] = jobs_json(*jobs);
   if (monitors) j["monitors"] = monitors->summary();
   if (auto sc = scheme_counters(net); !sc.is_null()) j["scheme_counters"] = std::move(sc);
@@ -440,6 +466,13 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
       line.draw(fmt::format("setting up: {} {:.0f} %", stage, 100 * fraction));
   });
   line.clear();
+  if (s.threads != 1) {
+    try {
+      net.set_threads(s.threads);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(s.file, 0, fmt::format("threads = {}: {}", s.threads, e.what()));
+    }
+  }
   if (opt.progress && big)
     fmt::print(stderr, "set up in {}\n",
                format_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));

@@ -92,7 +92,7 @@ void HpccStarAgent::on_dequeue(Packet& p, int port) {
   d->size = static_cast<uint32_t>(nic.cnp_bytes + nic.int_base_bytes + (local + 1) * nic.int_hop_bytes);
   p.n_hops = 0;  // the ACK carries the remote hops only
   ++direct_ints_;
-  ++net_.stats().cnps_from_switches;
+  ++net_.counters().cnps_from_switches;
   net_.inject(sw_.id(), d);
 }
 

@@ -107,7 +107,7 @@ std::unique_ptr<SwitchAgent> Icc::make_switch_agent(Switch& sw) {
 
 IccAgent::IccAgent(Network& net, Switch& sw, const IccSettings& s)
     : net_(net), sw_(sw), s_(s), ports_(sw.ports().size()) {
-  handler_ = net_.sim().add_handler(this);
+  handler_ = net_.sim().add_handler(this, sw.handler());
 }
 
 // A qlenRate / lu sample of `port` (at most one per sample_interval).

@@ -132,7 +132,7 @@ void LsccAgent::send_direct_cnps() {
     if (!qp.in_use || qp.tag != e.tag) continue;  // the flow has finished
     Packet* c = net_.make_cnp(qp, sw_.id());                                    // line 7
     ++direct_cnps_;
-    ++net_.stats().cnps_from_switches;
+    ++net_.counters().cnps_from_switches;
     net_.inject(sw_.id(), c);
   }
 }

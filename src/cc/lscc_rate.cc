@@ -49,7 +49,7 @@ bool LsccSwitchAgent::has_long_haul(Switch& sw) {
 
 LsccSwitchAgent::LsccSwitchAgent(Network& net, Switch& sw, const LsccRateSettings& s)
     : net_(net), sw_(sw), s_(s), lp_of_(sw.ports().size(), -1) {
-  handler_ = net.sim().add_handler(this);
+  handler_ = net.sim().add_handler(this, sw.handler());
   for (const Port& p : sw.ports()) {
     if (!p.long_haul || !p.peer->is_switch()) continue;
     LongPort l;
@@ -71,13 +71,12 @@ LsccSwitchAgent::LsccSwitchAgent(Network& net, Switch& sw, const LsccRateSetting
   if (!lp_.empty()) schedule(s.period, kPeriod);
 }
 
+// Background events: the period timer never keeps an otherwise finished run going.
 void LsccSwitchAgent::schedule(Time after, uint32_t kind, uint64_t arg) {
-  net_.sim().background(+1);
-  net_.sim().after(after, handler_, kind, arg);
+  net_.sim().after(after, handler_, kind | Simulator::kBackground, arg);
 }
 
 void LsccSwitchAgent::on_event(uint32_t kind, uint64_t arg) {
-  net_.sim().background(-1);
   if (kind == kPeriod) {
     period();
     schedule(s_.period, kPeriod);

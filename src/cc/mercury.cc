@@ -150,7 +150,7 @@ void MercuryAgent::send_cnp(const Packet& p, Bytes win) {
   Packet* c = net_.make_cnp(*qp, sw_.id());
   c->cc_value = static_cast<double>(win);
   ++cnps_sent_;
-  ++net_.stats().cnps_from_switches;
+  ++net_.counters().cnps_from_switches;
   net_.inject(sw_.id(), c);
 }
 

@@ -20,7 +20,7 @@ std::unique_ptr<SwitchAgent> Pacc::make_switch_agent(Switch& sw) {
 
 PaccAgent::PaccAgent(Network& net, Switch& sw, const PaccSettings& s)
     : net_(net), sw_(sw), s_(s), q_(sw.ports().size() * kNumPriorities) {
-  handler_ = net_.sim().add_handler(this);
+  handler_ = net_.sim().add_handler(this, sw.handler());
   const size_t n = sw.ports().size();
   q_ref_.resize(n);
   a_.resize(n);
@@ -86,7 +86,7 @@ void PaccAgent::update(size_t i) {
         if (qp.in_use && qp.tag == static_cast<uint32_t>(it->first)) {
           Packet* c = net_.make_cnp(qp, sw_.id());
           ++cnps_sent_;
-          ++net_.stats().cnps_from_switches;
+          ++net_.counters().cnps_from_switches;
           net_.inject(sw_.id(), c);
         }
       }

@@ -59,7 +59,7 @@ void Pcn::end_of_period(Qp& qp) {
   c->cc_value = rec_bps * 1e-6;  // Mb/s, as the CNP's 32-bit field carries it
   c->cc_flags = ece ? kEce : 0;
   ++qp.cnps_sent;
-  ++net_->stats().cnps_sent;
+  ++net_->counters().cnps_sent;
   qp.last_cnp_sent = net_->now();
   net_->inject(qp.dst, c);
   s.rec_num = 0;

@@ -1,9 +1,10 @@
 // Per-QP state of a scheme, indexed by the QP's slot (Qp::slot). The QP pool reuses slots, so a slot's state
-// is reset when a flow starts on it; the vector grows with the pool, 1,024 slots ahead, so it stops
-// allocating once the pool has reached its peak.
+// is reset when a flow starts on it. The network grows the vector with its pool, between simulation windows
+// (Network::register_qp_state), so that it never moves while partitions run on several threads.
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <mutex>
 #include <vector>
 
 #include "net/network.h"
@@ -16,7 +17,13 @@ class PerQp {
  public:
   // The state of the flow that starts on `qp`, reset to `fresh`.
   T& start(const Network& net, const Qp& qp, const T& fresh = T{}) {
-    if (qp.slot >= v_.size()) v_.resize(std::max<size_t>(net.qp_capacity(), qp.slot + 1) + 1024);
+    std::call_once(registered_, [&] {
+      net.register_qp_state([this](size_t n) {
+        if (v_.size() < n) v_.resize(n);
+      });
+    });
+    // Only a QP made outside the network (unit tests) can be beyond the network's pool.
+    if (qp.slot >= v_.size()) v_.resize(qp.slot + 1);
     v_[qp.slot] = fresh;
     return v_[qp.slot];
   }
@@ -27,6 +34,7 @@ class PerQp {
 
  private:
   std::vector<T> v_;
+  std::once_flag registered_;
 };
 
 }  // namespace rocesim

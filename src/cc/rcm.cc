@@ -50,19 +50,28 @@ void Rcm::attach(Network& net) {
         if (!net.is_host(node)) drain += tx_time(per_switch, net.node(node).port(port).rate);
     flowlet_gap_ = net.max_base_rtt() + drain;
   }
-  cn_pool_.assign(1024, {});
-  cn_free_.clear();
-  for (uint32_t i = 0; i < cn_pool_.size(); ++i) cn_free_.push_back(static_cast<uint32_t>(cn_pool_.size()) - 1 - i);
 }
 
+// Control path only (one CN per sample of a congested input): the lock is rarely taken.
 uint32_t Rcm::cn_alloc() {
-  if (cn_free_.empty()) {  // control path only (one CN per sample of a congested input), grows rarely
-    cn_pool_.emplace_back();
-    return static_cast<uint32_t>(cn_pool_.size() - 1);
+  std::lock_guard<std::mutex> lock(cn_mutex_);
+  if (cn_free_.empty()) {
+    if (cn_size_ % kCnChunk == 0) cn_chunks_.push_back(std::make_unique<CnIds[]>(kCnChunk));
+    return cn_size_++;
   }
   const uint32_t s = cn_free_.back();
   cn_free_.pop_back();
   return s;
+}
+
+Rcm::CnIds& Rcm::cn(uint32_t slot) {
+  std::lock_guard<std::mutex> lock(cn_mutex_);
+  return cn_chunks_[slot / kCnChunk][slot % kCnChunk];
+}
+
+void Rcm::cn_free(uint32_t slot) {
+  std::lock_guard<std::mutex> lock(cn_mutex_);
+  cn_free_.push_back(slot);
 }
 
 std::unique_ptr<SwitchAgent> Rcm::make_switch_agent(Switch& sw) {
@@ -74,7 +83,7 @@ RcmAgent::RcmAgent(Network& net, Switch& sw, Rcm& scheme)
   g_d_ = 0.5 / s_.fb_max;  // F_bmax x G_d = 1/2 [seed Eq. 4]
   gap_ = scheme.flowlet_gap();
   rng_ = Rng::stream(net.seed(), "rcm", static_cast<uint64_t>(sw.id()));
-  handler_ = net.sim().add_handler(this);
+  handler_ = net.sim().add_handler(this, sw.handler());
   const size_t n = sw.ports().size();
   in_q_.assign(n, {});
   out_q_.assign(n, {});

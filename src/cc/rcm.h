@@ -30,6 +30,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "cc/dcqcn.h"
@@ -106,20 +107,25 @@ class Rcm : public Dcqcn {
   const RcmSettings& rcm_settings() const { return rs_; }
   Time flowlet_gap() const { return flowlet_gap_; }  // SAR's, resolved at attach
 
-  // CN payloads: harmful flow IDs travel beside the message (Packet::cc_flags = slot).
+  // CN payloads: harmful flow IDs travel beside the message (Packet::cc_flags = slot). Switches of
+  // different partitions (core/simulator.h) take and return slots concurrently: the pool is locked, its
+  // slots never move (chunks), and a slot number is only a handle (results never depend on it).
   static constexpr int kMaxIds = 32;
   struct CnIds {
     int n = 0;
     std::array<uint64_t, kMaxIds> id{};
   };
   uint32_t cn_alloc();
-  CnIds& cn(uint32_t slot) { return cn_pool_[slot]; }
-  void cn_free(uint32_t slot) { cn_free_.push_back(slot); }
+  CnIds& cn(uint32_t slot);
+  void cn_free(uint32_t slot);
 
  private:
+  static constexpr uint32_t kCnChunk = 256;
   RcmSettings rs_;
   Time flowlet_gap_;
-  std::vector<CnIds> cn_pool_;
+  std::mutex cn_mutex_;
+  std::vector<std::unique_ptr<CnIds[]>> cn_chunks_;
+  uint32_t cn_size_ = 0;
   std::vector<uint32_t> cn_free_;
 };
 

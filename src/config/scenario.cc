@@ -265,11 +265,13 @@ static Scenario build(Config& c) {
   s.seed = static_cast<uint64_t>(c.get_int("seed", 1, 0, int64_t{1} << 62));
   s.duration = Time::from_ms(c.get_double("duration_ms", 10, 1e-6, 1e7));
   s.stop_when_done = c.get_bool("stop_when_done", true);
+  // Threads of one run (docs/parallel.md): results do not depend on it.
+  s.threads = static_cast<int>(c.get_int("threads", 1, 0, 1024));
   // The profile was applied before reading (config/profiles.h); recorded when there is one.
   if (c.has("profile")) (void)c.get_string("profile", "", profile_names());
   // A misspelled table or key is the first error, before anything its absence causes (e.g. [topolgy]
   // leaving the default topology, too small for the traffic).
-  c.reject_unknown_top_level({"name", "description", "seed", "duration_ms", "stop_when_done", "profile",
+  c.reject_unknown_top_level({"name", "description", "seed", "threads", "duration_ms", "stop_when_done", "profile",
                               "topology", "switch", "nic", "cc", "flows", "flow_file", "traffic", "output",
                               "monitors"});
 

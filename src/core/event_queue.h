@@ -1,5 +1,6 @@
 // The simulator's hot path: a 4-ary min-heap of small POD events, aligned for the cache.
-// Ties on time break by insertion order (a global sequence number), which makes runs deterministic.
+// Events are ordered by a key the caller computes (core/simulator.h: time, origin, origin's sequence), so
+// the order does not depend on which queue an event went through or when it was inserted.
 #pragma once
 #include <cstdint>
 #include <cstdlib>
@@ -13,7 +14,7 @@
 namespace rocesim {
 
 struct Event {
-  // (time, insertion sequence) as one unsigned 128-bit key: comparisons are branch-free.
+  // (time, origin, sequence) as one unsigned 128-bit key: comparisons are branch-free.
   // Simulated times are never negative, so the unsigned order is the time order.
   unsigned __int128 key;
   uint32_t target;  // index of the handler in the simulator's table
@@ -32,11 +33,9 @@ class EventQueue {
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;
 
-  void push(Time t, uint32_t target, uint32_t kind, uint64_t arg) {
-    const unsigned __int128 key =
-        (static_cast<unsigned __int128>(static_cast<uint64_t>(t.ps)) << 64) | next_seq_++;
+  void push(const Event& e) {
     if (end_ == capacity_) grow(2 * capacity_);
-    sift_up(end_++, Event{key, target, kind, arg});
+    sift_up(end_++, e);
   }
   bool empty() const { return end_ == kRoot; }
   size_t size() const { return end_ - kRoot; }
@@ -48,7 +47,6 @@ class EventQueue {
     if (end_ > kRoot) sift_down(Event(heap_.get()[end_]));
     return e;
   }
-  uint64_t pushed() const { return next_seq_; }
 
  private:
   static constexpr size_t kRoot = 3;
@@ -100,7 +98,6 @@ class EventQueue {
   std::unique_ptr<Event, Free> heap_;
   size_t capacity_ = 0;
   size_t end_ = kRoot;  // one past the last event
-  uint64_t next_seq_ = 0;
 };
 
 }  // namespace rocesim

@@ -1,7 +1,30 @@
 // The discrete-event loop. Handlers register once and receive (kind, arg) events; there is no
 // std::function and no allocation per event.
+//
+// Order. Every event carries the key (time, origin, sequence): `origin` is the handler whose event was
+// running when it was scheduled (0 for the set-up and the coordinator between windows) and `sequence`
+// counts the events that origin has scheduled. An event's key therefore depends only on what its origin
+// did, never on when or through which queue it was inserted: this is what makes a run split over
+// partitions give the same result as one queue, whatever the thread count (docs/parallel.md).
+//
+// Windows. Handlers are grouped into partitions (logical processes), each with its own queue. The loop
+// advances all partitions through windows [T, T + W): W is the lookahead, the smallest link delay between
+// partitions, so that nothing one partition does inside a window can reach another before the window ends.
+// Events for another partition go to a mailbox read at the next window. Between windows the coordinator
+// (one thread) runs what needs the whole network: the Coordinator hooks (flow arrivals, finished flows)
+// and the barrier tasks (monitors, checks). A run with one partition takes exactly the same steps.
 #pragma once
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "core/event_queue.h"
@@ -13,6 +36,36 @@ class EventHandler {
  public:
   virtual ~EventHandler() = default;
   virtual void on_event(uint32_t kind, uint64_t arg) = 0;
+
+ private:
+  friend class Simulator;
+  uint64_t seq_ = 0;  // events this handler has scheduled: the last part of their keys
+  uint32_t id_ = 0;
+};
+
+// Work between windows that reads the whole network (monitor samples, invariant checks). Runs on the
+// coordinator at time next_barrier(), after every event before it and before any event at it.
+class BarrierTask {
+ public:
+  virtual ~BarrierTask() = default;
+  virtual Time next_barrier() const = 0;  // Time::max(): nothing due
+  virtual void on_barrier(Time now) = 0;
+};
+
+// What the owner of the simulator (the network) does between windows.
+class Coordinator {
+ public:
+  virtual ~Coordinator() = default;
+  // The earliest time at which the coordinator has something to inject (a flow start), or Time::max().
+  virtual Time next_input(Time now) = 0;
+  // Whether after_window has work at the next grid boundary (the run goes on until it is done).
+  virtual bool pending_work() const = 0;
+  // Before the window [now, end): inject events with times < end (Simulator::post).
+  virtual void before_window(Time now, Time end) = 0;
+  // After the window ended at `end` (all partitions are at `end`). `grid` when `end` is a multiple of the
+  // lookahead: the points at which the network's own bookkeeping (freeing finished QPs, releasing
+  // dependent flows, stopping when done) happens, so that it never depends on the barrier tasks.
+  virtual void after_window(Time end, bool grid) = 0;
 };
 
 class Simulator {
@@ -20,80 +73,223 @@ class Simulator {
   // An event kind with this bit set carries in `arg` the address of the data its handler will touch first:
   // the loop prefetches it while the event before it runs, so that the cache miss overlaps that work.
   static constexpr uint32_t kArgIsAddress = 1u << 31;
+  // An event kind with this bit set is background (a periodic timer that only observes or adjusts): it
+  // never keeps an otherwise idle run going. The bit is cleared before the handler sees the kind.
+  static constexpr uint32_t kBackground = 1u << 30;
+  // Sequence numbers of the deliveries a node schedules for its ports (one per port and arrival time).
+  static constexpr uint64_t kDeliverySeq = uint64_t{1} << 39;
 
-  Simulator() = default;
+  Simulator() { handlers_.push_back(nullptr); }  // handler 0: the coordinator (origin of set-up events)
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
+  ~Simulator() { stop_workers(); }
 
-  uint32_t add_handler(EventHandler* h) {
+  // `home`: the handler whose partition this one shares (a switch's scheme agent names its switch);
+  // 0 = none, only allowed in single-partition runs.
+  uint32_t add_handler(EventHandler* h, uint32_t home = 0) {
+    if (handlers_.size() >= kMaxHandlers) throw std::length_error("more than 2^24 event handlers");
+    h->id_ = static_cast<uint32_t>(handlers_.size());
     handlers_.push_back(h);
-    return static_cast<uint32_t>(handlers_.size() - 1);
+    home_.resize(handlers_.size(), 0);
+    home_.back() = home;
+    if (!part_of_.empty()) part_of_.push_back(home != 0 ? part_of_[home] : 0);
+    return h->id_;
   }
+  uint32_t num_handlers() const { return static_cast<uint32_t>(handlers_.size()); }
+  uint32_t home_of(uint32_t h) const { return home_[h]; }
   // Handler `h`'s records (e.g. a node's ports): for its kArgIsAddress events, the record numbered by bits
-  // 8..30 of the kind is prefetched too. `base` must stay valid for the simulator's life.
+  // 8..29 of the kind is prefetched too. `base` must stay valid for the simulator's life.
   void set_record_table(uint32_t h, const void* base, size_t stride) {
     if (tables_.size() <= h) tables_.resize(h + 1);
     tables_[h] = {static_cast<const char*>(base), stride};
   }
-  Time now() const { return now_; }
-  void at(Time t, uint32_t target, uint32_t kind, uint64_t arg = 0) { queue_.push(t, target, kind, arg); }
-  void after(Time dt, uint32_t target, uint32_t kind, uint64_t arg = 0) {
-    queue_.push(now_ + dt, target, kind, arg);
+
+  // The time of the running event (its partition's clock), or of the last barrier between windows.
+  Time now() const {
+    const Exec* x = tl_exec_;
+    return x && x->sim == this ? x->part->now : now_;
   }
-
-  // Asks the loop to stop after the current event.
-  void stop() { stop_ = true; }
-  bool stopped() const { return stop_; }
-
-  // Runs until `until` (events at exactly `until` are not executed), stop(), or no events are left.
-  // Calls `progress(now)` every `progress_every` events when given (for progress lines and watchdogs).
-  template <typename Progress>
-  void run(Time until, Progress&& progress, uint64_t progress_every = 1u << 20) {
-    uint64_t countdown = progress_every;
-    while (!stop_ && queue_.size() > background_) {
-      const Event& top = queue_.top();
-      if (top.t_ps() >= until.ps) break;
-      const Event e = queue_.pop();
-      if (!queue_.empty() && (queue_.top().kind & kArgIsAddress)) {
-        const Event& next = queue_.top();
-        __builtin_prefetch(reinterpret_cast<const void*>(next.arg));
-        if (next.target < tables_.size() && tables_[next.target].base)
-          __builtin_prefetch(tables_[next.target].base +
-                             static_cast<size_t>((next.kind & ~kArgIsAddress) >> 8) * tables_[next.target].stride);
-      }
-      now_ = Time{e.t_ps()};
-      ++executed_;
-      handlers_[e.target]->on_event(e.kind, e.arg);
-      if (--countdown == 0) {
-        countdown = progress_every;
-        progress(now_);
-      }
+  void at(Time t, uint32_t target, uint32_t kind, uint64_t arg = 0) {
+    const Exec* x = tl_exec_;
+    if (x && x->sim == this) {
+      EventHandler* o = x->part->ctx;
+      route(*x->part, Event{key(t, o->id_, o->seq_++), target, kind, arg});
+    } else {
+      post(Event{key(t, 0, coord_seq_++), target, kind, arg});
     }
   }
-  void run(Time until) {
-    run(until, [](Time) {});
+  void after(Time dt, uint32_t target, uint32_t kind, uint64_t arg = 0) { at(now() + dt, target, kind, arg); }
+  // An event with an explicit origin and sequence (deliveries: origin the sending node, sequence
+  // kDeliverySeq + port; flow starts: origin 0). From a running event or from the coordinator.
+  void at_keyed(Time t, uint32_t origin, uint64_t seq, uint32_t target, uint32_t kind, uint64_t arg) {
+    const Event e{key(t, origin, seq), target, kind, arg};
+    const Exec* x = tl_exec_;
+    if (x && x->sim == this) route(*x->part, e);
+    else post(e);
   }
+  // Makes `h` the origin of the events scheduled until the returned previous origin is restored (a node
+  // delivering a packet to its neighbour runs the neighbour's code).
+  EventHandler* switch_origin(EventHandler* h) {
+    const Exec* x = tl_exec_;
+    if (!x || x->sim != this) return nullptr;
+    EventHandler* prev = x->part->ctx;
+    x->part->ctx = h;
+    return prev;
+  }
+  EventHandler* handler(uint32_t id) const { return handlers_[id]; }
+  // The handler whose code runs now (the origin of what it schedules), or 0 between windows.
+  uint32_t running_handler() const {
+    const Exec* x = tl_exec_;
+    return x && x->sim == this && x->part->ctx ? x->part->ctx->id_ : 0;
+  }
+  // Between windows only: the clock the coordinator's work reads (observers replayed at their event's time).
+  void set_barrier_clock(Time t) { now_ = t; }
 
-  // Background events (monitor samples) only observe: they never keep an otherwise idle run going.
-  // Whoever schedules one calls background(+1), and background(-1) when it fires.
-  void background(int delta) { background_ = static_cast<size_t>(static_cast<int64_t>(background_) + delta); }
-  size_t foreground_pending() const { return queue_.size() - background_; }
+  // Asks the loop to stop at the end of the current window.
+  void stop() { stop_.store(true, std::memory_order_relaxed); }
+  bool stopped() const { return stop_.load(std::memory_order_relaxed); }
 
-  uint64_t events_executed() const { return executed_; }
-  size_t events_pending() const { return queue_.size(); }
+  // --- partitions ---
+  // Splits the handlers: part_of_handler[h] for every handler whose home is 0 (others follow their home).
+  // `lookahead` must not exceed the delay of any event one partition schedules for another. `threads`
+  // workers run the partitions (at most one per partition). Call before run(); may be called once.
+  void partition(const std::vector<uint32_t>& part_of_handler, uint32_t num_parts, Time lookahead, int threads);
+  Time lookahead() const { return lookahead_; }
+  uint32_t num_partitions() const { return static_cast<uint32_t>(parts_.size()); }
+  uint32_t partition_of(uint32_t handler) const { return part_of_.empty() ? 0 : part_of_[handler]; }
+  // The partition whose event runs on this thread, or -1 between windows.
+  int current_partition() const {
+    const Exec* x = tl_exec_;
+    return x && x->sim == this ? static_cast<int>(x->part->id) : -1;
+  }
+  // The key of the running event (between windows: the last one the coordinator handed out).
+  unsigned __int128 current_key() const {
+    const Exec* x = tl_exec_;
+    return x && x->sim == this ? x->part->cur_key : key(now_, 0, coord_seq_);
+  }
+  struct PartitionStats {
+    uint64_t events = 0;
+    uint64_t mailbox_events = 0;  // events it sent to other partitions
+    double busy_seconds = 0;      // wall time running its events
+  };
+  std::vector<PartitionStats> partition_stats() const;
+  uint64_t windows() const { return windows_; }
+  // Wall time the coordinator spent between windows, and the threads waiting at the barriers.
+  double coordinator_seconds() const { return coord_seconds_; }
+  double wait_seconds() const { return wait_seconds_; }
+
+  void add_task(BarrierTask* t) { tasks_.push_back(t); }
+  void remove_task(BarrierTask* t) { tasks_.erase(std::remove(tasks_.begin(), tasks_.end(), t), tasks_.end()); }
+
+  // Runs until `until` (events at exactly `until` are not executed), stop(), or until no events are left
+  // and the coordinator has nothing to inject. Calls `progress(now)` between windows, at least every
+  // `progress_every` events (for progress lines and watchdogs).
+  void run(Time until, Coordinator* coord, const std::function<void(Time)>& progress = nullptr,
+           uint64_t progress_every = 1u << 20);
+  void run(Time until) { run(until, nullptr); }
+
+  size_t foreground_pending() const;
+  uint64_t events_executed() const;
+  size_t events_pending() const;
+
+  // Ties at one picosecond are broken by origin, then sequence. The origins are permuted afresh at every
+  // picosecond (a bijection of the 24-bit origin space: xor, then multiply by an odd number, both drawn from
+  // the time and the salt), so that no node wins every tie against another (a fixed order by node id would,
+  // e.g., always queue one of two synchronised senders' packets first), while one origin's events at one
+  // time keep their order. The network salts it with the run's seed: another seed, other tie orders.
+  static constexpr uint32_t kMaxHandlers = 1u << 24;
+  static unsigned __int128 make_key(Time t, uint32_t origin, uint64_t seq, uint64_t salt = 0) {
+    uint64_t h = static_cast<uint64_t>(t.ps) + 0x9e3779b97f4a7c15ULL + salt * 0x632be59bd9b4e019ULL;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    h ^= h >> 31;
+    const uint64_t mask = kMaxHandlers - 1;
+    const uint64_t order = ((origin ^ (h & mask)) * ((h >> 32) | 1)) & mask;
+    return (static_cast<unsigned __int128>(static_cast<uint64_t>(t.ps)) << 64) |
+           (static_cast<unsigned __int128>(order) << 40) | (seq & ((uint64_t{1} << 40) - 1));
+  }
+  unsigned __int128 key(Time t, uint32_t origin, uint64_t seq) const { return make_key(t, origin, seq, salt_); }
+  void set_tie_salt(uint64_t salt) { salt_ = salt; }
 
  private:
-  EventQueue queue_;
+  struct alignas(64) Partition {
+    uint32_t id = 0;
+    EventQueue q;
+    Time now;
+    EventHandler* ctx = nullptr;  // the handler whose event runs: origin of what it schedules
+    unsigned __int128 cur_key = 0;
+    uint64_t executed = 0;
+    size_t background = 0;
+    // Events for other partitions, per destination: window w writes outbox[w & 1], read by their
+    // partitions during window w + 1 (so writing and reading never share a box).
+    std::vector<std::vector<Event>> outbox[2];
+    Time out_min[2] = {Time::max(), Time::max()};  // earliest time in the boxes of that parity
+    size_t out_foreground[2] = {0, 0};
+    int window = 0;  // parity of the window being run
+    PartitionStats stats;
+  };
+  struct Exec {
+    const Simulator* sim;
+    Partition* part;
+  };
+  static inline thread_local Exec* tl_exec_ = nullptr;
+
+  void route(Partition& p, const Event& e) {
+    const uint32_t dp = part_of_.empty() ? 0 : part_of_[e.target];
+    if (dp == p.id) {
+      push_local(p, e);
+    } else {
+      p.outbox[p.window][dp].push_back(e);
+      p.out_min[p.window] = std::min(p.out_min[p.window], Time{e.t_ps()});
+      if (!(e.kind & kBackground)) ++p.out_foreground[p.window];
+      ++p.stats.mailbox_events;
+    }
+  }
+  void push_local(Partition& p, const Event& e) {
+    if (e.kind & kBackground) ++p.background;
+    p.q.push(e);
+  }
+  // From the coordinator (between windows or before the run): straight into the target's queue.
+  void post(const Event& e) {
+    if (parts_.empty()) add_single_partition();
+    push_local(*parts_[part_of_.empty() ? 0 : part_of_[e.target]], e);
+  }
+  void add_single_partition();
+  void run_partition(Partition& p, Time end);
+  Time next_event_time() const;
+  void run_window(Time end);
+  void start_workers();
+  void stop_workers();
+  void worker_loop();
+
   std::vector<EventHandler*> handlers_;
+  std::vector<uint32_t> home_;
   struct RecordTable {
     const char* base = nullptr;
     size_t stride = 0;
   };
   std::vector<RecordTable> tables_;
+  std::vector<std::unique_ptr<Partition>> parts_;
+  std::vector<uint32_t> part_of_;  // per handler; empty: one partition
+  std::vector<BarrierTask*> tasks_;
   Time now_;
-  uint64_t executed_ = 0;
-  bool stop_ = false;
-  size_t background_ = 0;
+  Time lookahead_ = Time::from_us(1);
+  uint64_t salt_ = 0;
+  uint64_t coord_seq_ = 0;
+  std::atomic<bool> stop_{false};
+  uint64_t windows_ = 0;
+  std::mutex error_mutex_;
+  std::exception_ptr error_;  // thrown by an event on a worker: rethrown by run()
+  double coord_seconds_ = 0, wait_seconds_ = 0;
+
+  // Worker threads (partition() with threads > 1): each window the coordinator publishes its end, every
+  // thread (the caller included) takes partitions from a shared counter, and all meet at the barrier.
+  int threads_ = 1;
+  std::vector<std::thread> workers_;
+  std::unique_ptr<std::barrier<>> start_barrier_, end_barrier_;
+  std::atomic<uint32_t> next_part_{0};
+  Time window_end_;
+  bool quit_ = false;
 };
 
 }  // namespace rocesim

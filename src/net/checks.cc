@@ -24,7 +24,6 @@ const char* to_string(CheckFailure::Kind k) {
 }
 
 NetChecker::NetChecker(Network& net, const CheckOptions& opt) : net_(net), opt_(opt) {
-  handler_ = net_.sim().add_handler(this);
   last_delivered_ = net_.stats().bytes_delivered;
   last_delivery_ = net_.now();
   saved_ = net_.observers();
@@ -50,11 +49,13 @@ NetChecker::NetChecker(Network& net, const CheckOptions& opt) : net_(net), opt_(
                          name(r.src), name(r.dst), d, r.size_bytes));
       if (it != delivered_.end()) delivered_.erase(it);
     };
-    schedule();
+    next_check_ = net_.now() + opt_.invariant_interval;
+    net_.sim().add_task(this);
   }
 }
 
 NetChecker::~NetChecker() {
+  net_.sim().remove_task(this);
   if (opt_.invariants) {
     net_.observers().on_data_delivered = saved_.on_data_delivered;
     net_.observers().on_flow_finished = saved_.on_flow_finished;
@@ -76,26 +77,12 @@ void NetChecker::fail(CheckFailure::Kind k, std::string msg) {
   net_.sim().stop();
 }
 
-void NetChecker::schedule() {
-  if (pending_ || failed()) return;
-  pending_ = true;
-  net_.sim().background(+1);
-  net_.sim().after(opt_.invariant_interval, handler_, 0, 0);
-}
-
-void NetChecker::on_event(uint32_t kind, uint64_t arg) {
-  (void)kind;
-  (void)arg;
-  net_.sim().background(-1);
-  pending_ = false;
+void NetChecker::on_barrier(Time now) {
+  next_check_ = failed() ? Time::max() : now + opt_.invariant_interval;
   if (failed()) return;
   ++invariant_checks_;
   std::string v = check_invariants();
-  if (!v.empty()) {
-    fail(CheckFailure::Kind::kInvariant, std::move(v));
-    return;
-  }
-  schedule();
+  if (!v.empty()) fail(CheckFailure::Kind::kInvariant, std::move(v));
 }
 
 void NetChecker::on_progress(Time now) {
@@ -411,7 +398,7 @@ std::string NetChecker::check_switch(int id) const {
 std::string NetChecker::check_qps() const {
   for (uint32_t slot = 0; slot < net_.qp_capacity(); ++slot) {
     const Qp& q = net_.qp(slot);
-    if (!q.in_use) continue;
+    if (!q.in_use || q.sender_done) continue;  // finished: checked when it finished, freed at the next boundary
     const bool ok = q.snd_una >= 0 && q.snd_una <= q.snd_nxt && q.snd_nxt <= q.size &&
                     q.snd_una_max_sent <= q.size && q.rcv_nxt >= q.snd_una && q.rcv_nxt <= q.snd_una_max_sent;
     if (!ok)

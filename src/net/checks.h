@@ -45,7 +45,7 @@ struct CheckFailure {
 
 const char* to_string(CheckFailure::Kind k);
 
-class NetChecker : public EventHandler {
+class NetChecker : public BarrierTask {
  public:
   NetChecker(Network& net, const CheckOptions& opt);
   ~NetChecker() override;
@@ -67,7 +67,8 @@ class NetChecker : public EventHandler {
   // Checks every invariant now; returns the first violation ("" when all hold).
   std::string check_invariants() const;
 
-  void on_event(uint32_t kind, uint64_t arg) override;
+  Time next_barrier() const override { return next_check_; }
+  void on_barrier(Time now) override;
 
  private:
   void fail(CheckFailure::Kind k, std::string msg);
@@ -75,12 +76,9 @@ class NetChecker : public EventHandler {
   std::string check_switch(int id) const;
   std::string check_links(int id) const;
   std::string check_qps() const;
-  void schedule();
-
   Network& net_;
   CheckOptions opt_;
-  uint32_t handler_ = 0;
-  bool pending_ = false;
+  Time next_check_ = Time::max();  // the next invariant check (every opt_.invariant_interval)
   CheckFailure failure_;
   uint64_t invariant_checks_ = 0;
   Bytes last_delivered_ = 0;

@@ -24,7 +24,7 @@ bool Node::credit_ok(Port& port, int prio, Bytes size) {
     ++port.stats.pause_received;
     on_pfc_change(port.index, prio, true);
     // Logged like a received PAUSE (pfc.csv "pause" = credit-starved under credits).
-    if (net_.observers().on_pfc_rx) net_.observers().on_pfc_rx(*this, port.index, prio, true, net_.now());
+    if (net_.observers().on_pfc_rx) net_.notify_pfc(*this, port.index, prio, true);
   }
   return false;
 }
@@ -79,7 +79,7 @@ void Node::handle_credit(Packet* p, int in_port) {
   port.stats.paused_time += net_.now() - port.paused_since[prio];
   on_pfc_change(in_port, prio, false);
   // Logged like a received RESUME (pfc.csv "resume" = credit refill, with the starved time).
-  if (net_.observers().on_pfc_rx) net_.observers().on_pfc_rx(*this, in_port, prio, false, net_.now());
+  if (net_.observers().on_pfc_rx) net_.notify_pfc(*this, in_port, prio, false);
   kick(in_port);
 }
 

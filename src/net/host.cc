@@ -63,7 +63,7 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
   if (qp.snd_nxt + payload >= qp.size) p->flags |= Packet::kFlagLast;
   const bool retransmission = qp.snd_nxt < qp.snd_una_max_sent;
   if (retransmission) {
-    ++net_.stats().retransmitted_packets;
+    ++net_.counters().retransmitted_packets;
     qp.retransmitted_bytes += static_cast<uint64_t>(payload);
   }
   qp.snd_nxt += payload;
@@ -71,7 +71,7 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
   qp.last_tx = net_.now();
   qp.last_tx_size = wire;
   qp.next_avail = net_.now() + tx_time(wire, qp.rate);
-  ++net_.stats().data_packets_sent;
+  ++net_.counters().data_packets_sent;
   net_.cc().on_data_sent(qp, *p);
   if (net_.nic_settings().rto > Time::zero() ||
       (!net_.switch_settings().pfc_enabled && !net_.switch_settings().credit_enabled))
@@ -169,16 +169,24 @@ void Host::on_node_event(uint32_t kind, uint64_t arg) {
     rx_start_next();
     return;
   }
+  if (kind == kFlowStart) {
+    net_.start_flow_event(static_cast<uint32_t>(arg));
+    return;
+  }
+  if ((kind & 0xff) == kQpTimer) {
+    net_.on_qp_timer(*this, kind >> 8, arg);
+    return;
+  }
   if (kind == kRto) {
     const uint32_t slot = static_cast<uint32_t>(arg >> 32);
     if (slot >= net_.qp_capacity()) return;
     Qp& qp = net_.qp(slot);
-    if (!qp.in_use || qp.tag != static_cast<uint32_t>(arg)) return;
+    if (!qp.in_use || qp.sender_done || qp.tag != static_cast<uint32_t>(arg)) return;
     qp.rto_armed = false;
     if (qp.snd_una >= qp.size || qp.in_flight() == 0) return;
     const Time rto = net_.nic_settings().rto > Time::zero() ? net_.nic_settings().rto : Time::from_ms(1);
     if (net_.now() - qp.last_progress >= rto) {
-      ++net_.stats().timeouts;
+      ++net_.counters().timeouts;
       qp.snd_nxt = qp.snd_una;  // go back N
       qp.last_progress = net_.now();
       activate(slot);
@@ -231,28 +239,28 @@ void Host::send_ack(Qp& qp, const Packet& data, PktType type, uint8_t flags) {
     size += nic.int_base_bytes + kMaxIntHops * nic.int_hop_bytes;
   }
   a->size = static_cast<uint32_t>(size);
-  if (type == PktType::kAck) ++net_.stats().acks_sent; else ++net_.stats().nacks_sent;
+  if (type == PktType::kAck) ++net_.counters().acks_sent; else ++net_.counters().nacks_sent;
   send_control(a);
 }
 
 void Host::on_data(Packet* p) {
   Qp* qp = net_.qp_of(*p);
   if (!qp) {
-    ++net_.stats().stale_packets;
+    ++net_.counters().stale_packets;
     net_.pool().put(p);
     return;
   }
   const Time now = net_.now();
   if (p->seq == qp->rcv_nxt) {
     qp->rcv_nxt += p->payload;
-    net_.stats().bytes_delivered += p->payload;
-    if (net_.observers().on_data_delivered) net_.observers().on_data_delivered(*qp, p->payload);
+    net_.counters().bytes_delivered += p->payload;
+    if (net_.observers().on_data_delivered) net_.notify_delivered(*qp, p->payload);
     if (p->ecn == kCe) qp->rx_ce_pending = true;
     const RxDecision d = net_.cc().on_data_received(*qp, *p);
     if (d.send_cnp) {
       Packet* c = net_.make_cnp(*qp, id_);
       ++qp->cnps_sent;
-      ++net_.stats().cnps_sent;
+      ++net_.counters().cnps_sent;
       qp->last_cnp_sent = now;
       send_control(c);
     }
@@ -265,7 +273,7 @@ void Host::on_data(Packet* p) {
       qp->rx_ce_pending = false;
     }
   } else if (p->seq > qp->rcv_nxt) {
-    ++net_.stats().out_of_order_packets;  // reordered (adaptive routing) or after a loss
+    ++net_.counters().out_of_order_packets;  // reordered (adaptive routing) or after a loss
     // A hole: ask for go-back-N from rcv_nxt, at most once per NACK interval for the same hole.
     if (qp->last_nack_seq != qp->rcv_nxt || now - qp->last_nack >= net_.nic_settings().nack_interval) {
       qp->last_nack_seq = qp->rcv_nxt;
@@ -280,9 +288,9 @@ void Host::on_data(Packet* p) {
 }
 
 void Host::on_ack(Packet* p) {
-  Qp* qp = net_.qp_of(*p);
+  Qp* qp = net_.sender_qp_of(*p);
   if (!qp) {
-    ++net_.stats().stale_packets;
+    ++net_.counters().stale_packets;
     net_.pool().put(p);
     return;
   }
@@ -301,9 +309,9 @@ void Host::on_ack(Packet* p) {
 }
 
 void Host::on_nack(Packet* p) {
-  Qp* qp = net_.qp_of(*p);
+  Qp* qp = net_.sender_qp_of(*p);
   if (!qp) {
-    ++net_.stats().stale_packets;
+    ++net_.counters().stale_packets;
     net_.pool().put(p);
     return;
   }
@@ -322,14 +330,13 @@ void Host::on_nack(Packet* p) {
 }
 
 void Host::on_cnp(Packet* p) {
-  Qp* qp = net_.qp_of(*p);
+  Qp* qp = net_.sender_qp_of(*p);
   if (qp) {
     ++qp->cnps_received;
-    if (net_.observers().on_cnp_received)
-      net_.observers().on_cnp_received(*qp, (p->flags & Packet::kFlagFromSwitch) != 0);
+    if (net_.observers().on_cnp_received) net_.notify_cnp(*qp, (p->flags & Packet::kFlagFromSwitch) != 0);
     net_.cc().on_cnp(*qp, *p);
   } else {
-    ++net_.stats().stale_packets;
+    ++net_.counters().stale_packets;
   }
   net_.pool().put(p);
 }

@@ -25,7 +25,9 @@ class Host : public Node {
   size_t active_qps() const { return active_.size(); }
 
  protected:
-  enum HostEvent : uint32_t { kRxDone = kNodeKinds, kRto };
+  // kFlowStart: arg the QP slot; kQpTimer + (scheme kind << 8): arg (slot << 32 | tag).
+  enum HostEvent : uint32_t { kRxDone = kNodeKinds, kRto, kFlowStart, kQpTimer };
+  friend class Network;
   Packet* dequeue(Port& port) override;
   bool has_backlog(const Port& port) const override;
   void on_node_event(uint32_t kind, uint64_t arg) override;

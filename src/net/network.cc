@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <stdexcept>
+#include <thread>
 
 #include "net/host.h"
 #include "net/switch.h"
@@ -17,8 +19,8 @@ Network::Network(const TopoSpec& topo, const SwitchSettings& sw, const NicSettin
     needs_.ack_high_priority = nic_.ack_priority == NicSettings::AckPriority::kHigh;
   if (needs_.int_stamping) sw_.int_enabled = true;
   if (!needs_.ecn_marking) sw_.ecn_enabled = false;
-  loss_rng_ = Rng::stream(seed_, "link_loss");
-  handler_ = sim_.add_handler(this);
+  parts_.push_back(std::make_unique<NetPartition>());
+  sim_.set_tie_salt(seed_);
   build_nodes();
   build_routes(setup_progress);
   compute_max_base_rtt();
@@ -28,6 +30,16 @@ Network::Network(const TopoSpec& topo, const SwitchSettings& sw, const NicSettin
 }
 
 Network::~Network() = default;
+
+namespace {
+// ps per byte when rate divides 8e12 bit-ps exactly (then tx_time is that times the size), else 0.
+int64_t exact_ps_per_byte(Rate r) {
+  constexpr uint64_t kBitPs = 8'000'000'000'000ULL;
+  const auto ib = static_cast<uint64_t>(r.bps);
+  if (ib == 0 || static_cast<double>(ib) != r.bps || kBitPs % ib != 0) return 0;
+  return static_cast<int64_t>(kBitPs / ib);
+}
+}  // namespace
 
 Host& Network::host(int id) { return static_cast<Host&>(*nodes_[id]); }
 Switch& Network::sw(int id) { return static_cast<Switch&>(*nodes_[id]); }
@@ -53,7 +65,10 @@ void Network::build_nodes() {
     x.error_rate = l.error_rate;
     y.node = &b; y.index = pb; y.peer = &a; y.peer_port = pa; y.rate = l.rate; y.delay = l.delay;
     y.error_rate = l.error_rate;
+    x.loss_rng = Rng::stream(seed_, "link_loss", (static_cast<uint64_t>(l.a) << 16) | static_cast<uint64_t>(pa));
+    y.loss_rng = Rng::stream(seed_, "link_loss", (static_cast<uint64_t>(l.b) << 16) | static_cast<uint64_t>(pb));
     x.long_haul = y.long_haul = l.long_haul;
+    x.ps_per_byte = y.ps_per_byte = exact_ps_per_byte(l.rate);
   }
   // A delivery event names its port in its kind: the loop prefetches that port with the packet.
   for (auto& node : nodes_)
@@ -209,11 +224,24 @@ void Network::set_window(Qp& qp, Bytes w) {
 }
 
 void Network::schedule_qp_timer(Qp& qp, Time at, uint32_t kind) {
-  sim_.at(at, handler_, kQpTimer + (kind << 8), (static_cast<uint64_t>(qp.slot) << 32) | qp.tag);
+  // At the receiver when its code runs now (a receiver-side timer), else at the sender.
+  Host& receiver = host(qp.dst);
+  const bool at_receiver = sim_.running_handler() == receiver.handler();
+  const Host& h = at_receiver ? receiver : host(qp.src);
+  sim_.at(at, h.handler(), Host::kQpTimer + (kind << 8), (static_cast<uint64_t>(qp.slot) << 32) | qp.tag);
+}
+
+void Network::on_qp_timer(Host& at, uint32_t kind, uint64_t arg) {
+  const uint32_t slot = static_cast<uint32_t>(arg >> 32);
+  if (slot >= qps_.capacity()) return;
+  Qp& qp = qps_[slot];
+  if (!qp.in_use || qp.tag != static_cast<uint32_t>(arg)) return;
+  if (at.id() == qp.src && qp.sender_done) return;
+  cc_->on_timer(qp, kind);
 }
 
 Packet* Network::make_cnp(const Qp& qp, int from_node) {
-  Packet* c = pool_.get();
+  Packet* c = pool().get();
   c->type = PktType::kCnp;
   c->prio = 0;
   c->src = from_node;
@@ -239,30 +267,245 @@ void Network::inject(int from_node, Packet* p) {
 void Network::run(Time until, bool stop_when_done, const std::function<void(Time)>& progress) {
   if (!started_) {
     started_ = true;
+    if (!partitioned_) partition_fabric();
     source_done_ = source_ == nullptr;
     if (source_) pull_next_flow();
     if (dependent_) dependent_->begin(*this);
   }
   stop_when_done_ = stop_when_done;
   if (stop_when_done && all_flows_done()) return;
-  if (progress) sim_.run(until, progress);
-  else sim_.run(until);
+  sim_.run(until, this, progress);
 }
 
+// --- partitions ------------------------------------------------------------------------------------
+// An atom is a switch with the hosts whose first link goes to it; a host without a switch is one alone.
+// The lookahead is the smallest delay of a link between two atoms: the grid of window boundaries, the
+// same for every thread count. Partitions are runs of consecutive atoms (switch ids), balanced by ports.
+void Network::partition_fabric() {
+  partitioned_ = true;
+  const int n = num_nodes();
+  std::vector<int> atom(n, -1);
+  for (int i = 0; i < n; ++i)
+    if (topo_.is_switch[i]) atom[i] = i;
+  for (int i = 0; i < n; ++i) {
+    if (topo_.is_switch[i]) continue;
+    const auto& ports = nodes_[i]->ports_;
+    atom[i] = !ports.empty() && ports[0].peer->is_switch() ? ports[0].peer->id() : i;
+  }
+  Time lookahead = Time::max();
+  for (const LinkSpec& l : topo_.links)
+    if (atom[l.a] != atom[l.b]) lookahead = std::min(lookahead, l.delay);
+  if (lookahead == Time::max()) lookahead = Time::from_us(1);  // one atom: any grid will do
+  if (lookahead <= Time::zero()) {
+    if (threads_ > 1)
+      throw std::invalid_argument(
+          "cannot run on several threads: a link between two switches has no delay, which leaves the "
+          "partitions no lookahead (give it a delay, or run with threads = 1)");
+    lookahead = Time::from_us(1);
+  }
+  // Atoms in id order, weighed by their ports (a proxy for their events).
+  std::vector<int> atoms;
+  std::vector<int64_t> weight(n, 0);
+  for (int i = 0; i < n; ++i) {
+    weight[atom[i]] += static_cast<int64_t>(nodes_[i]->ports_.size()) + 1;
+    if (atom[i] == i) atoms.push_back(i);
+  }
+  const uint32_t parts = static_cast<uint32_t>(std::max<size_t>(1, std::min<size_t>(threads_, atoms.size())));
+  int64_t total = 0;
+  for (int a : atoms) total += weight[a];
+  std::vector<uint32_t> part_of_atom(n, 0);
+  int64_t acc = 0;
+  for (int a : atoms) {
+    part_of_atom[a] = static_cast<uint32_t>(std::min<int64_t>(parts - 1, acc * parts / std::max<int64_t>(1, total)));
+    acc += weight[a];
+  }
+  part_of_node_.assign(n, 0);
+  std::vector<uint32_t> part_of_handler(sim_.num_handlers(), 0);
+  for (int i = 0; i < n; ++i) {
+    part_of_node_[i] = part_of_atom[atom[i]];
+    part_of_handler[nodes_[i]->handler()] = part_of_node_[i];
+  }
+  for (uint32_t h = 1; h < sim_.num_handlers(); ++h)
+    if (parts > 1 && sim_.home_of(h) == 0 && !is_node_handler(h))
+      throw std::logic_error("a handler without a home node in a run over several partitions");
+  for (auto& node : nodes_)
+    for (Port& p : node->ports_) p.remote = part_of_node_[node->id()] != part_of_node_[p.peer->id()];
+  while (parts_.size() < parts) parts_.push_back(std::make_unique<NetPartition>());
+  sim_.partition(part_of_handler, parts, lookahead, threads_);
+}
+
+bool Network::is_node_handler(uint32_t h) const {
+  const EventHandler* e = sim_.handler(h);
+  return e != nullptr && dynamic_cast<const Node*>(e) != nullptr;
+}
+
+void Network::set_threads(int threads) {
+  if (started_) throw std::logic_error("Network::set_threads after the run started");
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads_ = threads;
+  partition_fabric();
+}
+
+NetStats Network::stats() const {
+  NetStats s;
+  for (const auto& p : parts_) merge_stats(s, p->counters);
+  return s;
+}
+
+int64_t Network::packets_live() const {
+  int64_t n = 0;
+  for (const auto& p : parts_) n += p->pool.live();
+  return n;
+}
+
+void merge_stats(NetStats& into, const NetStats& o) {
+  into.data_drops += o.data_drops;
+  into.ctrl_drops += o.ctrl_drops;
+  into.wire_drops += o.wire_drops;
+  into.unroutable += o.unroutable;
+  into.stale_packets += o.stale_packets;
+  into.packet_hops += o.packet_hops;
+  into.data_packets_sent += o.data_packets_sent;
+  into.retransmitted_packets += o.retransmitted_packets;
+  into.nacks_sent += o.nacks_sent;
+  into.timeouts += o.timeouts;
+  into.cnps_sent += o.cnps_sent;
+  into.cnps_from_switches += o.cnps_from_switches;
+  into.acks_sent += o.acks_sent;
+  into.flows_started += o.flows_started;
+  into.flows_finished += o.flows_finished;
+  into.bytes_delivered += o.bytes_delivered;
+  into.max_ingress_bytes = std::max(into.max_ingress_bytes, o.max_ingress_bytes);
+  into.max_switch_buffer_bytes = std::max(into.max_switch_buffer_bytes, o.max_switch_buffer_bytes);
+  into.out_of_order_packets += o.out_of_order_packets;
+  into.switch_messages += o.switch_messages;
+}
+
+// --- observers ---------------------------------------------------------------------------------------
+void Network::notify_pfc(const Node& n, int port, int prio, bool pause) {
+  NetPartition::Call c;
+  c.type = NetPartition::Call::kPfc;
+  c.node = n.id();
+  c.port = port;
+  c.prio = prio;
+  c.flag = pause;
+  c.t = now();
+  c.key = sim_.current_key();
+  part().calls.push_back(c);
+}
+
+void Network::notify_delivered(const Qp& qp, Bytes payload) {
+  NetPartition::Call c;
+  c.type = NetPartition::Call::kDelivered;
+  c.slot = qp.slot;
+  c.payload = payload;
+  c.t = now();
+  c.key = sim_.current_key();
+  part().calls.push_back(c);
+}
+
+void Network::notify_cnp(const Qp& qp, bool from_switch) {
+  NetPartition::Call c;
+  c.type = NetPartition::Call::kCnp;
+  c.slot = qp.slot;
+  c.flag = from_switch;
+  c.t = now();
+  c.key = sim_.current_key();
+  part().calls.push_back(c);
+}
+
+// The calls of every partition in the order of their events (one event's calls are in one partition).
+void Network::replay_calls() {
+  replay_.clear();
+  for (auto& p : parts_) {
+    replay_.insert(replay_.end(), p->calls.begin(), p->calls.end());
+    p->calls.clear();
+  }
+  if (replay_.empty()) return;
+  if (parts_.size() > 1)
+    std::stable_sort(replay_.begin(), replay_.end(),
+                     [](const NetPartition::Call& a, const NetPartition::Call& b) { return a.key < b.key; });
+  const Time barrier = sim_.now();
+  for (const NetPartition::Call& c : replay_) {
+    sim_.set_barrier_clock(c.t);
+    switch (c.type) {
+      case NetPartition::Call::kPfc:
+        if (obs_.on_pfc_rx) obs_.on_pfc_rx(*nodes_[c.node], c.port, c.prio, c.flag, c.t);
+        break;
+      case NetPartition::Call::kDelivered:
+        if (obs_.on_data_delivered) obs_.on_data_delivered(qps_[c.slot], c.payload);
+        break;
+      case NetPartition::Call::kCnp:
+        if (obs_.on_cnp_received) obs_.on_cnp_received(qps_[c.slot], c.flag);
+        break;
+      case NetPartition::Call::kFinished:
+        if (keep_finished_) finished_.push_back(c.record);
+        if (obs_.on_flow_finished) obs_.on_flow_finished(c.record);
+        break;
+    }
+  }
+  sim_.set_barrier_clock(barrier);
+}
+
+// --- flows -------------------------------------------------------------------------------------------
 void Network::pull_next_flow() {
   FlowSpec f;
   if (source_ && source_->next(f)) {
     f.id = next_flow_id_++;
     next_flow_ = f;
     have_next_ = true;
-    sim_.at(std::max(f.start, sim_.now()), handler_, kFlowArrival, 0);
   } else {
     have_next_ = false;
     source_done_ = true;
   }
 }
 
-void Network::start_flow(const FlowSpec& f) {
+namespace {
+bool released_later(const FlowSpec& a, const FlowSpec& b) {
+  return a.start != b.start ? a.start > b.start : a.id > b.id;
+}
+constexpr uint64_t kFlowStartSeq = uint64_t{1} << 38;
+}  // namespace
+
+bool Network::pending_work() const {
+  for (const auto& p : parts_)
+    if (!p->done.empty()) return true;  // finished flows wait for the next grid boundary
+  return false;
+}
+
+Time Network::next_input(Time now) {
+  Time t = Time::max();
+  if (have_next_) t = std::min(t, std::max(now, next_flow_.start));
+  if (!released_.empty()) t = std::min(t, released_.front().start);
+  return t;
+}
+
+// Flows starting before `end` get their QP now and an event at their start, at their source host, with
+// the key (start, 0, flow id): the same whatever the windows.
+void Network::before_window(Time now, Time end) {
+  (void)now;
+  const size_t capacity = qps_.capacity();
+  for (;;) {
+    const bool source = have_next_ && next_flow_.start < end;
+    const bool released = !released_.empty() && released_.front().start < end;
+    if (!source && !released) break;
+    if (source && (!released || next_flow_.id < released_.front().id)) {
+      post_flow_start(next_flow_);
+      pull_next_flow();
+    } else {
+      std::pop_heap(released_.begin(), released_.end(), released_later);
+      const FlowSpec f = released_.back();
+      released_.pop_back();
+      post_flow_start(f);
+    }
+  }
+  if (qps_.capacity() != capacity) {
+    std::lock_guard<std::mutex> lock(qp_state_mutex_);
+    for (auto& grow : qp_state_) grow(qps_.capacity());
+  }
+}
+
+void Network::post_flow_start(const FlowSpec& f) {
   const uint32_t slot = qps_.acquire();
   Qp& qp = qps_[slot];
   qp.in_use = true;
@@ -271,33 +514,51 @@ void Network::start_flow(const FlowSpec& f) {
   qp.tag = static_cast<uint32_t>(f.id);
   qp.src = f.src;
   qp.dst = f.dst;
-  qp.sport = next_sport_[f.src]++;
-  if (next_sport_[f.src] == 0) next_sport_[f.src] = 10000;
   qp.dport = f.dport;
   qp.prio = static_cast<uint8_t>(f.priority);
   qp.class_id = f.class_id;
   qp.size = f.size_bytes;
+  const Time at = std::max(f.start, sim_.now());
+  sim_.at_keyed(at, 0, kFlowStartSeq + f.id, host(f.src).handler(), Host::kFlowStart, slot);
+}
+
+void Network::register_qp_state(std::function<void(size_t)> grow) const {
+  std::lock_guard<std::mutex> lock(qp_state_mutex_);
+  grow(qps_.capacity());
+  qp_state_.push_back(std::move(grow));
+}
+
+void Network::start_flow_event(uint32_t slot) {
+  Qp& qp = qps_[slot];
+  const int src = qp.src;
+  qp.started = true;
+  qp.sport = next_sport_[src]++;
+  if (next_sport_[src] == 0) next_sport_[src] = 10000;
   qp.start = sim_.now();
   qp.last_progress = sim_.now();
-  Port& nic = nodes_[f.src]->ports_[0];
+  Port& nic = nodes_[src]->ports_[0];
   qp.line_rate = nic.rate;
-  qp.base_rtt = base_rtt(f.src, f.dst, qp.sport, qp.dport);
-  qp.ideal_fct = ideal_fct(f.size_bytes, f.src, f.dst, qp.sport, qp.dport);
+  qp.base_rtt = base_rtt(src, qp.dst, qp.sport, qp.dport);
+  qp.ideal_fct = ideal_fct(qp.size, src, qp.dst, qp.sport, qp.dport);
   qp.rate = nic.rate;
   qp.next_avail = sim_.now();
-  ++stats_.flows_started;
+  ++counters().flows_started;
   cc_->on_flow_start(qp);
-  host(f.src).activate(slot);
+  host(src).activate(slot);
 }
 
 Qp* Network::find_flow(uint64_t flow_id) {
   for (uint32_t i = 0; i < qps_.capacity(); ++i)
-    if (qps_[i].in_use && qps_[i].flow_id == flow_id) return &qps_[i];
+    if (qps_[i].in_use && qps_[i].started && !qps_[i].sender_done && qps_[i].flow_id == flow_id) return &qps_[i];
   return nullptr;
 }
 
+// The sender has every byte acknowledged. What only the sender's host touches happens now; the record,
+// the observers, the QP's slot and the flows that wait for this one are the coordinator's, between windows.
 void Network::on_flow_complete(Qp& qp) {
-  FlowRecord r;
+  NetPartition::Call c;
+  c.type = NetPartition::Call::kFinished;
+  FlowRecord& r = c.record;
   r.id = qp.flow_id;
   r.src = qp.src;
   r.dst = qp.dst;
@@ -309,77 +570,61 @@ void Network::on_flow_complete(Qp& qp) {
   r.finish = sim_.now();
   r.ideal_fct = qp.ideal_fct;
   r.class_id = qp.class_id;
-  if (keep_finished_) finished_.push_back(r);
-  ++stats_.flows_finished;
-  if (obs_.on_flow_finished) obs_.on_flow_finished(r);
+  c.t = r.finish;
+  c.key = sim_.current_key();
+  NetPartition& p = part();
+  p.calls.push_back(c);
+  p.done.push_back({c.key, qp.slot, qp.flow_id, r.finish});
+  ++p.counters.flows_finished;
   cc_->on_flow_end(qp);
   host(qp.src).deactivate(qp.slot);
-  qp.in_use = false;
-  qps_.release(qp.slot);
-  if (dependent_) dependent_->on_flow_finished(r.id, r.finish, *this);
+  qp.sender_done = true;
+}
+
+void Network::after_window(Time end, bool grid) {
+  (void)end;
+  replay_calls();
+  if (grid) finish_flows();
+}
+
+// At a grid boundary: free the slots of the flows finished since the last one, tell the dependent flows
+// (in the order the flows finished), and stop when everything is done.
+void Network::finish_flows() {
+  for (auto& p : parts_) {
+    finishing_.insert(finishing_.end(), p->done.begin(), p->done.end());
+    p->done.clear();
+  }
+  if (finishing_.empty()) return;
+  std::sort(finishing_.begin(), finishing_.end(),
+            [](const NetPartition::Done& a, const NetPartition::Done& b) { return a.key < b.key; });
+  for (const NetPartition::Done& d : finishing_) {
+    qps_[d.slot].in_use = false;
+    qps_.release(d.slot);
+  }
+  if (dependent_) {
+    const Time barrier = sim_.now();
+    for (const NetPartition::Done& d : finishing_) {
+      sim_.set_barrier_clock(d.finish);
+      release_delay_ = sim_.lookahead();
+      dependent_->on_flow_finished(d.flow_id, d.finish, *this);
+      release_delay_ = Time::zero();
+    }
+    sim_.set_barrier_clock(barrier);
+  }
+  finishing_.clear();
   if (stop_when_done_ && all_flows_done()) sim_.stop();
 }
 
-void Network::on_event(uint32_t kind, uint64_t arg) {
-  if (kind == kFlowArrival) {
-    // Start every flow due now, then schedule the next arrival.
-    while (have_next_ && next_flow_.start <= sim_.now()) {
-      start_flow(next_flow_);
-      pull_next_flow_inline();
-    }
-    return;
-  }
-  if (kind == kFlowRelease) {
-    start_released();
-    return;
-  }
-  if ((kind & 0xff) == kQpTimer) {
-    const uint32_t slot = static_cast<uint32_t>(arg >> 32);
-    if (slot >= qps_.capacity()) return;
-    Qp& qp = qps_[slot];
-    if (!qp.in_use || qp.tag != static_cast<uint32_t>(arg)) return;
-    cc_->on_timer(qp, kind >> 8);
-  }
-}
-
-namespace {
-bool released_later(const FlowSpec& a, const FlowSpec& b) {
-  return a.start != b.start ? a.start > b.start : a.id > b.id;
-}
-}  // namespace
-
-// A released flow never starts inside the call that released it (a host's ACK handling): it waits in
-// released_ for an event at its start, so that flows released together start in id order.
+// A released flow starts at the earliest one lookahead after the flow it waited for finished (the clock
+// reads that finish time here): the earliest time any partition can hear of it, whatever the partitions.
 uint64_t Network::release(const FlowSpec& f) {
   FlowSpec g = f;
   g.id = next_flow_id_++;
-  if (g.start < sim_.now()) g.start = sim_.now();
+  const Time earliest = sim_.now() + release_delay_;
+  if (g.start < earliest) g.start = earliest;
   released_.push_back(g);
   std::push_heap(released_.begin(), released_.end(), released_later);
-  sim_.at(g.start, handler_, kFlowRelease, 0);
   return g.id;
-}
-
-void Network::start_released() {
-  while (!released_.empty() && released_.front().start <= sim_.now()) {
-    std::pop_heap(released_.begin(), released_.end(), released_later);
-    const FlowSpec f = released_.back();
-    released_.pop_back();
-    start_flow(f);
-  }
-}
-
-void Network::pull_next_flow_inline() {
-  FlowSpec f;
-  if (source_ && source_->next(f)) {
-    f.id = next_flow_id_++;
-    next_flow_ = f;
-    have_next_ = true;
-    if (f.start > sim_.now()) sim_.at(f.start, handler_, kFlowArrival, 0);
-  } else {
-    have_next_ = false;
-    source_done_ = true;
-  }
 }
 
 }  // namespace rocesim

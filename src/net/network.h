@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,12 @@ struct NetStats {
   uint64_t switch_messages = 0;       // switch-to-switch control messages sent
 };
 
-// Optional observers, off unless set; the hot path pays one branch when unset.
+// Adds `o` into `into`: counts add up, peaks take the larger.
+void merge_stats(NetStats& into, const NetStats& o);
+
+// Optional observers, off unless set; the hot path pays one branch when unset. They are called between
+// simulation windows (core/simulator.h), in the order of the events that caused them, with the clock at
+// the time of that event; they must not change the network.
 struct NetObservers {
   std::function<void(const Node&, int port, int prio, bool pause, Time)> on_pfc_rx;   // frame received
   std::function<void(const FlowRecord&)> on_flow_finished;
@@ -54,9 +60,33 @@ struct NetObservers {
   std::function<void(const Qp&, Bytes payload)> on_data_delivered;   // in-order payload reached the receiver
 };
 
-class Network : public EventHandler, private DependentFlows::Releaser {
+// What the nodes of one partition write during a window (core/simulator.h): packets, counters, and the
+// observer calls and finished flows the coordinator takes up between windows.
+struct NetPartition {
+  struct Call {
+    enum Type : uint8_t { kPfc, kDelivered, kCnp, kFinished } type = kPfc;
+    bool flag = false;  // PFC: pause; CNP: from a switch
+    int node = 0, port = 0, prio = 0;
+    uint32_t slot = 0;
+    Bytes payload = 0;
+    Time t;
+    unsigned __int128 key = 0;  // the event during which it happened (replay order)
+    FlowRecord record;          // kFinished
+  };
+  struct Done {
+    unsigned __int128 key = 0;
+    uint32_t slot = 0;
+    uint64_t flow_id = 0;
+    Time finish;
+  };
+  PacketPool pool;
+  NetStats counters;
+  std::vector<Call> calls;
+  std::vector<Done> done;
+};
+
+class Network : private Coordinator, private DependentFlows::Releaser {
  public:
-  enum EventKind : uint32_t { kFlowArrival = 0, kQpTimer = 1, kFlowRelease = 2 };
 
   // Reports set-up progress: a stage ("routes") and the fraction of it done (called every few hundred
   // destinations; building routes takes tens of seconds on networks of tens of thousands of nodes).
@@ -86,18 +116,34 @@ class Network : public EventHandler, private DependentFlows::Releaser {
   void run(Time until, bool stop_when_done = true,
            const std::function<void(Time)>& progress = nullptr);
 
+  // Splits the run over `threads` threads (1: one partition; 0: every core), before the first run().
+  // Results do not depend on it (docs/parallel.md). Throws std::invalid_argument when the fabric cannot
+  // be split (no delay between switches).
+  void set_threads(int threads);
+  int threads() const { return threads_; }
+  // The partition of every node (switch with its single-homed hosts, grouped), and the lookahead.
+  const std::vector<uint32_t>& partition_of_node() const { return part_of_node_; }
+
   Simulator& sim() { return sim_; }
   Time now() const { return sim_.now(); }
-  PacketPool& pool() { return pool_; }
+  // The running partition's packet pool and counters (partition 0 between windows).
+  PacketPool& pool() { return part().pool; }
+  NetStats& counters() { return part().counters; }
+  // Packets taken from the pools and not returned, over all partitions.
+  int64_t packets_live() const;
   const TopoSpec& topo() const { return topo_; }
   const SwitchSettings& switch_settings() const { return sw_; }
   const NicSettings& nic_settings() const { return nic_; }
   CongestionControl& cc() { return *cc_; }
   const CcNeeds& cc_needs() const { return needs_; }
   uint64_t seed() const { return seed_; }
-  NetStats& stats() { return stats_; }
-  const NetStats& stats() const { return stats_; }
+  // The counters of all partitions, summed.
+  NetStats stats() const;
   NetObservers& observers() { return obs_; }
+  // Observer calls (made by nodes during a window; see NetObservers).
+  void notify_pfc(const Node& n, int port, int prio, bool pause);
+  void notify_delivered(const Qp& qp, Bytes payload);
+  void notify_cnp(const Qp& qp, bool from_switch);
 
   int num_nodes() const { return static_cast<int>(nodes_.size()); }
   Node& node(int id) { return *nodes_[id]; }
@@ -111,15 +157,27 @@ class Network : public EventHandler, private DependentFlows::Releaser {
   size_t qp_capacity() const { return qps_.capacity(); }
   size_t live_qps() const { return qps_.live(); }
   // The QP a packet belongs to, or nullptr when that flow has finished (stale packet).
+  // A QP's slot is freed at the first window boundary on the lookahead grid after its sender finished
+  // (docs/parallel.md), so its receiver sees it until then.
   Qp* qp_of(const Packet& p) {
     if (p.qp >= qps_.capacity()) return nullptr;
     Qp& q = qps_[p.qp];
     return (q.in_use && q.tag == p.qp_tag) ? &q : nullptr;
   }
+  // The QP of a packet for its sender: nullptr once the sender has finished the flow.
+  Qp* sender_qp_of(const Packet& p) {
+    Qp* q = qp_of(p);
+    return q && !q->sender_done ? q : nullptr;
+  }
+  // Per-QP state of a scheme (cc/per_qp.h) registers how to grow it: the network grows every such array
+  // before a window in which a new QP slot is used, so that none grows while partitions run.
+  void register_qp_state(std::function<void(size_t)> grow) const;
 
   // --- services for schemes ---
   void set_rate(Qp& qp, Rate r);          // re-times pacing and wakes the sender
   void set_window(Qp& qp, Bytes w);
+  // A timer of the QP at the host running now (its sender, or its receiver for a receiver-side timer);
+  // CongestionControl::on_timer is called there.
   void schedule_qp_timer(Qp& qp, Time at, uint32_t kind);
   // Sends a CNP for `qp` to its source from node `from` (a receiver host or a switch).
   Packet* make_cnp(const Qp& qp, int from_node);
@@ -131,8 +189,6 @@ class Network : public EventHandler, private DependentFlows::Releaser {
   std::pair<const uint16_t*, int> routes(int sw, int dst) const { return routes_.lookup(sw, dst); }
   const RouteTable& route_table() const { return routes_; }
   uint64_t flow_hash(const Packet& p, int sw) const;
-  // Draws whether a packet is lost on a lossy wire (ns-3 topology files carry an error rate).
-  bool link_loss(double error_rate) { return loss_rng_.uniform() < error_rate; }
   // The hop-by-hop path a flow's packets take (ECMP-resolved), as (node, egress port) pairs.
   std::vector<std::pair<int, int>> path_of(int src, int dst, uint16_t sport, uint16_t dport) const;
   Time base_rtt(int src, int dst, uint16_t sport, uint16_t dport) const;
@@ -158,7 +214,8 @@ class Network : public EventHandler, private DependentFlows::Releaser {
 
   // Called by hosts.
   void on_flow_complete(Qp& qp);
-  void on_event(uint32_t kind, uint64_t arg) override;
+  void start_flow_event(uint32_t slot);  // the flow allocated on `slot` starts now at its source
+  void on_qp_timer(Host& at, uint32_t kind, uint64_t arg);
 
  private:
   void build_nodes();
@@ -168,11 +225,22 @@ class Network : public EventHandler, private DependentFlows::Releaser {
   // (after some hops, maybe) when `dst` cannot be reached.
   template <typename Hop>
   bool walk_path(int src, int dst, uint16_t sport, uint16_t dport, Hop&& hop) const;
+  NetPartition& part() {
+    const int p = sim_.current_partition();
+    return *parts_[p < 0 ? 0 : p];
+  }
+  void partition_fabric();
+  bool is_node_handler(uint32_t h) const;
   void pull_next_flow();
-  void pull_next_flow_inline();
-  void start_flow(const FlowSpec& f);
+  void post_flow_start(const FlowSpec& f);
   uint64_t release(const FlowSpec& f) override;  // DependentFlows::Releaser
-  void start_released();
+  // Coordinator (core/simulator.h)
+  Time next_input(Time now) override;
+  bool pending_work() const override;
+  void before_window(Time now, Time end) override;
+  void after_window(Time end, bool grid) override;
+  void replay_calls();
+  void finish_flows();
 
   TopoSpec topo_;
   SwitchSettings sw_;
@@ -181,16 +249,21 @@ class Network : public EventHandler, private DependentFlows::Releaser {
   std::unique_ptr<CongestionControl> cc_;
   CcNeeds needs_;
   Simulator sim_;
-  uint32_t handler_ = 0;
-  PacketPool pool_;
+  std::vector<std::unique_ptr<NetPartition>> parts_;
+  std::vector<uint32_t> part_of_node_;
+  int threads_ = 1;
+  bool partitioned_ = false;
   std::vector<std::unique_ptr<Node>> nodes_;
   StablePool<Qp, 1024> qps_;
-  NetStats stats_;
   NetObservers obs_;
+  std::vector<NetPartition::Call> replay_;
+  std::vector<NetPartition::Done> finishing_;
+  mutable std::mutex qp_state_mutex_;
+  mutable std::vector<std::function<void(size_t)>> qp_state_;
+  size_t qp_state_size_ = 0;
 
   RouteTable routes_;
   std::vector<uint64_t> ecmp_salt_;
-  Rng loss_rng_;
   Time max_base_rtt_;
 
   FlowSource* source_ = nullptr;
@@ -200,6 +273,7 @@ class Network : public EventHandler, private DependentFlows::Releaser {
   bool have_next_ = false;
   FlowSpec next_flow_;
   DependentFlows* dependent_ = nullptr;
+  Time release_delay_;  // while a finished flow releases others: the lookahead (Network::release)
   std::vector<FlowSpec> released_;  // min-heap on (start, id): released flows waiting for their start
   uint64_t next_flow_id_ = 0;
   std::vector<uint16_t> next_sport_;         // per host, as the ns-3 simulator numbers source ports

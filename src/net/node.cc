@@ -26,18 +26,28 @@ void Node::kick(int port_index) {
 
 void Node::start_tx(Port& port, Packet* p) {
   const Time now = net_.now();
-  port.busy_until = now + tx_time(p->size, port.rate);
+  port.busy_until = now + (port.ps_per_byte ? Time{int64_t{p->size} * port.ps_per_byte} : tx_time(p->size, port.rate));
   p->t_arrive = port.busy_until + port.delay;
   p->next = nullptr;
   port.tx_bytes += p->size;
   ++port.stats.tx_packets;
-  if (port.fl_tail) {
+  // A lossy wire: the loss is drawn as the packet leaves (the same draws whatever the partitions).
+  if (port.error_rate > 0 && p->type != PktType::kPfc && port.loss_rng.uniform() < port.error_rate) {
+    ++net_.counters().wire_drops;
+    net_.pool().put(p);
+    return;
+  }
+  const uint64_t seq = Simulator::kDeliverySeq + static_cast<uint64_t>(port.index);
+  if (port.remote) {
+    net_.sim().at_keyed(p->t_arrive, handler_, seq, port.peer->handler(), arrive_kind(port.peer_port),
+                        reinterpret_cast<uint64_t>(p));
+  } else if (port.fl_tail) {
     port.fl_tail->next = p;
     port.fl_tail->next_arrive = p->t_arrive;
     port.fl_tail = p;
   } else {
     port.fl_head = port.fl_tail = p;
-    net_.sim().at(p->t_arrive, handler_, deliver_kind(port), reinterpret_cast<uint64_t>(p));
+    net_.sim().at_keyed(p->t_arrive, handler_, seq, handler_, deliver_kind(port), reinterpret_cast<uint64_t>(p));
   }
 }
 
@@ -47,15 +57,16 @@ void Node::deliver_head(Port& port) {
   if (!port.fl_head)
     port.fl_tail = nullptr;
   else
-    net_.sim().at(p->next_arrive, handler_, deliver_kind(port), reinterpret_cast<uint64_t>(port.fl_head));
+    net_.sim().at_keyed(p->next_arrive, handler_, Simulator::kDeliverySeq + static_cast<uint64_t>(port.index),
+                        handler_, deliver_kind(port), reinterpret_cast<uint64_t>(port.fl_head));
   p->next = nullptr;
-  ++net_.stats().packet_hops;
-  if (port.error_rate > 0 && p->type != PktType::kPfc && net_.link_loss(port.error_rate)) {
-    ++net_.stats().wire_drops;
-    net_.pool().put(p);
-    return;
-  }
-  port.peer->receive(p, port.peer_port);
+  ++net_.counters().packet_hops;
+  // The neighbour's code runs now: what it schedules has the neighbour as origin, as it would when the
+  // packet arrives as its own event (a link to another partition).
+  Node* peer = port.peer;
+  EventHandler* prev = net_.sim().switch_origin(peer);
+  peer->receive(p, port.peer_port);
+  net_.sim().switch_origin(prev);
 }
 
 void Node::send_pfc(int port_index, int prio, bool pause) {
@@ -86,7 +97,7 @@ void Node::handle_pfc(Packet* p, int in_port) {
   const bool pause = p->pfc_pause;
   net_.pool().put(p);
   const Time now = net_.now();
-  if (net_.observers().on_pfc_rx) net_.observers().on_pfc_rx(*this, in_port, prio, pause, now);
+  if (net_.observers().on_pfc_rx) net_.notify_pfc(*this, in_port, prio, pause);
   if (pause) {
     ++port.stats.pause_received;
     if (!port.paused[prio]) {
@@ -105,7 +116,13 @@ void Node::handle_pfc(Packet* p, int in_port) {
 void Node::on_event(uint32_t kind, uint64_t arg) {
   // A delivery: the port in the kind, the packet (only a prefetch hint here) in arg.
   if (kind & Simulator::kArgIsAddress) {
-    deliver_head(ports_[(kind & ~Simulator::kArgIsAddress) >> 8]);
+    const int port = static_cast<int>((kind & ~Simulator::kArgIsAddress) >> 8);
+    if ((kind & 0xff) == kDeliver) {
+      deliver_head(ports_[port]);
+    } else {
+      ++net_.counters().packet_hops;
+      receive(reinterpret_cast<Packet*>(arg), port);
+    }
     return;
   }
   switch (kind) {

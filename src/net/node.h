@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.h"
 #include "core/simulator.h"
 #include "net/packet.h"
 
@@ -44,6 +45,10 @@ struct alignas(64) Port {
   // --- the egress scheduler ---
   Node* node = nullptr;
   double error_rate = 0;
+  bool remote = false;  // the peer is in another partition: each packet is an event of the peer
+  // tx_time(size, rate) = size x ps_per_byte when the rate divides 8e12 bit-ps (every Ethernet rate): an
+  // integer product on the hot path instead of long double arithmetic; 0 when it does not.
+  int64_t ps_per_byte = 0;
   Bytes tx_bytes = 0;    // cumulative bytes sent (INT txBytes)
   Bytes data_bytes = 0;  // bytes queued in data queues 1..7
   int rr_next = 1;
@@ -54,6 +59,7 @@ struct alignas(64) Port {
   Time paused_since[kNumPriorities];
 
   PortStats stats;
+  Rng loss_rng;  // draws the losses of a lossy wire (error_rate > 0), in transmission order
 
   // Credit-based flow control (net/credit.h), per priority. Egress: bytes sent to the peer and the peer's
   // latest cumulative freed count (credits = buffer + peer_freed - sent). Ingress: bytes received on this
@@ -69,10 +75,15 @@ static_assert(offsetof(Port, node) == 64, "the link fields of Port must fill exa
 class Node : public EventHandler {
  public:
   // Events of a node. A delivery (the head packet of a port's link reaches the peer) is kind
-  // deliver_kind(port), with the packet's address as arg (Simulator::kArgIsAddress).
-  enum EventKind : uint32_t { kTxAttempt = 0, kDeliver = 1, kCreditTick = 2, kNodeKinds = 3 };
+  // deliver_kind(port), with the packet's address as arg (Simulator::kArgIsAddress). On a link to another
+  // partition every packet is an event of the receiving node instead, arrive_kind(its port).
+  // Both have the key (arrival time, sending node, Simulator::kDeliverySeq + sending port).
+  enum EventKind : uint32_t { kTxAttempt = 0, kDeliver = 1, kCreditTick = 2, kArrive = 3, kNodeKinds = 4 };
   static uint32_t deliver_kind(const Port& port) {
     return Simulator::kArgIsAddress | kDeliver | (static_cast<uint32_t>(port.index) << 8);
+  }
+  static uint32_t arrive_kind(int in_port) {
+    return Simulator::kArgIsAddress | kArrive | (static_cast<uint32_t>(in_port) << 8);
   }
 
   Node(Network& net, int id) : net_(net), id_(id) {}

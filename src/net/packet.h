@@ -94,7 +94,6 @@ class PacketPool {
     }
     *p = Packet{};
     ++live_;
-    if (live_ > peak_) peak_ = live_;
     return p;
   }
   void put(Packet* p) {
@@ -116,8 +115,9 @@ class PacketPool {
     }
     p->hops = s->hop;
   }
-  size_t live() const { return live_; }
-  size_t peak() const { return peak_; }
+  // Packets taken and not returned. A packet may return to another partition's pool than the one it came
+  // from (core/simulator.h), so one pool's count may be negative: only the sum over pools means anything.
+  int64_t live() const { return live_; }
 
  private:
   void release_int(Packet* p) {
@@ -132,8 +132,7 @@ class PacketPool {
   Packet* free_ = nullptr;
   std::vector<std::unique_ptr<IntStack>> int_chunks_;
   IntStack* int_free_ = nullptr;
-  size_t live_ = 0;
-  size_t peak_ = 0;
+  int64_t live_ = 0;
 };
 
 // FIFO of packets through the intrusive link.

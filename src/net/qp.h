@@ -8,7 +8,9 @@
 namespace rocesim {
 
 struct Qp {
-  bool in_use = false;
+  bool in_use = false;       // allocated (from the window boundary before its start until the one after its end)
+  bool started = false;      // its start event has run at the source
+  bool sender_done = false;  // the sender has seen every byte acknowledged
   uint32_t slot = 0;          // own index in the QP pool
   uint64_t flow_id = 0;
   uint32_t tag = 0;          // low 32 bits of flow_id, carried by packets to detect stale slots

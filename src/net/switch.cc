@@ -110,7 +110,7 @@ void Switch::receive(Packet* p, int in_port) {
 void Switch::forward(Packet* p) {
   const int out = route(*p);
   if (out < 0) {
-    ++net_.stats().unroutable;
+    ++net_.counters().unroutable;
     net_.pool().put(p);
     return;
   }
@@ -129,7 +129,7 @@ void Switch::forward(Packet* p) {
     return;
   }
   if (!admit(p, p->in_port)) {
-    ++net_.stats().data_drops;
+    ++net_.counters().data_drops;
     credit_release(p->in_port, p->prio, p->size);  // credit mode: the space is free again
     net_.pool().put(p);
     return;
@@ -173,9 +173,9 @@ bool Switch::admit(Packet* p, int in_port) {
     }
   }
   total_bytes_ += size;
-  if (total_bytes_ > net_.stats().max_switch_buffer_bytes) net_.stats().max_switch_buffer_bytes = total_bytes_;
+  if (total_bytes_ > net_.counters().max_switch_buffer_bytes) net_.counters().max_switch_buffer_bytes = total_bytes_;
   const Bytes held = c.bytes + c.hdrm_bytes;
-  if (held > net_.stats().max_ingress_bytes) net_.stats().max_ingress_bytes = held;
+  if (held > net_.counters().max_ingress_bytes) net_.counters().max_ingress_bytes = held;
   if (s_.pfc_enabled) maybe_pause(in_port, p->prio);
   return true;
 }
@@ -345,7 +345,7 @@ void Switch::ioq_arrive(Packet* p, int out) {
   p->out_port = static_cast<int16_t>(out);
   IngressCounters& c = ingress_[w];
   if (c.bytes + p->size > s_.input_queue_bytes) {
-    ++net_.stats().data_drops;
+    ++net_.counters().data_drops;
     net_.pool().put(p);
     return;
   }
@@ -353,8 +353,8 @@ void Switch::ioq_arrive(Packet* p, int out) {
   iq_[q].push(p);
   c.bytes += p->size;
   total_bytes_ += p->size;
-  if (total_bytes_ > net_.stats().max_switch_buffer_bytes) net_.stats().max_switch_buffer_bytes = total_bytes_;
-  if (c.bytes > net_.stats().max_ingress_bytes) net_.stats().max_ingress_bytes = c.bytes;
+  if (total_bytes_ > net_.counters().max_switch_buffer_bytes) net_.counters().max_switch_buffer_bytes = total_bytes_;
+  if (c.bytes > net_.counters().max_ingress_bytes) net_.counters().max_ingress_bytes = c.bytes;
   if (s_.pfc_enabled && !c.pause_sent && c.bytes >= ioq_xoff_[in]) {
     c.pause_sent = true;
     send_pfc(in, p->prio, true);
@@ -446,7 +446,7 @@ bool Switch::send_to_neighbour(int port, Packet* p) {
   p->src = id_;
   p->dst = pt.peer->id();
   p->in_port = -1;
-  ++net_.stats().switch_messages;
+  ++net_.counters().switch_messages;
   pt.q[0].push(p);
   if (!in_dequeue_[port]) kick(port);
   return true;

@@ -70,7 +70,6 @@ Monitors::Monitors(Network& net, const MonitorSpec& spec) : net_(net), spec_(spe
     if (net_.is_host(p.node) || !net_.sw(p.node).input_output_queued())
       throw std::invalid_argument(fmt::format(
           "monitors: input queues need an input_output_queued switch (node {} is not one)", p.node));
-  handler_ = net_.sim().add_handler(this);
   const Time now = net_.now();
   if (!spec_.queue_ports.empty() || !spec_.input_queue_ports.empty()) next_queue_ = now;
   if (!spec_.port_throughput.empty()) {
@@ -120,10 +119,11 @@ Monitors::Monitors(Network& net, const MonitorSpec& spec) : net_(net), spec_(spe
       cnp_finished_.push_back({r.id, r.src, r.dst});
     };
   }
-  schedule_next();
+  net_.sim().add_task(this);
 }
 
 Monitors::~Monitors() {
+  net_.sim().remove_task(this);
   NetObservers& obs = net_.observers();
   if (spec_.pfc) obs.on_pfc_rx = saved_.on_pfc_rx;
   if (spec_.all_flows || !spec_.flow_rates.empty()) obs.on_data_delivered = saved_.on_data_delivered;
@@ -133,19 +133,13 @@ Monitors::~Monitors() {
   }
 }
 
-void Monitors::schedule_next() {
-  const Time next = std::min({next_queue_, next_rate_, next_buffer_});
-  if (next == Time::max()) return;
-  net_.sim().background(+1);
-  net_.sim().at(next, handler_, 0, 0);
+Time Monitors::next_barrier() const {
+  if (finished_ || chain_stopped_) return Time::max();
+  return std::min({next_queue_, next_rate_, next_buffer_});
 }
 
-void Monitors::on_event(uint32_t kind, uint64_t arg) {
-  (void)kind;
-  (void)arg;
-  net_.sim().background(-1);
-  if (finished_) return;
-  const Time now = net_.now();
+void Monitors::on_barrier(Time now) {
+  if (finished_ || chain_stopped_) return;
   if (now >= next_queue_) {
     sample_queues();
     next_queue_ += spec_.queue_interval;
@@ -159,11 +153,8 @@ void Monitors::on_event(uint32_t kind, uint64_t arg) {
     next_buffer_ += spec_.buffer_interval;
   }
   // Nothing else pending: the network is idle for good, and a further sample would only move the clock.
-  if (net_.sim().foreground_pending() == 0) {
+  if (net_.sim().foreground_pending() == 0 && net_.pending_flow() == nullptr && net_.released_waiting() == 0)
     chain_stopped_ = true;
-    return;
-  }
-  schedule_next();
 }
 
 void Monitors::sample_queues() {

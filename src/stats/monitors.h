@@ -1,9 +1,9 @@
 // Monitors: optional time series and event logs of a run ([monitors], stats/monitor_spec.h), written as tidy
 // CSVs with the units in the column names. They only read network state, so they never change results:
-//  - periodic samples come from the monitor's own EventHandler: one pending event at a time, at the next
-//    due sample time; it only reads queues and counters. Extra events shift the insertion sequence numbers
-//    of later events but not the relative order of the network's own events, so the network runs the same.
-//    The chain stops when the monitor finds no other event pending (the network has gone idle).
+//  - periodic samples are a barrier task of the simulator (core/simulator.h): at each due sample time, after
+//    every event before it and before any at it, it reads queues and counters. It schedules no event, so
+//    the network runs the same with or without it. Sampling stops when nothing else is pending (the network
+//    has gone idle).
 //  - per-flow goodput, CNPs and PFC transitions come from NetObservers hooks (chained with any observer
 //    already installed, restored on destruction).
 // Files (only those enabled), times in us with 6 decimals (exact to the ps), rates with 6 decimals:
@@ -49,7 +49,7 @@
 
 namespace rocesim {
 
-class Monitors : public EventHandler {
+class Monitors : public BarrierTask {
  public:
   enum class PfcEventKind { kPause, kResume, kEnd };
   struct PfcEvent {
@@ -109,7 +109,8 @@ class Monitors : public EventHandler {
   // True once sampling stopped because nothing else was pending (the network went idle).
   bool sampling_stopped() const { return chain_stopped_; }
 
-  void on_event(uint32_t kind, uint64_t arg) override;
+  Time next_barrier() const override;
+  void on_barrier(Time now) override;
 
  private:
   struct FlowBins {
@@ -121,7 +122,6 @@ class Monitors : public EventHandler {
     uint64_t received = 0, from_switches = 0;
   };
 
-  void schedule_next();
   void sample_queues();
   // queues.csv / input_queues.csv: `samples`[sample][i] of `ports`[i] at queue_times_.
   // `per_prio`: also one column per data priority (queues.csv).
@@ -142,7 +142,6 @@ class Monitors : public EventHandler {
 
   Network& net_;
   MonitorSpec spec_;
-  uint32_t handler_ = 0;
   bool finished_ = false;
   bool chain_stopped_ = false;
 

@@ -1,0 +1,234 @@
+#include "core/simulator.h"
+
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+
+namespace rocesim {
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+void Simulator::partition(const std::vector<uint32_t>& part_of_handler, uint32_t num_parts, Time lookahead,
+                          int threads) {
+  if (num_parts == 0) throw std::invalid_argument("Simulator::partition: no partition");
+  if (lookahead <= Time::zero()) throw std::invalid_argument("Simulator::partition: lookahead must be positive");
+  // Events scheduled during set-up wait in the single queue: take them out and place them again.
+  std::vector<Event> pending;
+  for (auto& p : parts_) {
+    while (!p->q.empty()) pending.push_back(p->q.pop());
+    for (auto& par : p->outbox)
+      for (auto& box : par) pending.insert(pending.end(), box.begin(), box.end());
+  }
+  part_of_.assign(handlers_.size(), 0);
+  for (uint32_t h = 1; h < handlers_.size(); ++h) {
+    uint32_t root = h;
+    for (int guard = 0; home_[root] != 0 && guard < 64; ++guard) root = home_[root];
+    part_of_[h] = root < part_of_handler.size() ? part_of_handler[root] : 0;
+    if (part_of_[h] >= num_parts) throw std::invalid_argument("Simulator::partition: partition out of range");
+  }
+  parts_.clear();
+  for (uint32_t i = 0; i < num_parts; ++i) {
+    parts_.push_back(std::make_unique<Partition>());
+    parts_.back()->id = i;
+    parts_.back()->now = now_;
+    for (auto& par : parts_.back()->outbox) par.resize(num_parts);
+  }
+  for (const Event& e : pending) post(e);
+  lookahead_ = lookahead;
+  threads_ = std::max(1, std::min<int>(threads, static_cast<int>(num_parts)));
+}
+
+void Simulator::add_single_partition() {
+  parts_.push_back(std::make_unique<Partition>());
+  for (auto& par : parts_.back()->outbox) par.resize(1);
+}
+
+std::vector<Simulator::PartitionStats> Simulator::partition_stats() const {
+  std::vector<PartitionStats> s;
+  for (const auto& p : parts_) s.push_back(p->stats);
+  return s;
+}
+
+uint64_t Simulator::events_executed() const {
+  uint64_t n = 0;
+  for (const auto& p : parts_) n += p->stats.events;
+  return n;
+}
+
+size_t Simulator::events_pending() const {
+  size_t n = 0;
+  const int par = static_cast<int>((windows_ + 1) & 1);  // boxes written by the last window
+  for (const auto& p : parts_) {
+    n += p->q.size();
+    for (const auto& box : p->outbox[par]) n += box.size();
+  }
+  return n;
+}
+
+size_t Simulator::foreground_pending() const {
+  size_t n = 0;
+  const int par = static_cast<int>((windows_ + 1) & 1);
+  for (const auto& p : parts_) n += p->q.size() - p->background + p->out_foreground[par];
+  return n;
+}
+
+Time Simulator::next_event_time() const {
+  Time t = Time::max();
+  const int par = static_cast<int>((windows_ + 1) & 1);
+  for (const auto& p : parts_) {
+    if (!p->q.empty()) t = std::min(t, Time{p->q.top().t_ps()});
+    t = std::min(t, p->out_min[par]);
+  }
+  return t;
+}
+
+// Window number w writes outbox[w & 1] and reads what window w - 1 wrote to outbox[(w + 1) & 1].
+void Simulator::run_partition(Partition& p, Time end) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Exec exec{this, &p};
+  tl_exec_ = &exec;
+  const int write = static_cast<int>(windows_ & 1), read = write ^ 1;
+  for (auto& src : parts_) {
+    std::vector<Event>& box = src->outbox[read][p.id];
+    for (const Event& e : box) push_local(p, e);
+    box.clear();
+  }
+  p.out_min[write] = Time::max();
+  p.out_foreground[write] = 0;
+  p.window = write;
+  try {
+    EventQueue& q = p.q;
+    while (!q.empty() && q.top().t_ps() < end.ps) {
+      const Event e = q.pop();
+      if (!q.empty() && (q.top().kind & kArgIsAddress)) {
+        const Event& next = q.top();
+        __builtin_prefetch(reinterpret_cast<const void*>(next.arg));
+        if (next.target < tables_.size() && tables_[next.target].base)
+          __builtin_prefetch(tables_[next.target].base +
+                             static_cast<size_t>((next.kind & ~(kArgIsAddress | kBackground)) >> 8) *
+                                 tables_[next.target].stride);
+      }
+      if (e.kind & kBackground) --p.background;
+      p.now = Time{e.t_ps()};
+      p.cur_key = e.key;
+      EventHandler* h = handlers_[e.target];
+      p.ctx = h;
+      ++p.stats.events;
+      h->on_event(e.kind & ~kBackground, e.arg);
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    if (!error_) error_ = std::current_exception();
+    stop();
+  }
+  tl_exec_ = nullptr;
+  p.stats.busy_seconds += seconds_since(t0);
+}
+
+void Simulator::run_window(Time end) {
+  if (threads_ <= 1 || parts_.size() == 1) {
+    for (auto& p : parts_) run_partition(*p, end);
+    return;
+  }
+  if (workers_.empty()) start_workers();
+  const auto t0 = std::chrono::steady_clock::now();
+  double busy0 = 0;
+  for (const auto& p : parts_) busy0 += p->stats.busy_seconds;
+  window_end_ = end;
+  next_part_.store(0, std::memory_order_relaxed);
+  start_barrier_->arrive_and_wait();
+  for (uint32_t i; (i = next_part_.fetch_add(1, std::memory_order_relaxed)) < parts_.size();)
+    run_partition(*parts_[i], end);
+  end_barrier_->arrive_and_wait();
+  double busy1 = 0;
+  for (const auto& p : parts_) busy1 += p->stats.busy_seconds;
+  wait_seconds_ += std::max(0.0, seconds_since(t0) * threads_ - (busy1 - busy0));
+}
+
+void Simulator::start_workers() {
+  start_barrier_ = std::make_unique<std::barrier<>>(threads_);
+  end_barrier_ = std::make_unique<std::barrier<>>(threads_);
+  quit_ = false;
+  for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+void Simulator::stop_workers() {
+  if (workers_.empty()) return;
+  quit_ = true;
+  start_barrier_->arrive_and_wait();
+  for (auto& t : workers_) t.join();
+  workers_.clear();
+}
+
+void Simulator::worker_loop() {
+  for (;;) {
+    start_barrier_->arrive_and_wait();
+    if (quit_) return;
+    const Time end = window_end_;
+    for (uint32_t i; (i = next_part_.fetch_add(1, std::memory_order_relaxed)) < parts_.size();)
+      run_partition(*parts_[i], end);
+    end_barrier_->arrive_and_wait();
+  }
+}
+
+void Simulator::run(Time until, Coordinator* coord, const std::function<void(Time)>& progress,
+                    uint64_t progress_every) {
+  if (parts_.empty()) add_single_partition();
+  const int64_t w = lookahead_.ps;
+  uint64_t next_progress = events_executed() + progress_every;
+  std::vector<BarrierTask*> due;
+  while (!stopped()) {
+    const auto c0 = std::chrono::steady_clock::now();
+    // Idle (background events only, no flow to come): done, unless the coordinator still has bookkeeping
+    // for the next grid boundary (it may release flows). The tasks due now would only observe an idle
+    // network, so they do not run.
+    const Time input = coord ? coord->next_input(now_) : Time::max();
+    const bool idle = foreground_pending() == 0 && input == Time::max();
+    const bool pending = coord && coord->pending_work();
+    if (idle && !pending) break;
+    if (!idle) {
+      due.clear();
+      for (BarrierTask* t : tasks_)
+        if (t->next_barrier() <= now_) due.push_back(t);
+      for (BarrierTask* t : due) t->on_barrier(now_);
+      if (stopped()) break;
+    }
+    const Time next = pending ? now_ : std::min(next_event_time(), input);
+    if (next >= until) break;
+    const Time from = std::max(now_, next);
+    Time end = Time::from_ps((from.ps / w + 1) * w);
+    if (!idle)
+      for (BarrierTask* t : tasks_) {
+        const Time b = t->next_barrier();
+        if (b > now_ && b < end) end = b;
+      }
+    end = std::min(end, until);
+    if (coord) coord->before_window(now_, end);
+    coord_seconds_ += seconds_since(c0);
+    run_window(end);
+    const auto c1 = std::chrono::steady_clock::now();
+    ++windows_;
+    now_ = end;
+    if (error_) {
+      std::exception_ptr e = error_;
+      error_ = nullptr;
+      std::rethrow_exception(e);
+    }
+    if (coord) coord->after_window(end, end.ps % w == 0);
+    if (progress && events_executed() >= next_progress) {
+      next_progress = events_executed() + progress_every;
+      progress(now_);
+    }
+    coord_seconds_ += seconds_since(c1);
+  }
+  // The clock stays at the last event run, as a single queue leaves it.
+  Time last;
+  for (const auto& p : parts_) last = std::max(last, p->now);
+  now_ = std::min(now_, last);
+}
+
+}  // namespace rocesim
