@@ -6,7 +6,7 @@ DEMO_GRID ?= scheme=dcqcn,none load=0.3,0.6
 DEMO_OUT  ?= runs/demo_sweep
 DIR       ?= $(DEMO_OUT)
 
-.PHONY: all setup build build-rocesim run report reproduce test test-sanitize fuzz bench clean format
+.PHONY: all setup build build-rocesim run report reproduce test test-sanitize test-tsan fuzz bench clean format
 
 all: build
 
@@ -41,6 +41,7 @@ report: build-rocesim
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 	@$(MAKE) --no-print-directory test-sanitize
+	@$(MAKE) --no-print-directory test-tsan
 
 # The test suite again under AddressSanitizer + UndefinedBehaviorSanitizer (any report fails the test).
 # ROCESIM_SANITIZED=1 lets a test shorten work that is only slow under the sanitizers.
@@ -52,6 +53,17 @@ test-sanitize: setup
 	@cmake --build $(ASAN_BUILD) -j$(JOBS) --target rocesim_tests
 	cd $(ASAN_BUILD) && ROCESIM_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
+
+# Runs over several threads (docs/parallel.md) under ThreadSanitizer: the partitioned event loop and every
+# fingerprint scenario at 2 and 4 threads (any data race fails the test).
+TSAN_BUILD ?= build-tsan
+TSAN_FLAGS ?= -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+test-tsan: setup
+	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DROCESIM_BENCH=OFF \
+	  -DCMAKE_CXX_FLAGS="$(TSAN_FLAGS)" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
+	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target rocesim_tests
+	cd $(TSAN_BUILD) && ROCESIM_TSAN=1 TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
+	  ./rocesim_tests --gtest_filter='*SameForAnyThreadCount*:Partitions.*:EventOrder.*'
 
 # libFuzzer targets (fuzz/) for the scenario, topology, flow-file and CDF parsers, FUZZ_SECONDS each, on the
 # seed corpus fuzz/corpus/<target> (new inputs go to $(FUZZ_BUILD)/corpus). A crash leaves

@@ -475,6 +475,29 @@ TEST_F(SweepRun, RunsEveryPointAndWritesTidyResults) {
     }
 }
 
+// -j x --threads stays within the cores (and says so); the runs' results do not depend on their threads.
+TEST_F(SweepRun, ThreadsKeepJobsTimesThreadsWithinTheCoresAndChangeNoResult) {
+  const Proc plain = sweep();
+  ASSERT_EQ(plain.code(), 0) << plain.describe();
+  // results.csv less its wall times
+  auto results_of = [](const fs::path& dir) {
+    auto rows = read_csv(dir / "results.csv");
+    for (auto& r : rows) r.erase("wall_seconds");
+    return rows;
+  };
+  const auto results = results_of(out_);
+  ASSERT_FALSE(results.empty());
+  const fs::path threaded = *tmp_ / "threaded";
+  const Proc p = cli({"sweep", (*tmp_ / "tiny.toml").string(), "--grid", "scheme=dcqcn,none", "seed=1,2", "-j",
+                      "1024", "--threads", "2", "-o", threaded.string()},
+                     tmp_->path());
+  ASSERT_EQ(p.code(), 0) << p.describe();
+  EXPECT_NE(p.err.find("note: -j 1024 x --threads 2 is more than this machine's"), std::string::npos) << p.err;
+  EXPECT_EQ(results_of(threaded), results);
+  const auto j = nlohmann::json::parse(read_file(threaded / kRuns[0] / "summary.json"));
+  EXPECT_EQ(j["performance"]["parallel"]["threads"].get<int>(), 2);
+}
+
 TEST_F(SweepRun, ResumesSkippingCompleteRunsAndRedoesADeletedOne) {
   ASSERT_EQ(sweep().code(), 0);
   const std::string results = read_file(out_ / "results.csv");

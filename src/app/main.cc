@@ -240,6 +240,10 @@ int main(int argc, char** argv) {
       ->expected(1, -1);
   sweep->add_option("-o,--out", out_dir, "Sweep directory (default: runs/<scenario>-sweep)");
   sweep->add_option("-j,--jobs", jobs, "Runs at once")->check(CLI::Range(1, 1024));
+  int sweep_threads = 1;
+  sweep->add_option("--threads", sweep_threads,
+                    "Threads of each run (docs/parallel.md); -j x --threads is kept within the cores")
+      ->check(CLI::Range(1, 1024));
   sweep->add_option("--set", sets, "Override a scenario value in every run")->type_name("KEY=VALUE");
   sweep->add_flag("--force", force, "Re-run complete runs too (otherwise they are skipped)");
   sweep->add_flag("-q,--quiet", quiet, "No per-run lines and no progress line");
@@ -411,6 +415,17 @@ int main(int argc, char** argv) {
       opt.grid = parse_grid(grid);
       opt.sets = sets;
       opt.jobs = jobs;
+      if (sweep_threads > 1) {
+        opt.sets.push_back(fmt::format("threads={}", sweep_threads));
+        const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        if (jobs * sweep_threads > cores) {
+          opt.jobs = std::max(1, cores / sweep_threads);
+          fmt::print(stderr,
+                     "note: -j {} x --threads {} is more than this machine's {} cores: running {} at once "
+                     "(results do not depend on it)\n",
+                     jobs, sweep_threads, cores, opt.jobs);
+        }
+      }
       opt.force = force;
       opt.quiet = quiet;
       return run_sweep(opt);
