@@ -89,6 +89,7 @@ bench: build
 	$(BUILD)/bench_fattree
 	$(BUILD)/bench_event_queue --benchmark_min_time=0.2
 	$(BUILD)/bench_scaling --csv $(BUILD)/scaling.csv
+	$(BUILD)/bench_scaling --cases k16,k24,fat320 --threads 1,2,0 --csv $(BUILD)/threads.csv
 	/usr/bin/python3 bench/plot_scaling.py $(BUILD)/scaling.png before=bench/scaling_before.csv \
 	  now=$(BUILD)/scaling.csv
 

@@ -5,7 +5,12 @@
 // latter holds on a shared machine) and peak memory, and
 // writes them as CSV (bench/plot_scaling.py draws docs/figures/scaling.png from it).
 //
+// With --threads 1,2,0 each case also runs on 2 threads and on every core (0), and the table adds the
+// speed-up over one thread, the share of thread time spent waiting at window barriers and the partitions'
+// balance (largest partition's events over the mean): docs/parallel.md.
+//
 // Usage: bench_scaling [--rocesim PATH] [--cases k8,k16,k24,k32,fat320] [--arrivals-us US] [--csv FILE]
+//                      [--threads 1,2,0]
 //   --rocesim   the binary to measure (default: the rocesim built beside this benchmark); an older build
 //               gives the "before" figures
 //   --arrivals-us  flow arrivals of the fat-tree cases (default 500, the table); fat320 uses 5,000
@@ -40,13 +45,15 @@ struct Measured {
   double wall_s = 0, cpu_s = 0;
   long peak_kib = 0;
   bool ok = false;
+  int threads = 1, partitions = 1;
+  double wait_fraction = 0, balance = 1;  // barrier wait share; largest partition's events / mean
 };
 
 Case fat_tree_case(int k, double arrivals_us) {
   return {fmt::format("k{}", k), fmt::format("kind = \"fat_tree\"\nk = {}\n", k), k * k * k / 4, arrivals_us};
 }
 
-Measured run(const std::string& rocesim, const Case& c, const fs::path& scratch) {
+Measured run(const std::string& rocesim, const Case& c, const fs::path& scratch, int threads) {
   const fs::path scenario = scratch / (c.name + ".toml");
   const fs::path out = scratch / (c.name + "_out");
   std::ofstream(scenario) << fmt::format(
@@ -59,8 +66,9 @@ Measured run(const std::string& rocesim, const Case& c, const fs::path& scratch)
   const pid_t pid = fork();
   if (pid == 0) {
     if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(127);
-    execl(rocesim.c_str(), rocesim.c_str(), "run", scenario.c_str(), "-o", out.c_str(), "--force",
-          static_cast<char*>(nullptr));
+    const std::string t = std::to_string(threads);
+    execl(rocesim.c_str(), rocesim.c_str(), "run", scenario.c_str(), "-o", out.c_str(), "--force", "--threads",
+          t.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   int status = 0;
@@ -77,6 +85,17 @@ Measured run(const std::string& rocesim, const Case& c, const fs::path& scratch)
   m.hops = j["performance"]["packet_hops"].get<uint64_t>();
   m.events = j["performance"]["events"].get<uint64_t>();
   m.ok = j["complete"].get<bool>();
+  if (const auto& p = j["performance"]; p.contains("parallel")) {  // builds before the parallel loop lack it
+    m.threads = p["parallel"]["threads"].get<int>();
+    m.partitions = p["parallel"]["partitions"].get<int>();
+    m.wait_fraction = p["parallel"]["barrier_wait_fraction"].get<double>();
+    double most = 0, sum = 0;
+    for (const auto& e : p["parallel"]["events_per_partition"]) {
+      most = std::max(most, e.get<double>());
+      sum += e.get<double>();
+    }
+    if (sum > 0) m.balance = most / (sum / m.partitions);
+  }
   fs::remove_all(out);
   return m;
 }
@@ -88,6 +107,7 @@ int main(int argc, char** argv) {
   std::string cases = "k8,k16,k24,k32,fat320";
   std::string csv = "scaling.csv";
   double arrivals_us = 500;
+  std::string thread_list = "1";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--rocesim")
@@ -98,6 +118,8 @@ int main(int argc, char** argv) {
       csv = argv[i + 1];
     else if (a == "--arrivals-us")
       arrivals_us = std::stod(argv[i + 1]);
+    else if (a == "--threads")
+      thread_list = argv[i + 1];
     else {
       std::fprintf(stderr,
                    "bench_scaling: unknown option '%s' (see the comment at the top of bench_scaling.cc)\n",
@@ -117,27 +139,39 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  std::vector<int> thread_counts;
+  std::stringstream tl(thread_list);
+  for (std::string t; std::getline(tl, t, ',');) thread_counts.push_back(std::stoi(t));
   const fs::path scratch = fs::temp_directory_path() / fmt::format("rocesim_scaling_{}", ::getpid());
   fs::create_directories(scratch);
   std::ofstream out(csv);
   out << "case,hosts,arrivals_us,flows,events,packet_hops,wall_s,cpu_s,mhops_per_s,mhops_per_cpu_s,peak_"
-         "mib\n";
+         "mib,threads,partitions,speedup,barrier_wait_fraction,partition_balance\n";
   fmt::print("bench_scaling: {} (DCQCN, WebSearch 30 %, run to completion, one process per case)\n", rocesim);
-  fmt::print("{:>7} {:>6} {:>7} {:>12} {:>8} {:>8} {:>10} {:>14} {:>10}\n", "case", "hosts", "flows",
-             "packet-hops", "wall s", "cpu s", "M hops/s", "M hops/cpu s", "peak MiB");
+  fmt::print("{:>7} {:>6} {:>7} {:>12} {:>8} {:>8} {:>10} {:>14} {:>10} {:>7} {:>8} {:>6} {:>8}\n", "case",
+             "hosts", "flows", "packet-hops", "wall s", "cpu s", "M hops/s", "M hops/cpu s", "peak MiB",
+             "threads", "speed-up", "wait", "balance");
   for (const Case& c : run_list) {
-    const Measured m = run(rocesim, c, scratch);
-    if (!m.ok) {
-      fmt::print("{:>7}: the run failed or did not finish\n", c.name);
-      continue;
+    double one_thread_wall = 0;
+    for (int threads : thread_counts) {
+      const Measured m = run(rocesim, c, scratch, threads);
+      if (!m.ok) {
+        fmt::print("{:>7}: the run failed or did not finish\n", c.name);
+        continue;
+      }
+      if (m.threads == 1 && one_thread_wall == 0) one_thread_wall = m.wall_s;
+      const double speedup = one_thread_wall > 0 ? one_thread_wall / m.wall_s : 0;
+      const double rate = m.hops / m.wall_s / 1e6;
+      const double cpu_rate = m.hops / m.cpu_s / 1e6;  // unlike wall time, not inflated by other processes
+      fmt::print("{:>7} {:>6} {:>7} {:>12} {:>8.2f} {:>8.2f} {:>10.2f} {:>14.2f} {:>10.1f} {:>7} {:>8.2f} {:>5.1f}% "
+                 "{:>8.2f}\n",
+                 c.name, c.hosts, m.flows, m.hops, m.wall_s, m.cpu_s, rate, cpu_rate, m.peak_kib / 1024.0,
+                 m.threads, speedup, 100 * m.wait_fraction, m.balance);
+      out << fmt::format("{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.1f},{},{},{:.3f},{:.4f},{:.3f}\n",
+                         c.name, c.hosts, c.arrivals_us, m.flows, m.events, m.hops, m.wall_s, m.cpu_s, rate,
+                         cpu_rate, m.peak_kib / 1024.0, m.threads, m.partitions, speedup, m.wait_fraction,
+                         m.balance);
     }
-    const double rate = m.hops / m.wall_s / 1e6;
-    const double cpu_rate = m.hops / m.cpu_s / 1e6;  // unlike wall time, not inflated by other processes
-    fmt::print("{:>7} {:>6} {:>7} {:>12} {:>8.2f} {:>8.2f} {:>10.2f} {:>14.2f} {:>10.1f}\n", c.name, c.hosts,
-               m.flows, m.hops, m.wall_s, m.cpu_s, rate, cpu_rate, m.peak_kib / 1024.0);
-    out << fmt::format("{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.1f}\n", c.name, c.hosts,
-                       c.arrivals_us, m.flows, m.events, m.hops, m.wall_s, m.cpu_s, rate, cpu_rate,
-                       m.peak_kib / 1024.0);
   }
   fs::remove_all(scratch);
   fmt::print("written: {}\n", csv);

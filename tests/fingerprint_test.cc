@@ -218,6 +218,21 @@ TEST_P(Fingerprints, SameForAnyThreadCount) {
   }
 }
 
+// The whole-network checks (--check invariants, deadlock detection, watchdog) run between windows: with
+// them on, a run over threads still gives the bytes of one thread, and no check fails.
+TEST(FingerprintsChecked, SameForAnyThreadCountUnderCheck) {
+  for (const Case& c : kCases) {
+    const std::string name = c.name;
+    if (name != "dcqcn_incast" && name != "rcm_victim" && name != "lscc_fairness" && name != "demo") continue;
+    std::string error;
+    const Fingerprint one = run_case(c, error, "--check --threads 1");
+    ASSERT_TRUE(error.empty()) << error;
+    const Fingerprint two = run_case(c, error, "--check --threads 2");
+    ASSERT_TRUE(error.empty()) << error;
+    EXPECT_EQ(two, one) << c.name;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, Fingerprints, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
