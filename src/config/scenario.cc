@@ -257,8 +257,8 @@ std::vector<std::string> topology_kinds() {
   return {"dumbbell", "star", "leaf_spine", "fat_tree", "fat_tree_3tier", "mercury_victim", "file", "cross_dc"};
 }
 
-static Scenario build(Config& c) {
-  Scenario s;
+// The top-level keys (name, seed, duration, ...), then a check that every top-level key is known.
+static void read_top_level(Config& c, Scenario& s) {
   s.file = c.file();
   s.name = c.get_string("name", std::filesystem::path(c.file()).stem().string());
   s.description = c.get_string("description", "");
@@ -272,7 +272,10 @@ static Scenario build(Config& c) {
   c.reject_unknown_top_level({"name", "description", "seed", "duration_ms", "stop_when_done", "profile",
                               "topology", "switch", "nic", "cc", "flows", "flow_file", "traffic", "output",
                               "monitors"});
+}
 
+// [topology], [switch] (with the scheme's switch defaults), [nic] and [cc].
+static void read_fabric(Config& c, Scenario& s) {
   s.topo = read_topology(c);
   c.reject_unknown_keys("topology");  // a misspelled key before any error its default causes
   if (s.topo.num_hosts() < 2) c.fail("topology.kind", "the topology needs at least two hosts");
@@ -296,8 +299,10 @@ static Scenario build(Config& c) {
   for (const auto& e : scheme_registry())
     if (e.name != s.scheme && c.has("cc." + e.name)) (void)e.read(c, SchemeContext{nic_rate, Time::zero()});
   c.reject_unknown_keys("cc", scheme_names());
+}
 
-  // Inline flows
+// [[flows]], sorted by start time (stable: equal starts keep their order).
+static void read_inline_flows(Config& c, Scenario& s) {
   const size_t nflows = c.table_array_size("flows");
   for (size_t i = 0; i < nflows; ++i) {
     const std::string k = fmt::format("flows[{}].", i);
@@ -314,19 +319,10 @@ static Scenario build(Config& c) {
   c.reject_unknown_keys("flows");
   std::stable_sort(s.inline_flows.begin(), s.inline_flows.end(),
                    [](const FlowSpec& a, const FlowSpec& b) { return a.start < b.start; });
+}
 
-  if (c.has("flow_file")) {
-    const std::string p = c.get_string("flow_file.path", "");
-    if (p.empty()) c.fail("flow_file.path", "missing: the ns-3 flow file to read");
-    s.flow_file = resolve_path(c, p);
-  }
-
-  c.reject_unknown_keys("flow_file");
-  read_traffic(c, s);
-  c.reject_unknown_keys("traffic");
-  if (s.inline_flows.empty() && s.flow_file.empty() && s.traffic.empty())
-    c.fail("flows", "the scenario declares no flows: add [[flows]], [flow_file] or [[traffic]]");
-
+// [output]: the FCT statistics' size buckets and short-flow limit, fct.txt; and [monitors].
+static void read_output(Config& c, Scenario& s) {
   s.size_buckets.clear();
   for (double e : c.get_double_list("output.size_buckets_bytes", default_size_buckets(s), 1, 1e15))
     s.size_buckets.push_back(static_cast<Bytes>(e));
@@ -336,6 +332,24 @@ static Scenario build(Config& c) {
   s.short_flow_bytes = c.get_int("output.short_flow_bytes", s.short_flow_bytes, 1, int64_t{1} << 50);
   s.write_hpcc_fct = c.get_bool("output.fct_hpcc", false);
   s.monitors = read_monitors(c, s.topo, s.sw.model);
+}
+
+static Scenario build(Config& c) {
+  Scenario s;
+  read_top_level(c, s);
+  read_fabric(c, s);
+  read_inline_flows(c, s);
+  if (c.has("flow_file")) {
+    const std::string p = c.get_string("flow_file.path", "");
+    if (p.empty()) c.fail("flow_file.path", "missing: the ns-3 flow file to read");
+    s.flow_file = resolve_path(c, p);
+  }
+  c.reject_unknown_keys("flow_file");
+  read_traffic(c, s);
+  c.reject_unknown_keys("traffic");
+  if (s.inline_flows.empty() && s.flow_file.empty() && s.traffic.empty())
+    c.fail("flows", "the scenario declares no flows: add [[flows]], [flow_file] or [[traffic]]");
+  read_output(c, s);
 
   c.reject_unknown_keys();
   c.set_resolved("seed", toml::value<int64_t>(static_cast<int64_t>(s.seed)));
