@@ -30,10 +30,6 @@ const std::vector<std::string>& pattern_names() {
 // Patterns whose flows wait for other flows (DagRunner jobs rather than FlowSources).
 bool is_job_pattern(const std::string& p) { return p == "collective" || p == "dependency_trace"; }
 
-Time us(Config& c, const std::string& key, double def, double lo = 0, double hi = 1e9) {
-  return Time::from_us(c.get_double(key, def, lo, hi));
-}
-
 void resolved_note(Config& c, const std::string& key, const std::string& note) { c.note(key, note); }
 
 // "h12" -> ("h", 12); "7" -> ("", 7). False without trailing digits.
@@ -198,14 +194,14 @@ void read_incast(Config& c, const Scenario& s, const std::string& k, TrafficSpec
     c.fail(k + "pattern", "incast needs fan_in (senders per round) or a senders list");
   t.fan_in = static_cast<int>(c.get_int(k + "fan_in", avail, 1, avail));
   if (c.has(k + "period_us")) {
-    t.period = us(c, k + "period_us", 0, 1e-6);
+    t.period = c.get_us(k + "period_us", 0, 1e-6);
   } else {
     resolved_note(c, k + "period_us", "none (one round)");
   }
   const bool periodic = t.period > Time::zero();
   t.rounds = static_cast<uint64_t>(c.get_int(k + "rounds", periodic ? 0 : 1, 0, int64_t{1} << 40));
   if (!periodic && t.rounds > 1) c.fail(k + "rounds", "more than one round needs period_us");
-  t.jitter = us(c, k + "jitter_us", 0, 0, periodic ? t.period.us() : 1e9);
+  t.jitter = c.get_us(k + "jitter_us", 0, 0, periodic ? t.period.us() : 1e9);
 }
 
 void read_hotspot(Config& c, Scenario& s, size_t index, const std::string& k, TrafficSpec& t) {
@@ -271,13 +267,13 @@ void read_long_lived(Config& c, const Scenario& s, const std::string& k, Traffic
     f.src = node_ref(c, s.topo, fk + "src");
     f.dst = node_ref(c, s.topo, fk + "dst");
     if (f.src == f.dst) c.fail(fk + "dst", "a flow needs two different hosts");
-    f.start = us(c, fk + "start_us", t.start.us());
+    f.start = c.get_us(fk + "start_us", t.start);
     const bool own_size = c.has(fk + "size_bytes"), own_stop = c.has(fk + "stop_us");
     if (own_size && own_stop) c.fail(fk + "stop_us", "give either size_bytes or stop_us, not both");
     if (own_size || (!own_stop && table_size > 0)) {
       f.size_bytes = c.get_int(fk + "size_bytes", table_size, 1, kMaxBytes);
     } else if (own_stop || table_stop) {
-      const Time stop = us(c, fk + "stop_us", t.stop.us());
+      const Time stop = c.get_us(fk + "stop_us", t.stop);
       if (stop <= f.start)
         c.fail(own_stop ? fk + "stop_us" : k + "stop_us", "stop must be after the flow's start");
       const double def_rate = table_rate > 0 ? table_rate : std::min(rates[f.src], rates[f.dst]).gbps();
@@ -311,7 +307,7 @@ void read_burst(Config& c, const Scenario& s, const std::string& k, TrafficSpec&
   t.count = static_cast<uint64_t>(c.get_int(k + "count", 1, 0, int64_t{1} << 40));
   read_sizes(c, k, t, cdf);
   if (c.has(k + "gap_us")) {
-    t.gap = us(c, k + "gap_us", 0);
+    t.gap = c.get_us(k + "gap_us", 0);
     if (t.count == 0 && t.gap == Time::zero())
       c.fail(k + "gap_us", "count = 0 (until stop) needs gap_us > 0");
   } else if (t.size_bytes == 0 && t.count != 1) {
@@ -351,8 +347,8 @@ void read_collective(Config& c, const Scenario& s, const std::string& k, Traffic
   t.size_bytes = c.get_int(k + "bytes", 0, 1, kMaxBytes);
   t.chunks = static_cast<int>(c.get_int(k + "chunks", 1, 1, 1 << 16));
   t.iterations = static_cast<uint64_t>(c.get_int(k + "iterations", 1, 1, int64_t{1} << 30));
-  t.compute = us(c, k + "compute_us", 0);
-  t.step_latency = us(c, k + "step_latency_us", 0);
+  t.compute = c.get_us(k + "compute_us", 0);
+  t.step_latency = c.get_us(k + "step_latency_us", 0);
   for (int h : t.hosts)
     if (!(host_link_rates(s.topo)[h].bps > 0)) c.fail(k + "hosts", fmt::format("host '{}' has no link", label(s.topo, h)));
 }
@@ -454,7 +450,7 @@ void read_traffic_common(Config& c, Scenario& s, size_t i, const std::string& k,
   // A job's flows carry its label as their class unless the table names one.
   t.class_id = class_index(s.class_labels, c.get_string(k + "class", job ? t.job : "default"));
   t.priority = static_cast<int>(c.get_int(k + "priority", s.nic.data_priority, 1, 7));
-  t.start = us(c, k + "start_us", 0);
+  t.start = c.get_us(k + "start_us", 0);
   if (job) {
     for (const char* key : {"stop_us", "max_flows"})
       if (c.has(k + key))
@@ -462,7 +458,7 @@ void read_traffic_common(Config& c, Scenario& s, size_t i, const std::string& k,
                                     "is done (set iterations, or the run's duration_ms)",
                                     key, t.pattern));
   } else {
-    t.stop = c.has(k + "stop_us") ? us(c, k + "stop_us", 0) : Time::max();
+    t.stop = c.has(k + "stop_us") ? c.get_us(k + "stop_us", 0) : Time::max();
     if (!c.has(k + "stop_us")) resolved_note(c, k + "stop_us", "end of run");
     if (t.stop <= t.start) c.fail(k + "stop_us", "must be after start_us");
     t.max_flows = static_cast<uint64_t>(c.get_int(k + "max_flows", 0, 0, int64_t{1} << 40));
