@@ -2,7 +2,7 @@
 result directories, nearest-rank percentiles as summary.json computes them, and the arithmetic of claims
 (ratio, reduction, Jain's index). Standard library only, so that reproduce.py's claims need no numpy.
 
-Tested by tests/tools_test.py (class Common).
+Tested by tests/tools/tools_test.py (class Common).
 """
 
 import csv

@@ -1,6 +1,6 @@
 """Unit tests of tools/rocesim_common.py (the helpers every tool shares), and of tools/rocesim_plots.py and
 tools/report.py on synthetic directories (run by sweep_test.cc's
-Tools.PythonUnitTests through /usr/bin/python3, or directly: /usr/bin/python3 tests/tools_test.py).
+Tools.PythonUnitTests through /usr/bin/python3, or directly: /usr/bin/python3 tests/tools/tools_test.py).
 
 Covers what a real sweep in the C++ tests does not: percentiles as summary.json computes them, size bins,
 a sweep without flows.csv (bucket fallback), runs without monitor files (figures skipped, no error), input
@@ -17,7 +17,7 @@ import tempfile
 import unittest
 from fractions import Fraction
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 import numpy as np  # noqa: E402
 
 import report  # noqa: E402
