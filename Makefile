@@ -5,6 +5,8 @@ JOBS  ?= $(shell nproc)
 DEMO_GRID ?= scheme=dcqcn,none load=0.3,0.6
 DEMO_OUT  ?= runs/demo_sweep
 DIR       ?= $(DEMO_OUT)
+# WERROR=ON builds with -Werror (cmake -DROCESIM_WERROR=ON): what CI does (.ci/run; also when CI=true).
+WERROR    ?= $(if $(filter true,$(CI)),ON,OFF)
 
 .PHONY: all setup build build-rocesim run report reproduce test test-sanitize test-tsan fuzz bench clean format
 
@@ -14,13 +16,13 @@ setup:
 	@scripts/setup
 
 build: setup
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DROCESIM_WERROR=$(WERROR) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
 # Only the rocesim program (not the tests and benchmarks `make build` adds): what the demo, the report and
 # the reproduction need.
 build-rocesim: setup
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DROCESIM_WERROR=$(WERROR) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS) --target rocesim
 
 run: build-rocesim
@@ -48,7 +50,7 @@ test: build
 ASAN_BUILD ?= build-asan
 SAN_FLAGS  ?= -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 test-sanitize: setup
-	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DROCESIM_BENCH=OFF \
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DROCESIM_BENCH=OFF -DROCESIM_WERROR=$(WERROR) \
 	  -DCMAKE_CXX_FLAGS="$(SAN_FLAGS)" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS) --target rocesim_tests
 	cd $(ASAN_BUILD) && ROCESIM_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

@@ -1,5 +1,5 @@
 // The parsers the fuzz targets exercise, one function per input format, shared with the regression test
-// (tests/robustness_test.cc) that replays tests/data/fuzz_regressions/<format>/*. A function returns
+// (tests/net/robustness_test.cc) that replays tests/data/fuzz_regressions/<format>/*. A function returns
 // normally for accepted input and for input rejected with InputError (the documented way every parser
 // reports bad input); anything else (a crash, a sanitizer report, another exception) is a bug.
 #pragma once

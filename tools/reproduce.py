@@ -51,7 +51,6 @@ abs, all, any, sum, len, range.
 
 import argparse
 import base64
-import csv
 import datetime
 import html
 import json
@@ -63,8 +62,10 @@ import sys
 import time
 import tomllib
 from collections import OrderedDict
+from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rocesim_common import MetricError, jain, nearest_rank, ratio, read_csv, reduction, to_float  # noqa: E402
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(TOOLS)
@@ -206,30 +207,10 @@ def load_manifests(man_dir):
 # Results of one run
 
 
-def _f(v):
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return math.nan
-
-
 def _csv(path):
     if not os.path.exists(path):
         raise MetricError(f"{os.path.basename(path)} missing in {os.path.dirname(path)} (monitor not enabled?)")
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-class MetricError(Exception):
-    pass
-
-
-def nearest_rank(values, q):
-    v = sorted(values)
-    if not v:
-        raise MetricError("no values")
-    k = max(0, min(len(v) - 1, math.ceil(q * len(v)) - 1))
-    return v[k]
+    return read_csv(path)
 
 
 def _match_port(row, port):
@@ -263,7 +244,7 @@ class RunData:
                 v = v[k]
             else:
                 raise MetricError(f"summary.json has no '{dotted}'")
-        return _f(v)
+        return to_float(v)
 
     def flows(self, cls=None, min_bytes=None, max_bytes=None):
         rows = self._load("flows.csv")
@@ -271,7 +252,7 @@ class RunData:
         for r in rows:
             if cls is not None and r.get("class") != cls and not (isinstance(cls, (list, tuple)) and r.get("class") in cls):
                 continue
-            s = _f(r["size_bytes"])
+            s = to_float(r["size_bytes"])
             if min_bytes is not None and s < min_bytes:
                 continue
             if max_bytes is not None and s > max_bytes:
@@ -290,7 +271,7 @@ class RunData:
         common: another run of the same flows; only flows finished in both count (so one long flow that
         finished in one run only does not move an average)."""
         both = common.ids() if common is not None else None
-        v = [_f(r[field]) for r in self.flows(cls, min_bytes, max_bytes) if both is None or r["id"] in both]
+        v = [to_float(r[field]) for r in self.flows(cls, min_bytes, max_bytes) if both is None or r["id"] in both]
         v = [x for x in v if not math.isnan(x)]
         if stat == "count":
             return float(len(v))
@@ -300,14 +281,14 @@ class RunData:
             return sum(v) / len(v)
         if stat == "max":
             return max(v)
-        if stat.startswith("p"):
-            return nearest_rank(v, float(stat[1:]) / (10 ** (len(stat) - 1)))
+        if stat.startswith("p"):  # p99 = 99/100, p999 = 999/1000
+            return nearest_rank(v, Fraction(int(stat[1:]), 10 ** (len(stat) - 1)))
         raise MetricError(f"unknown statistic '{stat}'")
 
     def throughput(self, cls=None, min_bytes=None, max_bytes=None):
         """Mean per-flow throughput (Gb/s) = size / FCT over the finished flows that match."""
-        v = [_f(r["size_bytes"]) * 8e-3 / _f(r["fct_us"]) for r in self.flows(cls, min_bytes, max_bytes)
-             if _f(r["fct_us"]) > 0]
+        v = [to_float(r["size_bytes"]) * 8e-3 / to_float(r["fct_us"]) for r in self.flows(cls, min_bytes, max_bytes)
+             if to_float(r["fct_us"]) > 0]
         if not v:
             raise MetricError(f"no finished flows match (class={cls})")
         return sum(v) / len(v)
@@ -315,13 +296,13 @@ class RunData:
     def flow_fct(self, fid):
         for r in self._load("flows.csv"):
             if int(r["id"]) == fid:
-                return _f(r["fct_us"])
+                return to_float(r["fct_us"])
         raise MetricError(f"flow {fid} did not finish")
 
     def _bins(self, kind, ident):
         key = ("bins", kind, str(ident))
         if key not in self._cache:
-            self._cache[key] = [(_f(r["time_us"]), _f(r["gbps"])) for r in self._load("rates.csv")
+            self._cache[key] = [(to_float(r["time_us"]), to_float(r["gbps"])) for r in self._load("rates.csv")
                                 if r["kind"] == kind and r["id"] == str(ident)]
         return self._cache[key]
 
@@ -360,15 +341,15 @@ class RunData:
 
     def queue_max(self, port, t0=None, t1=None):
         """Peak sampled egress queue (bytes) of port 'NODE:PEER' (queues.csv)."""
-        v = [_f(r["queue_bytes"]) for r in self._load("queues.csv") if _match_port(r, port)
-             and (t0 is None or _f(r["time_us"]) >= t0) and (t1 is None or _f(r["time_us"]) < t1)]
+        v = [to_float(r["queue_bytes"]) for r in self._load("queues.csv") if _match_port(r, port)
+             and (t0 is None or to_float(r["time_us"]) >= t0) and (t1 is None or to_float(r["time_us"]) < t1)]
         if not v:
             raise MetricError(f"no samples of port {port} in queues.csv")
         return max(v)
 
     def queue_avg(self, port, t0=None, t1=None):
-        v = [_f(r["queue_bytes"]) for r in self._load("queues.csv") if _match_port(r, port)
-             and (t0 is None or _f(r["time_us"]) >= t0) and (t1 is None or _f(r["time_us"]) < t1)]
+        v = [to_float(r["queue_bytes"]) for r in self._load("queues.csv") if _match_port(r, port)
+             and (t0 is None or to_float(r["time_us"]) >= t0) and (t1 is None or to_float(r["time_us"]) < t1)]
         if not v:
             raise MetricError(f"no samples of port {port} in queues.csv")
         return sum(v) / len(v)
@@ -379,20 +360,20 @@ class RunData:
         for r in self._load("pfc.csv"):
             if r["event"] != "pause" or (port and not _match_port(r, port)):
                 continue
-            t = _f(r["time_us"])
+            t = to_float(r["time_us"])
             if (t0 is None or t >= t0) and (t1 is None or t < t1):
                 n += 1
         return float(n)
 
     def paused_us(self, port=None):
         """Total paused time (us) from pfc.csv's resume/end rows, for one port or all."""
-        return sum(_f(r["duration_us"]) for r in self._load("pfc.csv")
+        return sum(to_float(r["duration_us"]) for r in self._load("pfc.csv")
                    if r["event"] != "pause" and (not port or _match_port(r, port)))
 
     def cnps(self, fid, from_switches=False):
         for r in self._load("cnps.csv"):
             if int(r["flow_id"]) == fid:
-                return _f(r["cnps_from_switches" if from_switches else "cnps_received"])
+                return to_float(r["cnps_from_switches" if from_switches else "cnps_received"])
         return 0.0
 
     def counter(self, port, name):
@@ -404,12 +385,12 @@ class RunData:
         node, _, peer = port.partition(":")
         for e in sc.get("ports", []):
             if e["node_name"].lower() == node.lower() and e["peer_name"].lower() == peer.lower():
-                return _f(e.get(name, 0))
+                return to_float(e.get(name, 0))
         return 0.0
 
     def buffer_quantile(self, switch, q):
         """The q-quantile of a switch's sampled buffer occupancy (bytes) from buffer.csv."""
-        rows = [(_f(r["buffer_bytes"]), _f(r["cdf"])) for r in self._load("buffer.csv")
+        rows = [(to_float(r["buffer_bytes"]), to_float(r["cdf"])) for r in self._load("buffer.csv")
                 if r["switch"].lower() == switch.lower()]
         if not rows:
             raise MetricError(f"no buffer samples of {switch}")
@@ -417,28 +398,6 @@ class RunData:
             if c >= q:
                 return b
         return rows[-1][0]
-
-
-def ratio(a, b):
-    if b == 0:
-        raise MetricError("ratio with a zero denominator")
-    return a / b
-
-
-def jain(rates):
-    """Jain's fairness index of a list of rates (1 = equal shares)."""
-    rates = list(rates)
-    sq = sum(r * r for r in rates)
-    if not rates or sq == 0:
-        raise MetricError("Jain's index of zero rates")
-    return sum(rates) ** 2 / (len(rates) * sq)
-
-
-def reduction(a, b):
-    """Percent by which a is below b (positive: a smaller)."""
-    if b == 0:
-        raise MetricError("reduction relative to zero")
-    return 100.0 * (1.0 - a / b)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -40,6 +40,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# read_csv, to_float and nearest_rank are used here and by report.py through this module.
+from rocesim_common import nearest_rank, read_csv, to_float  # noqa: E402,F401
+
 # Small multiples wrap after MAX_COLS panels (figures stay about 1,400 px wide whatever the sweep's shape);
 # a figure shows at most MAX_RUNS runs (its caption says when some are left out).
 MAX_COLS = 3
@@ -65,21 +69,6 @@ plt.rcParams.update({
 
 # ----------------------------------------------------------------------------------------------------------
 # Reading results
-
-
-def read_csv(path):
-    """Rows of a CSV file as dicts (empty list when absent)."""
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def to_float(v, default=float("nan")):
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return default
 
 
 def is_run_dir(d):
@@ -201,15 +190,6 @@ def fmt_bytes(b):
             v = b / div
             return f"{v:.0f}{unit}" if v >= 10 or v == int(v) else f"{v:.1f}{unit}"
     return f"{b:.0f}B"
-
-
-def nearest_rank(values, q):
-    """The q-quantile (0..1) by nearest rank, as summary.json computes it."""
-    v = np.sort(np.asarray(values))
-    if v.size == 0:
-        return float("nan")
-    rank = max(1, min(v.size, int(math.ceil(q * v.size - 1e-9))))
-    return float(v[rank - 1])
 
 
 def style(i):

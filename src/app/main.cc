@@ -1,4 +1,5 @@
-// The `rocesim` command: run, validate, list.
+// The `rocesim` command: run, validate, list, sweep, compare-fct, report, reproduce. Each subcommand has
+// its options struct, an add_*_command that declares them, and a *_command that carries it out.
 #include <signal.h>
 #include <unistd.h>
 
@@ -154,157 +155,385 @@ void mark_hpcc_outputs(const HpccConfig& cfg) {
   }
 }
 
+// The options of each subcommand, as the command line fills them.
+struct RunArgs {
+  Source src;
+  std::string out_dir, fct_format = "csv";
+  std::vector<std::string> sets;
+  bool quiet = false, force = false, check = false;
+  double check_interval_us = 1, watchdog_ms = 50;
+};
+
+struct ValidateArgs {
+  Source src;
+  std::vector<std::string> sets;
+};
+
+struct SweepArgs {
+  std::string scenario, out_dir;
+  std::vector<std::string> grid, sets;
+  int jobs = 1;
+  int threads = 1;  // of each run
+  bool force = false, quiet = false;
+};
+
+struct CompareArgs {
+  std::string ref, result;
+  std::vector<int64_t> edges = {10'000, 100'000, 1'000'000};
+  size_t min_flows = 30;
+  double max_p50 = 0, max_p99 = 0;
+};
+
+struct ReportArgs {
+  std::string dir;
+  bool quiet = false;
+};
+
+struct ReproduceArgs {
+  std::vector<std::string> papers, sets;
+  std::string scale = "quick", out_dir, docs_dir, only;
+  int jobs = 1;
+  const CLI::Option* jobs_option = nullptr;  // to tell -j given from its default
+  bool no_run = false, force = false, quiet = false, list_papers = false;
+};
+
+CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
+  auto* run = app.add_subcommand("run", "Run a scenario and write flows.csv, summary.json and scenario.resolved.toml (and "
+                                 "collectives.csv with collective or dependency_trace jobs)");
+  run->add_option("scenario", a.src.scenario,
+                  "Scenario file (TOML), or a name under scenarios/ such as 'demo'");
+  run->add_option("--topology-file", a.src.topology_file,
+                  "Without a scenario: an ns-3 HPCC simulator topology file (needs --flow-file)");
+  run->add_option("--flow-file", a.src.flow_file, "Without a scenario: an ns-3 HPCC simulator flow file");
+  run->add_option("--scheme", a.src.scheme, "With --topology-file/--flow-file: the scheme (default dcqcn)")
+      ->check(CLI::IsMember(scheme_names()));
+  run->add_option("--profile", a.src.profile,
+                  "Parameter profile, e.g. hpcc-sim (the ns-3 HPCC simulator's defaults)")
+      ->check(CLI::IsMember(profile_names()));
+  run->add_option("--hpcc-config", a.src.hpcc_config,
+                  "Run an ns-3 HPCC simulator config.txt as it is; fct.txt/pfc.txt go where it says "
+                  "(docs/coming-from-hpcc-sim.md)");
+  run->add_option("--duration-ms", a.src.duration_ms,
+                  "Simulated time limit (ms); with --topology-file default 4000 (run.py's 4.00 s)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--threads", a.src.threads,
+                  "Threads of this run (default 1; 0 = every core): the same results for any count "
+                  "(docs/parallel.md)")
+      ->check(CLI::Range(0, 1024));
+  run->add_option("-o,--out", a.out_dir, "Result directory (written to a temporary name, then renamed)");
+  run->add_option("--set", a.sets, "Override a scenario value, e.g. --set cc.scheme=none --set seed=7")
+      ->type_name("KEY=VALUE");
+  run->add_option("--fct-format", a.fct_format, "Also write fct.txt in the ns-3 HPCC simulator's layout")
+      ->check(CLI::IsMember({"csv", "hpcc"}));
+  run->add_flag("--force", a.force,
+                "Replace a result directory that already holds results (and, with --hpcc-config, an fct.txt "
+                "or pfc.txt that rocesim did not write)");
+  run->add_flag("-q,--quiet", a.quiet, "No progress line and no table");
+  run->add_flag("--check", a.check,
+                "Invariant mode: verify buffer, ingress, queue, PFC-state and per-flow byte counters at "
+                "sampled times and stop at the first violation");
+  run->add_option("--check-interval-us", a.check_interval_us, "With --check: sampling period (simulated us)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--watchdog-ms", a.watchdog_ms,
+                  "Stop when no payload reaches any receiver for this long (simulated ms) while flows are "
+                  "active; 0 = off")
+      ->check(CLI::NonNegativeNumber);
+  return run;
+}
+
+CLI::App* add_validate_command(CLI::App& app, ValidateArgs& a) {
+  auto* validate = app.add_subcommand(
+      "validate",
+      "Check a scenario and every file a run would read (topology, CDFs, the whole flow file) and print the "
+      "values it resolves to");
+  validate->add_option("scenario", a.src.scenario, "Scenario file (TOML)");
+  validate->add_option("--hpcc-config", a.src.hpcc_config,
+                       "An ns-3 HPCC simulator config.txt: print the equivalent rocesim scenario and its "
+                       "values");
+  validate->add_option("--profile", a.src.profile, "Parameter profile, e.g. hpcc-sim")
+      ->check(CLI::IsMember(profile_names()));
+  validate->add_option("--set", a.sets, "Override a scenario value")->type_name("KEY=VALUE");
+  return validate;
+}
+
+CLI::App* add_list_command(CLI::App& app, std::string& what) {
+  auto* list = app.add_subcommand("list", "List schemes, topologies, workloads or scenarios");
+  list->add_option("what", what, "schemes | topologies | workloads | scenarios | profiles | all")
+      ->check(CLI::IsMember({"schemes", "topologies", "workloads", "scenarios", "profiles", "all"}));
+  return list;
+}
+
+CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
+  auto* sweep = app.add_subcommand("sweep",
+                                   "Run the cartesian product of a grid of values, one run directory each, "
+                                   "in parallel processes; write results.csv");
+  sweep->add_option("scenario", a.scenario, "Scenario file (TOML), or a name under scenarios/")
+      ->required();
+  sweep->add_option("--grid", a.grid,
+                    "KEY=V1,V2,...: scheme, load (every [[traffic]]), seed, or any dotted key")
+      ->required()
+      ->expected(1, -1);
+  sweep->add_option("-o,--out", a.out_dir, "Sweep directory (default: runs/<scenario>-sweep)");
+  sweep->add_option("-j,--jobs", a.jobs, "Runs at once")->check(CLI::Range(1, 1024));
+  sweep->add_option("--threads", a.threads,
+                    "Threads of each run (docs/parallel.md); -j x --threads is kept within the cores")
+      ->check(CLI::Range(1, 1024));
+  sweep->add_option("--set", a.sets, "Override a scenario value in every run")->type_name("KEY=VALUE");
+  sweep->add_flag("--force", a.force, "Re-run complete runs too (otherwise they are skipped)");
+  sweep->add_flag("-q,--quiet", a.quiet, "No per-run lines and no progress line");
+  return sweep;
+}
+
+CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
+  auto* compare = app.add_subcommand(
+      "compare-fct",
+      "Per flow-size bucket slowdown p50/p95/p99 of an ns-3 HPCC simulator fct.txt beside a rocesim result, "
+      "with relative errors (docs/coming-from-hpcc-sim.md)");
+  compare->add_option("ref", a.ref, "Reference fct.txt of the ns-3 HPCC simulator")->required();
+  compare
+      ->add_option("result", a.result,
+                   "rocesim result directory (its flows.csv), a flows.csv, or another fct.txt")
+      ->required();
+  compare->add_option("--buckets", a.edges, "Bucket upper edges in bytes (default 10000,100000,1000000)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  compare->add_option("--min-flows", a.min_flows, "Buckets with fewer flows are marked and not judged")
+      ->check(CLI::Range(1, 1 << 30));
+  compare
+      ->add_option("--max-p50-error", a.max_p50,
+                   "Exit 1 when a judged bucket's p50 differs by more than this many percent (0 = no check)")
+      ->check(CLI::NonNegativeNumber);
+  compare
+      ->add_option("--max-p99-error", a.max_p99,
+                   "Exit 1 when a judged bucket's p99 differs by more than this many percent (0 = no check)")
+      ->check(CLI::NonNegativeNumber);
+  return compare;
+}
+
+CLI::App* add_report_command(CLI::App& app, ReportArgs& a) {
+  auto* report =
+      app.add_subcommand("report", "Write DIR/report.html (figures and tables) for a run or a sweep");
+  report->add_option("dir", a.dir, "A run directory or a sweep directory")->required();
+  report->add_flag("-q,--quiet", a.quiet, "Print only the report's path");
+  return report;
+}
+
+CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& a) {
+  auto* reproduce = app.add_subcommand(
+      "reproduce",
+      "Run a seed paper's experiments (reproduce/<paper>.toml) as sweeps, measure each of its claims, "
+      "draw its figures; write OUT/report.html and regenerate docs/REPRODUCTION.md");
+  reproduce->add_option("paper", a.papers, "Paper key(s): mercury, rcm, icc, tcd, lscc (see --list), or all")
+      ->expected(0, -1);
+  reproduce->add_option("--scale", a.scale, "quick: smaller fabrics or shorter runs (said in the report); full: "
+                                            "the papers' sizes")
+      ->check(CLI::IsMember({"quick", "full"}));
+  a.jobs_option = reproduce->add_option("-j,--jobs", a.jobs, "Runs at once")->check(CLI::Range(1, 1024));
+  reproduce->add_option("-o,--out", a.out_dir, "Output directory (default runs/reproduce-SCALE)");
+  reproduce->add_option("--docs", a.docs_dir, "Where REPRODUCTION.md and reproduction/*.json go (default: the "
+                                              "repository's docs/)");
+  reproduce->add_option("--set", a.sets, "Override a scenario value in every run")->type_name("KEY=VALUE");
+  reproduce->add_option("--only", a.only, "test: only each paper's small test sweep")
+      ->check(CLI::IsMember({"test"}));
+  reproduce->add_flag("--no-run", a.no_run, "Evaluate the claims and draw the figures from existing results only");
+  reproduce->add_flag("--force", a.force, "Re-run complete runs too (otherwise an interrupted reproduction resumes)");
+  reproduce->add_flag("-q,--quiet", a.quiet, "Print only the report's path");
+  reproduce->add_flag("--list", a.list_papers, "List the papers, their sweeps and claims");
+  return reproduce;
+}
+
+int run_command(const RunArgs& a) {
+  HpccConfig cfg;
+  const Scenario s = load_source(a.src, a.sets, a.quiet, &cfg);
+  RunOptions opt;
+  opt.fct_txt_path = cfg.fct_output;  // --hpcc-config: where its config says
+  opt.pfc_txt_path = cfg.pfc_output;
+  opt.out_dir = a.out_dir;
+  opt.fct_hpcc = a.fct_format == "hpcc";
+  opt.progress = !a.quiet;
+  opt.force = a.force;
+  if (!a.out_dir.empty()) check_output_dir(a.out_dir, a.force);  // before spending time on the run
+  opt.checks.invariants = a.check;
+  opt.checks.invariant_interval = Time::from_us(a.check_interval_us);
+  opt.checks.watchdog = Time::from_ms(a.watchdog_ms);
+  // Ctrl-C stops the run at its next progress check and keeps the finished flows as a partial result.
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { request_stop(); };
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  if (!cfg.path.empty()) {  // before spending time on the run; marked as rocesim's before writing them
+    check_hpcc_outputs(cfg, a.force);
+    mark_hpcc_outputs(cfg);
+  }
+  const RunResult r = run_scenario(s, opt);
+  signal(SIGINT, SIG_DFL);
+  if (!a.quiet) print_table(s, r, a.out_dir);
+  for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (r.partial) {
+    fmt::print(stderr, "interrupted: partial result{} (marked \"partial\": true, and a PARTIAL file)\n",
+               a.out_dir.empty() ? "" : " in " + a.out_dir);
+    return 130;
+  }
+  if (!a.quiet && !cfg.path.empty()) fmt::print("  {}: {}, {}\n", cfg.path, cfg.fct_output, cfg.pfc_output);
+  if (r.stopped.kind != CheckFailure::Kind::kNone) {
+    fmt::print(stderr, "error: run stopped ({}): {}\n", to_string(r.stopped.kind), r.stopped.message);
+    return 3;
+  }
+  return 0;
+}
+
+int compare_command(const CompareArgs& a) {
+  SizeBuckets buckets;
+  try {
+    buckets = SizeBuckets::from_edges(std::vector<Bytes>(a.edges.begin(), a.edges.end()));
+  } catch (const std::invalid_argument& e) {
+    throw InputError("command line", 0, std::string("--buckets: ") + e.what());
+  }
+  const FlowSlowdowns ref = read_hpcc_fct(a.ref);
+  const FlowSlowdowns res = read_result_slowdowns(a.result);
+  const auto rows = compare_slowdowns(ref, res, buckets);
+  fmt::print(
+      "slowdown (fct / standalone fct, clipped at 1): ref {} ({} flows) vs result {} ({} flows{})\n",
+      ref.source, ref.flows.size(), res.source, res.flows.size(),
+      res.unfinished ? fmt::format(", {} unfinished left out", res.unfinished) : "");
+  fmt::print("{}", format_slowdown_table(rows, a.min_flows));
+  const WorstErrors w = worst_errors(rows, a.min_flows);
+  bool fail = false;
+  if (a.max_p50 > 0 && 100 * std::abs(w.p50) > a.max_p50) {
+    fmt::print(stderr, "error: p50 of bucket {} differs by {:+.1f}% (limit {}%)\n", w.p50_bucket,
+               100 * w.p50, a.max_p50);
+    fail = true;
+  }
+  if (a.max_p99 > 0 && 100 * std::abs(w.p99) > a.max_p99) {
+    fmt::print(stderr, "error: p99 of bucket {} differs by {:+.1f}% (limit {}%)\n", w.p99_bucket,
+               100 * w.p99, a.max_p99);
+    fail = true;
+  }
+  return fail ? 1 : 0;
+}
+
+int validate_command(const ValidateArgs& a) {
+  HpccConfig cfg;
+  const Scenario s = load_source(a.src, a.sets, false, &cfg);
+  // Everything a run reads: the flow file too, every line (the topology file and the CDFs were read
+  // with the scenario).
+  const ListedFlows listed = scan_listed_flows(s);
+  if (s.traffic.empty() && listed.flows == 0)
+    throw InputError(s.flow_file.empty() ? s.file : s.flow_file, 0, "no flows: a run would start none");
+  if (s.traffic.empty() && listed.after_end == listed.flows)
+    throw InputError(s.file, 0, no_flow_before_end_message(s, listed.first_start, listed.last_start));
+  if (listed.after_end > 0)
+    fmt::print(stderr, "warning: {}\n",
+               flows_after_end_message(s, listed.after_end, listed.flows, listed.last_start));
+  if (!cfg.path.empty()) std::cout << cfg.scenario_toml << "\n# The values it resolves to:\n";
+  const int64_t need = check_run_memory(s);  // as `run` refuses a network that cannot fit
+  std::cout << "# " << s.file << ": valid (" << s.topo.num_hosts() << " hosts, "
+            << s.topo.num_nodes - s.topo.num_hosts() << " switches, scheme " << s.scheme << ", about "
+            << (need >= 1e9   ? fmt::format("{:.1f} GB", need / 1e9)
+                : need >= 1e6 ? fmt::format("{:.1f} MB", need / 1e6)
+                              : fmt::format("{:.0f} KB", need / 1e3))
+            << " of memory before the first event)\n"
+            << s.resolved << "\n";
+  if (!s.resolved_notes.empty()) std::cout << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
+  return 0;
+}
+
+int sweep_command(const SweepArgs& a) {
+  SweepOptions opt;
+  opt.scenario = find_scenario(a.scenario);
+  opt.out_dir = a.out_dir.empty() ? "runs/" + fs::path(opt.scenario).stem().string() + "-sweep" : a.out_dir;
+  opt.grid = parse_grid(a.grid);
+  opt.sets = a.sets;
+  opt.jobs = a.jobs;
+  if (a.threads > 1) {
+    opt.sets.push_back(fmt::format("threads={}", a.threads));
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (a.jobs * a.threads > cores) {
+      opt.jobs = std::max(1, cores / a.threads);
+      fmt::print(stderr,
+                 "note: -j {} x --threads {} is more than this machine's {} cores: running {} at once (results "
+                 "do not depend on it)\n",
+                 a.jobs, a.threads, cores, opt.jobs);
+    }
+  }
+  opt.force = a.force;
+  opt.quiet = a.quiet;
+  return run_sweep(opt);
+}
+
+// `rocesim reproduce` is tools/reproduce.py, given this binary and the options.
+int reproduce_command(const ReproduceArgs& a) {
+  if (a.papers.empty() && !a.list_papers) throw InputError("reproduce", 0, "name a paper (or all); see --list");
+  std::error_code ec;
+  std::vector<std::string> args{"--rocesim", fs::canonical("/proc/self/exe", ec).string(), "--scale", a.scale,
+                                "-j", std::to_string(a.jobs)};
+  if (a.jobs_option->count() == 0) args.back() = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+  if (!a.out_dir.empty()) args.insert(args.end(), {"-o", a.out_dir});
+  if (!a.docs_dir.empty()) args.insert(args.end(), {"--docs", a.docs_dir});
+  if (!a.only.empty()) args.insert(args.end(), {"--only", a.only});
+  for (const auto& s : a.sets) args.insert(args.end(), {"--set", s});
+  if (a.no_run) args.push_back("--no-run");
+  if (a.force) args.push_back("--force");
+  if (a.quiet) args.push_back("-q");
+  if (a.list_papers) args.push_back("--list");
+  args.insert(args.end(), a.papers.begin(), a.papers.end());
+  return run_python_tool("reproduce.py", args);
+}
+
+int list_command(const std::string& what) {
+  if (what == "schemes" || what == "all") {
+    fmt::print("schemes:\n");
+    for (const auto& e : scheme_registry()) fmt::print("  {:<12} {}\n", e.name, e.summary);
+  }
+  if (what == "topologies" || what == "all") {
+    fmt::print("topologies (topology.kind):\n");
+    for (const auto& n : topology_kinds()) fmt::print("  {}\n", n);
+  }
+  if (what == "workloads" || what == "all") {
+    fmt::print("workloads (traffic.workload; or a path to a CDF file):\n");
+    fmt::print("  {:<28} {:>14} {:>10} {:>10}\n", "name", "mean (bytes)", "< 10 KB", "> 1 MB");
+    for (const auto& w : list_workloads(ROCESIM_DATA_DIR))
+      fmt::print("  {:<28} {:>14.0f} {:>9.1f}% {:>9.1f}%\n", w.name, w.mean_bytes, 100 * w.share_below_10kb,
+                 100 * w.share_above_1mb);
+  }
+  if (what == "profiles" || what == "all") {
+    fmt::print("profiles (profile = NAME, or --profile NAME):\n");
+    for (const auto& p : profile_registry()) fmt::print("  {:<12} {}\n", p.name, p.summary);
+  }
+  if (what == "scenarios" || what == "all") {
+    fmt::print("scenarios (rocesim run NAME):\n");
+    std::vector<std::string> names;
+    if (fs::exists(ROCESIM_SCENARIO_DIR))
+      for (const auto& e : fs::recursive_directory_iterator(ROCESIM_SCENARIO_DIR))
+        if (e.path().extension() == ".toml")
+          names.push_back(fs::relative(e.path(), ROCESIM_SCENARIO_DIR).replace_extension("").string());
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names) fmt::print("  {}\n", n);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"rocesim: a fast packet-level simulator of lossless RDMA (RoCEv2 + PFC) datacenter networks"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("rocesim ") + ROCESIM_VERSION);
-
-  std::string scenario_path, out_dir, fct_format = "csv";
-  std::vector<std::string> sets;
-  bool quiet = false, force = false;
-
-  auto* run = app.add_subcommand("run", "Run a scenario and write flows.csv, summary.json and scenario.resolved.toml (and "
-                                 "collectives.csv with collective or dependency_trace jobs)");
-  Source src;
-  run->add_option("scenario", src.scenario,
-                  "Scenario file (TOML), or a name under scenarios/ such as 'demo'");
-  run->add_option("--topology-file", src.topology_file,
-                  "Without a scenario: an ns-3 HPCC simulator topology file (needs --flow-file)");
-  run->add_option("--flow-file", src.flow_file, "Without a scenario: an ns-3 HPCC simulator flow file");
-  run->add_option("--scheme", src.scheme, "With --topology-file/--flow-file: the scheme (default dcqcn)")
-      ->check(CLI::IsMember(scheme_names()));
-  run->add_option("--profile", src.profile,
-                  "Parameter profile, e.g. hpcc-sim (the ns-3 HPCC simulator's defaults)")
-      ->check(CLI::IsMember(profile_names()));
-  run->add_option("--hpcc-config", src.hpcc_config,
-                  "Run an ns-3 HPCC simulator config.txt as it is; fct.txt/pfc.txt go where it says "
-                  "(docs/coming-from-hpcc-sim.md)");
-  run->add_option("--duration-ms", src.duration_ms,
-                  "Simulated time limit (ms); with --topology-file default 4000 (run.py's 4.00 s)")
-      ->check(CLI::PositiveNumber);
-  run->add_option("--threads", src.threads,
-                  "Threads of this run (default 1; 0 = every core): the same results for any count "
-                  "(docs/parallel.md)")
-      ->check(CLI::Range(0, 1024));
-  run->add_option("-o,--out", out_dir, "Result directory (written to a temporary name, then renamed)");
-  run->add_option("--set", sets, "Override a scenario value, e.g. --set cc.scheme=none --set seed=7")
-      ->type_name("KEY=VALUE");
-  run->add_option("--fct-format", fct_format, "Also write fct.txt in the ns-3 HPCC simulator's layout")
-      ->check(CLI::IsMember({"csv", "hpcc"}));
-  run->add_flag("--force", force,
-                "Replace a result directory that already holds results (and, with --hpcc-config, an fct.txt "
-                "or pfc.txt that rocesim did not write)");
-  run->add_flag("-q,--quiet", quiet, "No progress line and no table");
-  bool check = false;
-  double check_interval_us = 1, watchdog_ms = 50;
-  run->add_flag("--check", check,
-                "Invariant mode: verify buffer, ingress, queue, PFC-state and per-flow byte counters at "
-                "sampled times and stop at the first violation");
-  run->add_option("--check-interval-us", check_interval_us, "With --check: sampling period (simulated us)")
-      ->check(CLI::PositiveNumber);
-  run->add_option("--watchdog-ms", watchdog_ms,
-                  "Stop when no payload reaches any receiver for this long (simulated ms) while flows are "
-                  "active; 0 = off")
-      ->check(CLI::NonNegativeNumber);
-
-  auto* validate = app.add_subcommand(
-      "validate",
-      "Check a scenario and every file a run would read (topology, CDFs, the whole flow file) and print the "
-      "values it resolves to");
-  Source vsrc;
-  validate->add_option("scenario", vsrc.scenario, "Scenario file (TOML)");
-  validate->add_option("--hpcc-config", vsrc.hpcc_config,
-                       "An ns-3 HPCC simulator config.txt: print the equivalent rocesim scenario and its "
-                       "values");
-  validate->add_option("--profile", vsrc.profile, "Parameter profile, e.g. hpcc-sim")
-      ->check(CLI::IsMember(profile_names()));
-  validate->add_option("--set", sets, "Override a scenario value")->type_name("KEY=VALUE");
-
-  std::string what = "all";
-  auto* list = app.add_subcommand("list", "List schemes, topologies, workloads or scenarios");
-  list->add_option("what", what, "schemes | topologies | workloads | scenarios | profiles | all")
-      ->check(CLI::IsMember({"schemes", "topologies", "workloads", "scenarios", "profiles", "all"}));
-
-  std::vector<std::string> grid;
-  int jobs = 1;
-  auto* sweep = app.add_subcommand("sweep",
-                                   "Run the cartesian product of a grid of values, one run directory each, "
-                                   "in parallel processes; write results.csv");
-  sweep->add_option("scenario", scenario_path, "Scenario file (TOML), or a name under scenarios/")
-      ->required();
-  sweep->add_option("--grid", grid,
-                    "KEY=V1,V2,...: scheme, load (every [[traffic]]), seed, or any dotted key")
-      ->required()
-      ->expected(1, -1);
-  sweep->add_option("-o,--out", out_dir, "Sweep directory (default: runs/<scenario>-sweep)");
-  sweep->add_option("-j,--jobs", jobs, "Runs at once")->check(CLI::Range(1, 1024));
-  int sweep_threads = 1;
-  sweep->add_option("--threads", sweep_threads,
-                    "Threads of each run (docs/parallel.md); -j x --threads is kept within the cores")
-      ->check(CLI::Range(1, 1024));
-  sweep->add_option("--set", sets, "Override a scenario value in every run")->type_name("KEY=VALUE");
-  sweep->add_flag("--force", force, "Re-run complete runs too (otherwise they are skipped)");
-  sweep->add_flag("-q,--quiet", quiet, "No per-run lines and no progress line");
-
-  std::string cmp_ref, cmp_result;
-  std::vector<int64_t> cmp_edges = {10'000, 100'000, 1'000'000};
-  size_t cmp_min_flows = 30;
-  double cmp_max_p50 = 0, cmp_max_p99 = 0;
-  auto* compare = app.add_subcommand(
-      "compare-fct",
-      "Per flow-size bucket slowdown p50/p95/p99 of an ns-3 HPCC simulator fct.txt beside a rocesim result, "
-      "with relative errors (docs/coming-from-hpcc-sim.md)");
-  compare->add_option("ref", cmp_ref, "Reference fct.txt of the ns-3 HPCC simulator")->required();
-  compare
-      ->add_option("result", cmp_result,
-                   "rocesim result directory (its flows.csv), a flows.csv, or another fct.txt")
-      ->required();
-  compare->add_option("--buckets", cmp_edges, "Bucket upper edges in bytes (default 10000,100000,1000000)")
-      ->delimiter(',')
-      ->check(CLI::PositiveNumber);
-  compare->add_option("--min-flows", cmp_min_flows, "Buckets with fewer flows are marked and not judged")
-      ->check(CLI::Range(1, 1 << 30));
-  compare
-      ->add_option("--max-p50-error", cmp_max_p50,
-                   "Exit 1 when a judged bucket's p50 differs by more than this many percent (0 = no check)")
-      ->check(CLI::NonNegativeNumber);
-  compare
-      ->add_option("--max-p99-error", cmp_max_p99,
-                   "Exit 1 when a judged bucket's p99 differs by more than this many percent (0 = no check)")
-      ->check(CLI::NonNegativeNumber);
-
-  std::string report_dir;
-  auto* report =
-      app.add_subcommand("report", "Write DIR/report.html (figures and tables) for a run or a sweep");
-  report->add_option("dir", report_dir, "A run directory or a sweep directory")->required();
-  report->add_flag("-q,--quiet", quiet, "Print only the report's path");
-
-  std::vector<std::string> papers;
-  std::string scale = "quick", docs_dir, only;
-  bool no_run = false;
-  auto* reproduce = app.add_subcommand(
-      "reproduce",
-      "Run a seed paper's experiments (reproduce/<paper>.toml) as sweeps, measure each of its claims, "
-      "draw its figures; write OUT/report.html and regenerate docs/REPRODUCTION.md");
-  reproduce->add_option("paper", papers, "Paper key(s): mercury, rcm, icc, tcd, lscc (see --list), or all")
-      ->expected(0, -1);
-  reproduce->add_option("--scale", scale, "quick: smaller fabrics or shorter runs (said in the report); full: "
-                                          "the papers' sizes")
-      ->check(CLI::IsMember({"quick", "full"}));
-  reproduce->add_option("-j,--jobs", jobs, "Runs at once")->check(CLI::Range(1, 1024));
-  reproduce->add_option("-o,--out", out_dir, "Output directory (default runs/reproduce-SCALE)");
-  reproduce->add_option("--docs", docs_dir, "Where REPRODUCTION.md and reproduction/*.json go (default: the "
-                                            "repository's docs/)");
-  reproduce->add_option("--set", sets, "Override a scenario value in every run")->type_name("KEY=VALUE");
-  reproduce->add_option("--only", only, "test: only each paper's small test sweep")
-      ->check(CLI::IsMember({"test"}));
-  reproduce->add_flag("--no-run", no_run, "Evaluate the claims and draw the figures from existing results only");
-  reproduce->add_flag("--force", force, "Re-run complete runs too (otherwise an interrupted reproduction resumes)");
-  reproduce->add_flag("-q,--quiet", quiet, "Print only the report's path");
-  bool list_papers = false;
-  reproduce->add_flag("--list", list_papers, "List the papers, their sweeps and claims");
+  // The subcommands in the order --help lists them.
+  RunArgs run_args;
+  ValidateArgs validate_args;
+  std::string list_what = "all";
+  SweepArgs sweep_args;
+  CompareArgs compare_args;
+  ReportArgs report_args;
+  ReproduceArgs reproduce_args;
+  const CLI::App* run = add_run_command(app, run_args);
+  const CLI::App* validate = add_validate_command(app, validate_args);
+  const CLI::App* list = add_list_command(app, list_what);
+  const CLI::App* sweep = add_sweep_command(app, sweep_args);
+  const CLI::App* compare = add_compare_command(app, compare_args);
+  const CLI::App* report = add_report_command(app, report_args);
+  const CLI::App* reproduce = add_reproduce_command(app, reproduce_args);
 
   try {
     app.parse(argc, argv);
@@ -315,172 +544,13 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (run->parsed()) {
-      HpccConfig cfg;
-      const Scenario s = load_source(src, sets, quiet, &cfg);
-      RunOptions opt;
-      opt.fct_txt_path = cfg.fct_output;  // --hpcc-config: where its config says
-      opt.pfc_txt_path = cfg.pfc_output;
-      opt.out_dir = out_dir;
-      opt.fct_hpcc = fct_format == "hpcc";
-      opt.progress = !quiet;
-      opt.force = force;
-      if (!out_dir.empty()) check_output_dir(out_dir, force);  // before spending time on the run
-      opt.checks.invariants = check;
-      opt.checks.invariant_interval = Time::from_us(check_interval_us);
-      opt.checks.watchdog = Time::from_ms(watchdog_ms);
-      // Ctrl-C stops the run at its next progress check and keeps the finished flows as a partial result.
-      struct sigaction sa {};
-      sa.sa_handler = [](int) { request_stop(); };
-      sigemptyset(&sa.sa_mask);
-      sigaction(SIGINT, &sa, nullptr);
-      if (!cfg.path.empty()) {  // before spending time on the run; marked as rocesim's before writing them
-        check_hpcc_outputs(cfg, force);
-        mark_hpcc_outputs(cfg);
-      }
-      const RunResult r = run_scenario(s, opt);
-      signal(SIGINT, SIG_DFL);
-      if (!quiet) print_table(s, r, out_dir);
-      for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
-      if (r.partial) {
-        fmt::print(stderr, "interrupted: partial result{} (marked \"partial\": true, and a PARTIAL file)\n",
-                   out_dir.empty() ? "" : " in " + out_dir);
-        return 130;
-      }
-      if (!quiet && !cfg.path.empty()) fmt::print("  {}: {}, {}\n", cfg.path, cfg.fct_output, cfg.pfc_output);
-      if (r.stopped.kind != CheckFailure::Kind::kNone) {
-        fmt::print(stderr, "error: run stopped ({}): {}\n", to_string(r.stopped.kind), r.stopped.message);
-        return 3;
-      }
-      return 0;
-    }
-    if (compare->parsed()) {
-      SizeBuckets buckets;
-      try {
-        buckets = SizeBuckets::from_edges(std::vector<Bytes>(cmp_edges.begin(), cmp_edges.end()));
-      } catch (const std::invalid_argument& e) {
-        throw InputError("command line", 0, std::string("--buckets: ") + e.what());
-      }
-      const FlowSlowdowns ref = read_hpcc_fct(cmp_ref);
-      const FlowSlowdowns res = read_result_slowdowns(cmp_result);
-      const auto rows = compare_slowdowns(ref, res, buckets);
-      fmt::print(
-          "slowdown (fct / standalone fct, clipped at 1): ref {} ({} flows) vs result {} ({} flows{})\n",
-          ref.source, ref.flows.size(), res.source, res.flows.size(),
-          res.unfinished ? fmt::format(", {} unfinished left out", res.unfinished) : "");
-      fmt::print("{}", format_slowdown_table(rows, cmp_min_flows));
-      const WorstErrors w = worst_errors(rows, cmp_min_flows);
-      bool fail = false;
-      if (cmp_max_p50 > 0 && 100 * std::abs(w.p50) > cmp_max_p50) {
-        fmt::print(stderr, "error: p50 of bucket {} differs by {:+.1f}% (limit {}%)\n", w.p50_bucket,
-                   100 * w.p50, cmp_max_p50);
-        fail = true;
-      }
-      if (cmp_max_p99 > 0 && 100 * std::abs(w.p99) > cmp_max_p99) {
-        fmt::print(stderr, "error: p99 of bucket {} differs by {:+.1f}% (limit {}%)\n", w.p99_bucket,
-                   100 * w.p99, cmp_max_p99);
-        fail = true;
-      }
-      return fail ? 1 : 0;
-    }
-    if (validate->parsed()) {
-      HpccConfig cfg;
-      const Scenario s = load_source(vsrc, sets, false, &cfg);
-      // Everything a run reads: the flow file too, every line (the topology file and the CDFs were read
-      // with the scenario).
-      const ListedFlows listed = scan_listed_flows(s);
-      if (s.traffic.empty() && listed.flows == 0)
-        throw InputError(s.flow_file.empty() ? s.file : s.flow_file, 0, "no flows: a run would start none");
-      if (s.traffic.empty() && listed.after_end == listed.flows)
-        throw InputError(s.file, 0, no_flow_before_end_message(s, listed.first_start, listed.last_start));
-      if (listed.after_end > 0)
-        fmt::print(stderr, "warning: {}\n",
-                   flows_after_end_message(s, listed.after_end, listed.flows, listed.last_start));
-      if (!cfg.path.empty()) std::cout << cfg.scenario_toml << "\n# The values it resolves to:\n";
-      const int64_t need = check_run_memory(s);  // as `run` refuses a network that cannot fit
-      std::cout << "# " << s.file << ": valid (" << s.topo.num_hosts() << " hosts, "
-                << s.topo.num_nodes - s.topo.num_hosts() << " switches, scheme " << s.scheme << ", about "
-                << (need >= 1e9   ? fmt::format("{:.1f} GB", need / 1e9)
-                    : need >= 1e6 ? fmt::format("{:.1f} MB", need / 1e6)
-                                  : fmt::format("{:.0f} KB", need / 1e3))
-                << " of memory before the first event)\n"
-                << s.resolved << "\n";
-      if (!s.resolved_notes.empty()) std::cout << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
-      return 0;
-    }
-    if (sweep->parsed()) {
-      SweepOptions opt;
-      opt.scenario = find_scenario(scenario_path);
-      opt.out_dir = out_dir.empty() ? "runs/" + fs::path(opt.scenario).stem().string() + "-sweep" : out_dir;
-      opt.grid = parse_grid(grid);
-      opt.sets = sets;
-      opt.jobs = jobs;
-      if (sweep_threads > 1) {
-        opt.sets.push_back(fmt::format("threads={}", sweep_threads));
-        const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-        if (jobs * sweep_threads > cores) {
-          opt.jobs = std::max(1, cores / sweep_threads);
-          fmt::print(stderr,
-                     "note: -j {} x --threads {} is more than this machine's {} cores: running {} at once "
-                     "(results do not depend on it)\n",
-                     jobs, sweep_threads, cores, opt.jobs);
-        }
-      }
-      opt.force = force;
-      opt.quiet = quiet;
-      return run_sweep(opt);
-    }
-    if (report->parsed()) return make_report(report_dir, quiet);
-    if (reproduce->parsed()) {
-      if (papers.empty() && !list_papers) throw InputError("reproduce", 0, "name a paper (or all); see --list");
-      std::error_code ec;
-      std::vector<std::string> args{"--rocesim", fs::canonical("/proc/self/exe", ec).string(), "--scale", scale,
-                                    "-j", std::to_string(jobs)};
-      if (reproduce->count("--jobs") == 0)
-        args.back() = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
-      if (!out_dir.empty()) args.insert(args.end(), {"-o", out_dir});
-      if (!docs_dir.empty()) args.insert(args.end(), {"--docs", docs_dir});
-      if (!only.empty()) args.insert(args.end(), {"--only", only});
-      for (const auto& s : sets) args.insert(args.end(), {"--set", s});
-      if (no_run) args.push_back("--no-run");
-      if (force) args.push_back("--force");
-      if (quiet) args.push_back("-q");
-      if (list_papers) args.push_back("--list");
-      args.insert(args.end(), papers.begin(), papers.end());
-      return run_python_tool("reproduce.py", args);
-    }
-    if (list->parsed()) {
-      if (what == "schemes" || what == "all") {
-        fmt::print("schemes:\n");
-        for (const auto& e : scheme_registry()) fmt::print("  {:<12} {}\n", e.name, e.summary);
-      }
-      if (what == "topologies" || what == "all") {
-        fmt::print("topologies (topology.kind):\n");
-        for (const auto& n : topology_kinds()) fmt::print("  {}\n", n);
-      }
-      if (what == "workloads" || what == "all") {
-        fmt::print("workloads (traffic.workload; or a path to a CDF file):\n");
-        fmt::print("  {:<28} {:>14} {:>10} {:>10}\n", "name", "mean (bytes)", "< 10 KB", "> 1 MB");
-        for (const auto& w : list_workloads(ROCESIM_DATA_DIR))
-          fmt::print("  {:<28} {:>14.0f} {:>9.1f}% {:>9.1f}%\n", w.name, w.mean_bytes, 100 * w.share_below_10kb,
-                     100 * w.share_above_1mb);
-      }
-      if (what == "profiles" || what == "all") {
-        fmt::print("profiles (profile = NAME, or --profile NAME):\n");
-        for (const auto& p : profile_registry()) fmt::print("  {:<12} {}\n", p.name, p.summary);
-      }
-      if (what == "scenarios" || what == "all") {
-        fmt::print("scenarios (rocesim run NAME):\n");
-        std::vector<std::string> names;
-        if (fs::exists(ROCESIM_SCENARIO_DIR))
-          for (const auto& e : fs::recursive_directory_iterator(ROCESIM_SCENARIO_DIR))
-            if (e.path().extension() == ".toml")
-              names.push_back(fs::relative(e.path(), ROCESIM_SCENARIO_DIR).replace_extension("").string());
-        std::sort(names.begin(), names.end());
-        for (const auto& n : names) fmt::print("  {}\n", n);
-      }
-      return 0;
-    }
+    if (run->parsed()) return run_command(run_args);
+    if (compare->parsed()) return compare_command(compare_args);
+    if (validate->parsed()) return validate_command(validate_args);
+    if (sweep->parsed()) return sweep_command(sweep_args);
+    if (report->parsed()) return make_report(report_args.dir, report_args.quiet);
+    if (reproduce->parsed()) return reproduce_command(reproduce_args);
+    if (list->parsed()) return list_command(list_what);
   } catch (const InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;

@@ -229,6 +229,168 @@ void check_output_dir(const std::filesystem::path& out, bool force) {
     throw std::runtime_error(fmt::format("{} already holds results; use --force to replace them", out.string()));
 }
 
+namespace {
+
+// The temporary result directory next to `out`, emptied; the run's files go there until it is renamed.
+fs::path make_tmp_dir(const fs::path& out) {
+  const fs::path tmp = out.string() + ".tmp-" + std::to_string(getpid());
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  return tmp;
+}
+
+// Where finished flows are written: flows.csv (and fct.txt) in the result directory, and the fct.txt an
+// ns-3 HPCC simulator config asks for.
+FlowStreamWriter::Options flow_files(const Scenario& s, const RunOptions& opt, const fs::path& tmp) {
+  FlowStreamWriter::Options files;
+  if (!tmp.empty()) {
+    files.flows_csv = (tmp / "flows.csv").string();
+    if (opt.fct_hpcc || s.write_hpcc_fct) files.fct_txt.push_back((tmp / "fct.txt").string());
+  }
+  if (!opt.fct_txt_path.empty()) {
+    const fs::path p(opt.fct_txt_path);
+    if (p.has_parent_path()) fs::create_directories(p.parent_path());
+    files.fct_txt.push_back(opt.fct_txt_path);
+  }
+  return files;
+}
+
+// Flows that start after the end of the run: with a finite source (flow file and [[flows]], no
+// [[traffic]] generator, whose arrivals go on until their stop), count them and warn; a run that started
+// no flow at all is an error (no results are written).
+struct FlowsAfterEnd {
+  uint64_t count = 0;
+  Time first = Time::max(), last;
+};
+
+FlowsAfterEnd flows_after_end(const Scenario& s, Network& net, FlowSource& source, const RunResult& res) {
+  FlowsAfterEnd after;
+  if (const FlowSpec* next = net.pending_flow();
+      next && !res.partial && res.stopped.kind == CheckFailure::Kind::kNone) {
+    after.first = after.last = next->start;
+    after.count = 1;
+    if (s.traffic.empty())
+      for (FlowSpec f; source.next(f);) {
+        ++after.count;
+        after.last = f.start;
+      }
+  }
+  return after;
+}
+
+// Throws when the run started no flow; adds the warnings about flows that never started.
+void check_flows_started(const Scenario& s, Network& net, const DagRunner* jobs, const FlowsAfterEnd& after,
+                         RunResult& res) {
+  const NetStats& st = net.stats();
+  if (st.flows_started == 0 && after.count > 0)
+    throw InputError(s.file, 0, no_flow_before_end_message(s, after.first, after.last));
+  if (st.flows_started == 0 && !res.partial && res.stopped.kind == CheckFailure::Kind::kNone)
+    throw InputError(
+        s.file, 0,
+        "no flow started: the scenario's flows ([[flows]], [flow_file], [[traffic]]) produced none "
+        "(an empty flow file, or traffic whose hosts or stop_us leave nothing to send)");
+  if (after.count > 0 && s.traffic.empty())
+    res.warnings.push_back(flows_after_end_message(s, after.count, st.flows_started + after.count, after.last));
+  if (jobs && jobs->unreleased() + net.released_waiting() > 0 && !res.partial &&
+      res.stopped.kind == CheckFailure::Kind::kNone)
+    res.warnings.push_back(fmt::format(
+        "{} flows of the collective / dependency_trace jobs never started: the run ended at {} ms (duration_ms) "
+        "before the flows they wait for finished; collectives.csv lists the iterations that did finish (raise "
+        "duration_ms to run them all)",
+        jobs->unreleased() + net.released_waiting(), net.now().ms()));
+}
+
+// summary.json's counters: flows, FCT, PFC, CNPs, drops, transport, switch, performance.
+nlohmann::json summary_json(const Scenario& s, Network& net, const RunResult& res, const FctStats& fct,
+                            const FlowsAfterEnd& after) {
+  const NetStats& st = net.stats();
+  const uint64_t events = net.sim().events_executed();
+  nlohmann::json j;
+  j["scenario"] = s.name;
+  j["scheme"] = s.scheme;
+  j["seed"] = s.seed;
+  j["simulated_time_ms"] = net.now().ms();
+  j["complete"] = net.all_flows_done();
+  if (res.partial) j["partial"] = true;  // interrupted (Ctrl-C): only the flows finished so far
+  j["flows"] = {{"started", st.flows_started},
+                {"finished", st.flows_finished},
+                {"unfinished", st.flows_started - st.flows_finished}};
+  if (after.count > 0 && s.traffic.empty()) j["flows"]["after_end"] = after.count;  // never started
+  if (!res.warnings.empty()) j["warnings"] = res.warnings;
+  j["fct"] = to_json(fct);
+  j["pfc"] = pfc_summary(net);
+  j["cnp"] = {{"sent_by_receivers", st.cnps_sent}, {"sent_by_switches", st.cnps_from_switches}};
+  j["drops"] = {{"data_buffer", st.data_drops},
+                {"control_buffer", st.ctrl_drops},
+                {"wire", st.wire_drops},
+                {"unroutable", st.unroutable}};
+  j["transport"] = {{"data_packets_sent", st.data_packets_sent},
+                    {"retransmitted_packets", st.retransmitted_packets},
+                    {"acks_sent", st.acks_sent},
+                    {"nacks_sent", st.nacks_sent},
+                    {"timeouts", st.timeouts},
+                    {"bytes_delivered", st.bytes_delivered},
+                    {"out_of_order_packets", st.out_of_order_packets}};
+  j["switch"] = {{"max_ingress_bytes", st.max_ingress_bytes}, {"max_buffer_bytes", st.max_switch_buffer_bytes},
+                 {"switch_messages", st.switch_messages}};
+  j["performance"] = {{"events", events},
+                      {"packet_hops", st.packet_hops},
+                      {"wall_seconds", res.wall_seconds},
+                      {"events_per_second", res.wall_seconds > 0 ? events / res.wall_seconds : 0.0},
+                      {"packet_hops_per_second", res.wall_seconds > 0 ? st.packet_hops / res.wall_seconds : 0.0},
+                      {"peak_memory_bytes", peak_rss_bytes()},
+                      {"parallel", parallel_json(net, res.wall_seconds)}};
+  return j;
+}
+
+// summary.json's "stopped": why a check stopped the run (with the cycle of a deadlock).
+nlohmann::json stopped_json(const CheckFailure& f) {
+  nlohmann::json stop = {{"reason", to_string(f.kind)}, {"time_us", f.at.us()}, {"message", f.message}};
+  if (f.kind == CheckFailure::Kind::kDeadlock) {
+    stop["since_us"] = f.since.us();
+    nlohmann::json cycle = nlohmann::json::array();
+    for (const DeadlockEdge& e : f.cycle)
+      cycle.push_back({{"node", e.node}, {"port", e.port}, {"priority", e.prio}, {"peer", e.peer},
+                       {"peer_port", e.peer_port}, {"paused_since_us", e.since.us()},
+                       {"queued_bytes", e.queued}});
+    stop["cycle"] = cycle;
+  }
+  return stop;
+}
+
+// Writes the files that are not streamed (summary.json, PARTIAL, scenario.resolved.toml, the monitors' and
+// the jobs' CSVs) into `tmp`, then renames it to `out`.
+void write_result_dir(const fs::path& tmp, const fs::path& out, const Scenario& s, Network& net,
+                      const RunResult& res, Monitors* monitors, const DagRunner* jobs) {
+  const NetStats& st = net.stats();
+  write_file(tmp / "summary.json", res.summary.dump(2) + "\n");
+  if (res.partial)
+    write_file(tmp / "PARTIAL", fmt::format("Interrupted at {:.3f} ms simulated: {} of {} flows finished. "
+                                            "Not a complete result; run again to redo it.\n",
+                                            net.now().ms(), st.flows_finished, st.flows_started));
+  {
+    std::ostringstream os;
+    os << "# Every value this run used, defaults included (rocesim " ROCESIM_VERSION ")\n" << s.resolved << "\n";
+    if (!s.resolved_notes.empty()) os << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
+    write_file(tmp / "scenario.resolved.toml", os.str());
+  }
+  if (monitors) monitors->write(tmp);
+  if (jobs) {
+    std::ostringstream c, steps;
+    write_collectives_csv(c, *jobs);
+    write_collective_steps_csv(steps, *jobs);
+    write_file(tmp / "collectives.csv", c.str());
+    write_file(tmp / "collective_steps.csv", steps.str());
+  }
+  // Replace atomically: the result directory is complete or absent. Only an empty directory or a
+  // previous result directory (checked before the run) is ever removed.
+  if (fs::exists(out)) fs::remove_all(out);
+  if (out.has_parent_path()) fs::create_directories(out.parent_path());
+  fs::rename(tmp, out);
+}
+
+}  // namespace
+
 RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   RunResult res;
   auto source = s.make_flow_source();
@@ -242,22 +404,10 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   if (!opt.out_dir.empty()) {
     out = opt.out_dir;
     check_output_dir(out, opt.force);
-    tmp = out.string() + ".tmp-" + std::to_string(getpid());
-    fs::remove_all(tmp);
-    fs::create_directories(tmp);
+    tmp = make_tmp_dir(out);
   }
   TmpDirGuard tmp_guard{tmp};
-  FlowStreamWriter::Options files;
-  if (!tmp.empty()) {
-    files.flows_csv = (tmp / "flows.csv").string();
-    if (opt.fct_hpcc || s.write_hpcc_fct) files.fct_txt.push_back((tmp / "fct.txt").string());
-  }
-  if (!opt.fct_txt_path.empty()) {
-    const fs::path p(opt.fct_txt_path);
-    if (p.has_parent_path()) fs::create_directories(p.parent_path());
-    files.fct_txt.push_back(opt.fct_txt_path);
-  }
-  FlowSink sink(net, s, std::move(files));
+  FlowSink sink(net, s, flow_files(s, opt, tmp));
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<PfcTxt> pfc_txt;
   if (!opt.pfc_txt_path.empty()) pfc_txt = std::make_unique<PfcTxt>(net, opt.pfc_txt_path);
@@ -284,120 +434,18 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   if (pfc_txt) pfc_txt->close();
   sink.close_files();  // flows.csv (rows still waiting for an older flow) and fct.txt
 
-  const NetStats& st = net.stats();
-  // Flows that start after the end of the run: with a finite source (flow file and [[flows]], no
-  // [[traffic]] generator, whose arrivals go on until their stop), count them and warn; a run that started
-  // no flow at all is an error (no results are written).
-  uint64_t after_end = 0;
-  Time first_after = Time::max(), last_after;
-  if (const FlowSpec* next = net.pending_flow();
-      next && !res.partial && res.stopped.kind == CheckFailure::Kind::kNone) {
-    first_after = last_after = next->start;
-    after_end = 1;
-    if (s.traffic.empty())
-      for (FlowSpec f; source->next(f);) {
-        ++after_end;
-        last_after = f.start;
-      }
-  }
-  if (st.flows_started == 0 && after_end > 0)
-    throw InputError(s.file, 0, no_flow_before_end_message(s, first_after, last_after));
-  if (st.flows_started == 0 && !res.partial && res.stopped.kind == CheckFailure::Kind::kNone)
-    throw InputError(
-        s.file, 0,
-        "no flow started: the scenario's flows ([[flows]], [flow_file], [[traffic]]) produced none "
-        "(an empty flow file, or traffic whose hosts or stop_us leave nothing to send)");
-  if (after_end > 0 && s.traffic.empty())
-    res.warnings.push_back(flows_after_end_message(s, after_end, st.flows_started + after_end, last_after));
-  if (jobs && jobs->unreleased() + net.released_waiting() > 0 && !res.partial &&
-      res.stopped.kind == CheckFailure::Kind::kNone)
-    res.warnings.push_back(fmt::format(
-        "{} flows of the collective / dependency_trace jobs never started: the run ended at {} ms (duration_ms) "
-        "before the flows they wait for finished; collectives.csv lists the iterations that did finish (raise "
-        "duration_ms to run them all)",
-        jobs->unreleased() + net.released_waiting(), net.now().ms()));
-  const FctStats fct = sink.stats();
-  const uint64_t events = net.sim().events_executed();
-  nlohmann::json j;
-  j["scenario"] = s.name;
-  j["scheme"] = s.scheme;
-  j["seed"] = s.seed;
-  j["simulated_time_ms"] = net.now().ms();
-  j["complete"] = net.all_flows_done();
-  if (res.partial) j["partial"] = true;  // interrupted (Ctrl-C): only the flows finished so far
-  j["flows"] = {{"started", st.flows_started},
-                {"finished", st.flows_finished},
-                {"unfinished", st.flows_started - st.flows_finished}};
-  if (after_end > 0 && s.traffic.empty()) j["flows"]["after_end"] = after_end;  // never started
-  if (!res.warnings.empty()) j["warnings"] = res.warnings;
-  j["fct"] = to_json(fct);
-  j["pfc"] = pfc_summary(net);
-  j["cnp"] = {{"sent_by_receivers", st.cnps_sent}, {"sent_by_switches", st.cnps_from_switches}};
-  j["drops"] = {{"data_buffer", st.data_drops},
-                {"control_buffer", st.ctrl_drops},
-                {"wire", st.wire_drops},
-                {"unroutable", st.unroutable}};
-  j["transport"] = {{"data_packets_sent", st.data_packets_sent},
-                    {"retransmitted_packets", st.retransmitted_packets},
-                    {"acks_sent", st.acks_sent},
-                    {"nacks_sent", st.nacks_sent},
-                    {"timeouts", st.timeouts},
-                    {"bytes_delivered", st.bytes_delivered},
-                    {"out_of_order_packets", st.out_of_order_packets}};
-  j["switch"] = {{"max_ingress_bytes", st.max_ingress_bytes}, {"max_buffer_bytes", st.max_switch_buffer_bytes},
-                 {"switch_messages", st.switch_messages}};
-  j["performance"] = {{"events", events},
-                      {"packet_hops", st.packet_hops},
-                      {"wall_seconds", res.wall_seconds},
-                      {"events_per_second", res.wall_seconds > 0 ? events / res.wall_seconds : 0.0},
-                      {"packet_hops_per_second", res.wall_seconds > 0 ? st.packet_hops / res.wall_seconds : 0.0},
-                      {"peak_memory_bytes", peak_rss_bytes()},
-                      {"parallel", parallel_json(net, res.wall_seconds)}};
+  const FlowsAfterEnd after = flows_after_end(s, net, *source, res);
+  check_flows_started(s, net, jobs.get(), after, res);
+  nlohmann::json j = summary_json(s, net, res, sink.stats(), after);
   if (jobs) j["jobs"] = jobs_json(*jobs);
   if (monitors) j["monitors"] = monitors->summary();
   if (auto sc = scheme_counters(net); !sc.is_null()) j["scheme_counters"] = std::move(sc);
   if (opt.checks.invariants) j["checks"] = {{"invariant_samples", checker.invariant_checks()}};
-  if (checker.failed()) {
-    const CheckFailure& f = checker.failure();
-    nlohmann::json stop = {{"reason", to_string(f.kind)}, {"time_us", f.at.us()}, {"message", f.message}};
-    if (f.kind == CheckFailure::Kind::kDeadlock) {
-      stop["since_us"] = f.since.us();
-      nlohmann::json cycle = nlohmann::json::array();
-      for (const DeadlockEdge& e : f.cycle)
-        cycle.push_back({{"node", e.node}, {"port", e.port}, {"priority", e.prio}, {"peer", e.peer},
-                         {"peer_port", e.peer_port}, {"paused_since_us", e.since.us()},
-                         {"queued_bytes", e.queued}});
-      stop["cycle"] = cycle;
-    }
-    j["stopped"] = stop;
-  }
+  if (checker.failed()) j["stopped"] = stopped_json(checker.failure());
   res.summary = j;
 
   if (!tmp.empty()) {
-    write_file(tmp / "summary.json", j.dump(2) + "\n");
-    if (res.partial)
-      write_file(tmp / "PARTIAL", fmt::format("Interrupted at {:.3f} ms simulated: {} of {} flows finished. "
-                                              "Not a complete result; run again to redo it.\n",
-                                              net.now().ms(), st.flows_finished, st.flows_started));
-    {
-      std::ostringstream os;
-      os << "# Every value this run used, defaults included (rocesim " ROCESIM_VERSION ")\n" << s.resolved << "\n";
-      if (!s.resolved_notes.empty()) os << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
-      write_file(tmp / "scenario.resolved.toml", os.str());
-    }
-    if (monitors) monitors->write(tmp);
-    if (jobs) {
-      std::ostringstream c, steps;
-      write_collectives_csv(c, *jobs);
-      write_collective_steps_csv(steps, *jobs);
-      write_file(tmp / "collectives.csv", c.str());
-      write_file(tmp / "collective_steps.csv", steps.str());
-    }
-    // Replace atomically: the result directory is complete or absent. Only an empty directory or a
-    // previous result directory (checked above) is ever removed.
-    if (fs::exists(out)) fs::remove_all(out);
-    if (out.has_parent_path()) fs::create_directories(out.parent_path());
-    fs::rename(tmp, out);
+    write_result_dir(tmp, out, s, net, res, monitors.get(), jobs.get());
     tmp_guard.dir.clear();
   }
   return res;

@@ -465,108 +465,132 @@ void print_summary_table(const fs::path& out_dir, const std::vector<SweepPoint>&
                l.small_p99, l.large_p99, l.pauses);
 }
 
+namespace {
+
+// results.csv's metric columns: (column, path in a bucket's JSON) and (column, path in the summary).
+const std::vector<std::pair<std::string, std::string>> kBucketColumns = {
+    {"count", "count"},
+    {"fct_avg_us", "fct_us/avg"},
+    {"fct_p50_us", "fct_us/p50"},
+    {"fct_p95_us", "fct_us/p95"},
+    {"fct_p99_us", "fct_us/p99"},
+    {"fct_p999_us", "fct_us/p999"},
+    {"slowdown_avg", "slowdown/avg"},
+    {"slowdown_p50", "slowdown/p50"},
+    {"slowdown_p95", "slowdown/p95"},
+    {"slowdown_p99", "slowdown/p99"},
+    {"slowdown_p999", "slowdown/p999"}};
+const std::vector<std::pair<std::string, std::string>> kRunColumns = {
+    {"flows_started", "flows/started"},
+    {"flows_finished", "flows/finished"},
+    {"complete", "complete"},
+    {"simulated_ms", "simulated_time_ms"},
+    {"pauses", "pfc/pauses_sent"},
+    {"paused_time_us", "pfc/paused_time_us"},
+    {"max_buffer_bytes", "switch/max_buffer_bytes"},
+    {"wall_seconds", "performance/wall_seconds"}};
+
+// results.csv's leading columns: the grid keys, then scheme / load / seed when they are not grid keys.
+struct LeadColumns {
+  std::vector<std::string> names;
+  bool scheme = false, load = false, seed = false;  // added after the grid keys
+};
+
+LeadColumns lead_columns(const std::vector<GridAxis>& grid) {
+  LeadColumns c;
+  for (const auto& ax : grid) c.names.push_back(ax.key);
+  const auto has = [&](const std::string& k) { return std::find(c.names.begin(), c.names.end(), k) != c.names.end(); };
+  c.scheme = !has("scheme") && !has("cc.scheme");
+  c.load = !has("load");
+  c.seed = !has("seed");
+  if (c.scheme) c.names.push_back("scheme");
+  if (c.load) c.names.push_back("load");
+  if (c.seed) c.names.push_back("seed");
+  return c;
+}
+
+void append_csv_row(std::string& csv, const std::vector<std::string>& fields) {
+  for (size_t i = 0; i < fields.size(); ++i) csv += (i ? "," : "") + csv_field(fields[i]);
+  csv += "\n";
+}
+
+std::string results_csv_header(const LeadColumns& cols) {
+  std::vector<std::string> head = cols.names;
+  head.insert(head.end(), {"run", "bucket", "class", "min_bytes", "max_bytes"});
+  for (const auto& [c, _] : kBucketColumns) head.push_back(c);
+  for (const auto& [c, _] : kRunColumns) head.push_back(c);
+  head.insert(head.end(), {"cnps", "drops"});
+  std::string csv;
+  append_csv_row(csv, head);
+  return csv;
+}
+
+// One complete run's rows of results.csv: one per size bucket, an "all" row, and one per traffic class.
+void append_run_rows(std::string& csv, const LeadColumns& cols, const SweepPoint& p, const fs::path& dir,
+                     const nlohmann::json& j) {
+  std::vector<std::string> lead;
+  for (const auto& kv : p.values) lead.push_back(kv.second);
+  if (cols.scheme) lead.push_back(num(at(j, "scheme")));
+  if (cols.load) lead.push_back(resolved_load(dir));
+  if (cols.seed) lead.push_back(num(at(j, "seed")));
+  lead.push_back(safe_dir_name(p.name));
+  std::vector<std::string> tail;
+  for (const auto& [_, path] : kRunColumns) tail.push_back(num(at(j, path)));
+  const auto sum = [&](std::initializer_list<const char*> paths) {
+    uint64_t s = 0;
+    for (const char* q : paths) {
+      const auto v = at(j, q);
+      if (v.is_number()) s += v.get<uint64_t>();
+    }
+    return std::to_string(s);
+  };
+  tail.push_back(sum({"cnp/sent_by_receivers", "cnp/sent_by_switches"}));
+  tail.push_back(sum({"drops/data_buffer", "drops/control_buffer", "drops/wire", "drops/unroutable"}));
+
+  const auto row = [&](const std::string& bucket, const std::string& cls, const nlohmann::json& b,
+                       const std::string& lo, const std::string& hi) {
+    std::vector<std::string> f = lead;
+    f.insert(f.end(), {bucket, cls, lo, hi});
+    for (const auto& [_, path] : kBucketColumns) f.push_back(num(at(b, path)));
+    f.insert(f.end(), tail.begin(), tail.end());
+    append_csv_row(csv, f);
+  };
+  const auto buckets = at(j, "fct/buckets");
+  if (buckets.is_array())
+    for (const auto& b : buckets)
+      row(num(at(b, "label")), "all", b, num(at(b, "min_bytes")), num(at(b, "max_bytes")));
+  row("all", "all", at(j, "fct"), "", "");
+  // Per class (traffic.class, flows' class: e.g. incast vs background), all sizes, when the scenario has
+  // more than one class; classes without finished flows are left out.
+  const auto classes = at(j, "fct/classes");
+  if (classes.is_object() && classes.size() > 1)
+    for (const auto& [label, c] : classes.items())
+      if (at(c, "count").is_number() && at(c, "count").get<uint64_t>() > 0) row("all", label, c, "", "");
+}
+
+}  // namespace
+
 size_t write_results_csv(const fs::path& out_dir, const std::vector<GridAxis>& grid,
                          const std::vector<SweepPoint>& points) {
-  // Columns: the grid keys, then scheme / load / seed when they are not grid keys, then the metrics.
-  std::vector<std::string> cols;
-  for (const auto& ax : grid) cols.push_back(ax.key);
-  const auto has = [&](const std::string& k) { return std::find(cols.begin(), cols.end(), k) != cols.end(); };
-  const bool add_scheme = !has("scheme") && !has("cc.scheme"), add_load = !has("load"),
-             add_seed = !has("seed");
-  if (add_scheme) cols.push_back("scheme");
-  if (add_load) cols.push_back("load");
-  if (add_seed) cols.push_back("seed");
-  // (column, path in a bucket's JSON or in the summary)
-  static const std::vector<std::pair<std::string, std::string>> kBucket = {
-      {"count", "count"},
-      {"fct_avg_us", "fct_us/avg"},
-      {"fct_p50_us", "fct_us/p50"},
-      {"fct_p95_us", "fct_us/p95"},
-      {"fct_p99_us", "fct_us/p99"},
-      {"fct_p999_us", "fct_us/p999"},
-      {"slowdown_avg", "slowdown/avg"},
-      {"slowdown_p50", "slowdown/p50"},
-      {"slowdown_p95", "slowdown/p95"},
-      {"slowdown_p99", "slowdown/p99"},
-      {"slowdown_p999", "slowdown/p999"}};
-  static const std::vector<std::pair<std::string, std::string>> kRun = {
-      {"flows_started", "flows/started"},
-      {"flows_finished", "flows/finished"},
-      {"complete", "complete"},
-      {"simulated_ms", "simulated_time_ms"},
-      {"pauses", "pfc/pauses_sent"},
-      {"paused_time_us", "pfc/paused_time_us"},
-      {"max_buffer_bytes", "switch/max_buffer_bytes"},
-      {"wall_seconds", "performance/wall_seconds"}};
-  std::string csv;
-  {
-    std::vector<std::string> head = cols;
-    head.insert(head.end(), {"run", "bucket", "class", "min_bytes", "max_bytes"});
-    for (const auto& [c, _] : kBucket) head.push_back(c);
-    for (const auto& [c, _] : kRun) head.push_back(c);
-    head.insert(head.end(), {"cnps", "drops"});
-    for (size_t i = 0; i < head.size(); ++i) csv += (i ? "," : "") + csv_field(head[i]);
-    csv += "\n";
-  }
+  const LeadColumns cols = lead_columns(grid);
+  std::string csv = results_csv_header(cols);
   size_t runs = 0;
   for (const auto& p : points) {
     const fs::path dir = out_dir / safe_dir_name(p.name);
     const auto summary = complete_summary(dir);
     if (!summary) continue;  // absent, partial or unreadable: not complete
-    const nlohmann::json& j = *summary;
     ++runs;
-    std::vector<std::string> lead;
-    for (const auto& kv : p.values) lead.push_back(kv.second);
-    if (add_scheme) lead.push_back(num(at(j, "scheme")));
-    if (add_load) lead.push_back(resolved_load(dir));
-    if (add_seed) lead.push_back(num(at(j, "seed")));
-    lead.push_back(safe_dir_name(p.name));
-    std::vector<std::string> tail;
-    for (const auto& [_, path] : kRun) tail.push_back(num(at(j, path)));
-    const auto sum = [&](std::initializer_list<const char*> paths) {
-      uint64_t s = 0;
-      for (const char* q : paths) {
-        const auto v = at(j, q);
-        if (v.is_number()) s += v.get<uint64_t>();
-      }
-      return std::to_string(s);
-    };
-    tail.push_back(sum({"cnp/sent_by_receivers", "cnp/sent_by_switches"}));
-    tail.push_back(sum({"drops/data_buffer", "drops/control_buffer", "drops/wire", "drops/unroutable"}));
-
-    const auto row = [&](const std::string& bucket, const std::string& cls, const nlohmann::json& b,
-                         const std::string& lo, const std::string& hi) {
-      std::vector<std::string> f = lead;
-      f.insert(f.end(), {bucket, cls, lo, hi});
-      for (const auto& [_, path] : kBucket) f.push_back(num(at(b, path)));
-      f.insert(f.end(), tail.begin(), tail.end());
-      for (size_t i = 0; i < f.size(); ++i) csv += (i ? "," : "") + csv_field(f[i]);
-      csv += "\n";
-    };
-    const auto buckets = at(j, "fct/buckets");
-    if (buckets.is_array())
-      for (const auto& b : buckets)
-        row(num(at(b, "label")), "all", b, num(at(b, "min_bytes")), num(at(b, "max_bytes")));
-    row("all", "all", at(j, "fct"), "", "");
-    // Per class (traffic.class, flows' class: e.g. incast vs background), all sizes, when the scenario has
-    // more than one class; classes without finished flows are left out.
-    const auto classes = at(j, "fct/classes");
-    if (classes.is_object() && classes.size() > 1)
-      for (const auto& [label, c] : classes.items())
-        if (at(c, "count").is_number() && at(c, "count").get<uint64_t>() > 0) row("all", label, c, "", "");
+    append_run_rows(csv, cols, p, dir, *summary);
   }
   write_atomically(out_dir / "results.csv", csv);
   return runs;
 }
 
-int run_sweep(const SweepOptions& opt) {
-  const auto t0 = Clock::now();
-  if (opt.jobs < 1) throw InputError("-j", 0, "needs at least 1 job");
-  if (opt.grid.empty()) throw InputError("--grid", 0, "a sweep needs at least one KEY=V1,V2,... grid axis");
-  const std::string scenario = fs::absolute(opt.scenario).lexically_normal().string();
-  const Scenario base = load_scenario(scenario, opt.sets);  // fails early on a bad scenario or --set
-  const std::vector<SweepPoint> points = expand_grid(opt.grid, tables_with_load(base.resolved));
+namespace {
 
+// sweep.json: what the sweep directory holds (check_sweep_dir compares a resumed sweep with it).
+nlohmann::json sweep_manifest(const SweepOptions& opt, const std::string& scenario,
+                              const std::vector<SweepPoint>& points) {
   nlohmann::json manifest;
   manifest["scenario"] = scenario;
   manifest["scenario_fingerprint"] = fingerprint(read_text(scenario));
@@ -576,26 +600,23 @@ int run_sweep(const SweepOptions& opt) {
   manifest["runs"] = nlohmann::json::array();
   for (const auto& p : points) manifest["runs"].push_back(safe_dir_name(p.name));
   manifest["rocesim"] = ROCESIM_VERSION;
-  check_sweep_dir(opt.out_dir, manifest, opt.force);
-  fs::create_directories(opt.out_dir);
-  DirLock lock(opt.out_dir);
-  remove_leftovers(opt.out_dir, points);
-  write_atomically(opt.out_dir / "sweep.json", manifest.dump(2) + "\n");
-  const fs::path logs = opt.out_dir / "logs";
+  return manifest;
+}
 
+// The indexes of the points still to run: complete runs are skipped (unless --force), and said so.
+std::vector<size_t> runs_to_do(const SweepOptions& opt, const std::vector<SweepPoint>& points) {
   const size_t n = points.size();
-  size_t finished = 0;  // skipped, done or failed
+  size_t skipped = 0;
   std::vector<size_t> pending;
   for (size_t i = 0; i < n; ++i) {
     const fs::path dir = opt.out_dir / safe_dir_name(points[i].name);
     if (!opt.force && complete_summary(dir)) {
-      ++finished;
-      if (!opt.quiet) fmt::print("[{}/{}] {} skipped (already complete)\n", finished, n, points[i].name);
+      ++skipped;
+      if (!opt.quiet) fmt::print("[{}/{}] {} skipped (already complete)\n", skipped, n, points[i].name);
     } else {
       pending.push_back(i);
     }
   }
-  const size_t skipped = finished;
   if (!opt.quiet) {
     if (pending.empty())
       fmt::print("all {} runs already complete; rewriting results.csv\n", n);
@@ -605,129 +626,189 @@ int run_sweep(const SweepOptions& opt) {
                  opt.out_dir.string());
     std::fflush(stdout);
   }
-  if (!pending.empty()) fs::create_directories(logs);
+  return pending;
+}
 
-  InterruptGuard guard;
-  StatusLine line(stderr, !opt.quiet && is_terminal(stderr));
-  std::vector<Child> running;
-  std::vector<std::string> failures;
-  double done_wall = 0;  // wall seconds of the runs finished by this sweep
-  size_t done_runs = 0;
-  size_t next = 0;
+// Runs the pending points as child processes, at most opt.jobs at once, reporting each as it ends and
+// drawing a status line with an ETA.
+class SweepLoop {
+ public:
+  SweepLoop(const SweepOptions& opt, const std::string& scenario, const std::vector<SweepPoint>& points,
+            std::vector<size_t> pending, Clock::time_point t0)
+      : opt_(opt),
+        scenario_(scenario),
+        points_(points),
+        pending_(std::move(pending)),
+        finished_(points.size() - pending_.size()),
+        t0_(t0),
+        line_(stderr, !opt.quiet && is_terminal(stderr)) {}
 
-  // Remaining wall time: a running run's own estimate (from its simulated-time fraction, an upper bound
-  // when it stops as soon as its flows finish) and, per pending run, the mean time of the finished ones (or
-  // of the running ones' estimates), spread over the parallel slots.
-  const auto eta = [&]() -> std::string {
-    double est_sum = 0;
-    size_t est_n = 0;
-    for (const auto& c : running)
-      if (c.fraction > 0.02) {
-        est_sum += c.elapsed() / c.fraction;
-        ++est_n;
-      }
-    if (done_runs == 0 && est_n == 0) return "?";
-    const double avg =
-        done_runs ? done_wall / static_cast<double>(done_runs) : est_sum / static_cast<double>(est_n);
-    double work = static_cast<double>(pending.size() - next) * avg;
-    for (const auto& c : running)
-      work += c.fraction > 0.02 ? c.elapsed() / c.fraction - c.elapsed() : std::max(0.0, avg - c.elapsed());
-    const size_t left = pending.size() - next + running.size();
-    return format_duration(work / static_cast<double>(std::max<size_t>(1, std::min<size_t>(opt.jobs, left))));
-  };
-
-  while ((next < pending.size() || !running.empty())) {
-    if (g_interrupted) break;
-    while (next < pending.size() && running.size() < static_cast<size_t>(opt.jobs)) {
-      const size_t i = pending[next++];
-      const std::string dname = safe_dir_name(points[i].name);
-      const fs::path log = logs / (dname + ".log");
-      // A run directory without summary.json is a leftover (say, summary.json deleted to redo the run):
-      // replace it (the run refuses, even so, a directory that holds no rocesim results).
-      const bool replace = opt.force || fs::exists(opt.out_dir / dname);
-      running.push_back(spawn_run(opt, scenario, points[i], opt.out_dir / dname, log, replace));
-      running.back().point = i;
+  // Until every pending run has ended, or an interrupt.
+  void run() {
+    while (next_ < pending_.size() || !running_.empty()) {
+      if (g_interrupted) break;
+      start_runs();
+      const bool reaped = reap();
+      if (!reaped && !running_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      draw_status();
     }
-    bool reaped = false;
-    for (size_t k = 0; k < running.size();) {
-      running[k].poll_progress();
-      int st = 0;
-      const pid_t r = waitpid(running[k].pid, &st, WNOHANG);
-      if (r == 0 || (r < 0 && errno == EINTR)) {
-        ++k;
-        continue;
-      }
-      running[k].close_progress();
-      const Child c = running[k];
-      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
-      reaped = true;
-      if (g_interrupted) continue;  // the terminal's Ctrl-C reached the runs too: not a failure
-      const double wall = c.elapsed();
-      const SweepPoint& p = points[c.point];
-      ++finished;
-      const bool ok = r > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
-                      fs::exists(opt.out_dir / safe_dir_name(p.name) / "summary.json");
-      line.clear();
-      if (ok) {
-        done_wall += wall;
-        ++done_runs;
-        std::error_code ec;
-        fs::remove(c.log, ec);
-        if (!opt.quiet) {
-          const size_t left = pending.size() - next + running.size();
-          fmt::print("[{}/{}] {} done in {}{}\n", finished, n, p.name, format_duration(wall),
-                     left ? fmt::format(" (sweep ETA {})", eta()) : "");
-          std::fflush(stdout);
-        }
-      } else {
-        const std::string why =
-            r < 0 ? fmt::format("waitpid: {}", std::strerror(errno)) : describe_status(st);
-        failures.push_back(p.name);
-        std::string tail = tail_lines(c.log, 12);
-        if (tail.empty()) tail = "(no output)";
-        std::string indented;
-        for (const auto& l : split(tail, '\n')) indented += "    " + l + "\n";
-        fmt::print(stderr, "[{}/{}] {} FAILED ({}) after {}; its stderr ({}):\n{}", finished, n, p.name, why,
-                   format_duration(wall), c.log.string(), indented);
-        std::fflush(stderr);
-      }
-    }
-    if (!reaped && !running.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (line.active() && line.due(Clock::now())) {
-      std::string text = fmt::format("  {}/{} finished, {} running", finished, n, running.size());
-      for (const auto& c : running)
-        text += fmt::format(" | {} {:.0f}% {}", points[c.point].name, 100 * c.fraction,
-                            format_duration(c.elapsed()));
-      text += fmt::format(" | {} elapsed, ETA {}", format_duration(seconds_since(t0)), eta());
-      line.draw(text);
-    }
+    line_.clear();
   }
-  line.clear();
 
-  if (g_interrupted) {
-    for (const auto& c : running) kill(c.pid, SIGTERM);
-    for (auto& c : running) {
+  // After an interrupt: ends the runs still going and removes their temporary directories and logs.
+  void stop_running() {
+    for (const auto& c : running_) kill(c.pid, SIGTERM);
+    for (auto& c : running_) {
       int st = 0;
       while (waitpid(c.pid, &st, 0) < 0 && errno == EINTR) {
       }
       c.close_progress();
       std::error_code ec;
-      fs::remove_all(opt.out_dir / (safe_dir_name(points[c.point].name) + ".tmp-" + std::to_string(c.pid)),
+      fs::remove_all(opt_.out_dir / (safe_dir_name(points_[c.point].name) + ".tmp-" + std::to_string(c.pid)),
                      ec);
       fs::remove(c.log, ec);
     }
-    const size_t complete = write_results_csv(opt.out_dir, opt.grid, points);
-    fmt::print(stderr,
-               "\ninterrupted: {} of {} runs complete (results.csv has them); run the same command again "
-               "to resume\n",
-               complete, n);
-    return 130;
   }
 
+  size_t done_runs() const { return done_runs_; }
+  const std::vector<std::string>& failures() const { return failures_; }
+
+ private:
+  fs::path logs() const { return opt_.out_dir / "logs"; }
+
+  void start_runs() {
+    while (next_ < pending_.size() && running_.size() < static_cast<size_t>(opt_.jobs)) {
+      const size_t i = pending_[next_++];
+      const std::string dname = safe_dir_name(points_[i].name);
+      const fs::path log = logs() / (dname + ".log");
+      // A run directory without summary.json is a leftover (say, summary.json deleted to redo the run):
+      // replace it (the run refuses, even so, a directory that holds no rocesim results).
+      const bool replace = opt_.force || fs::exists(opt_.out_dir / dname);
+      running_.push_back(spawn_run(opt_, scenario_, points_[i], opt_.out_dir / dname, log, replace));
+      running_.back().point = i;
+    }
+  }
+
+  // Reads the runs' progress and collects those that ended; true when any did.
+  bool reap() {
+    bool reaped = false;
+    for (size_t k = 0; k < running_.size();) {
+      running_[k].poll_progress();
+      int st = 0;
+      const pid_t r = waitpid(running_[k].pid, &st, WNOHANG);
+      if (r == 0 || (r < 0 && errno == EINTR)) {
+        ++k;
+        continue;
+      }
+      running_[k].close_progress();
+      const Child c = running_[k];
+      running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(k));
+      reaped = true;
+      if (g_interrupted) continue;  // the terminal's Ctrl-C reached the runs too: not a failure
+      const double wall = c.elapsed();
+      ++finished_;
+      const SweepPoint& p = points_[c.point];
+      const bool ok = r > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+                      fs::exists(opt_.out_dir / safe_dir_name(p.name) / "summary.json");
+      line_.clear();
+      if (ok)
+        report_done(c, wall);
+      else
+        report_failed(c, wall, r < 0 ? fmt::format("waitpid: {}", std::strerror(errno)) : describe_status(st));
+    }
+    return reaped;
+  }
+
+  void report_done(const Child& c, double wall) {
+    done_wall_ += wall;
+    ++done_runs_;
+    std::error_code ec;
+    fs::remove(c.log, ec);
+    if (opt_.quiet) return;
+    const size_t left = pending_.size() - next_ + running_.size();
+    fmt::print("[{}/{}] {} done in {}{}\n", finished_, points_.size(), points_[c.point].name, format_duration(wall),
+               left ? fmt::format(" (sweep ETA {})", eta()) : "");
+    std::fflush(stdout);
+  }
+
+  void report_failed(const Child& c, double wall, const std::string& why) {
+    const SweepPoint& p = points_[c.point];
+    failures_.push_back(p.name);
+    std::string tail = tail_lines(c.log, 12);
+    if (tail.empty()) tail = "(no output)";
+    std::string indented;
+    for (const auto& l : split(tail, '\n')) indented += "    " + l + "\n";
+    fmt::print(stderr, "[{}/{}] {} FAILED ({}) after {}; its stderr ({}):\n{}", finished_, points_.size(), p.name,
+               why, format_duration(wall), c.log.string(), indented);
+    std::fflush(stderr);
+  }
+
+  void draw_status() {
+    if (!line_.active() || !line_.due(Clock::now())) return;
+    std::string text = fmt::format("  {}/{} finished, {} running", finished_, points_.size(), running_.size());
+    for (const auto& c : running_)
+      text += fmt::format(" | {} {:.0f}% {}", points_[c.point].name, 100 * c.fraction,
+                          format_duration(c.elapsed()));
+    text += fmt::format(" | {} elapsed, ETA {}", format_duration(seconds_since(t0_)), eta());
+    line_.draw(text);
+  }
+
+  // Remaining wall time: a running run's own estimate (from its simulated-time fraction, an upper bound
+  // when it stops as soon as its flows finish) and, per pending run, the mean time of the finished ones (or
+  // of the running ones' estimates), spread over the parallel slots.
+  std::string eta() const {
+    double est_sum = 0;
+    size_t est_n = 0;
+    for (const auto& c : running_)
+      if (c.fraction > 0.02) {
+        est_sum += c.elapsed() / c.fraction;
+        ++est_n;
+      }
+    if (done_runs_ == 0 && est_n == 0) return "?";
+    const double avg =
+        done_runs_ ? done_wall_ / static_cast<double>(done_runs_) : est_sum / static_cast<double>(est_n);
+    double work = static_cast<double>(pending_.size() - next_) * avg;
+    for (const auto& c : running_)
+      work += c.fraction > 0.02 ? c.elapsed() / c.fraction - c.elapsed() : std::max(0.0, avg - c.elapsed());
+    const size_t left = pending_.size() - next_ + running_.size();
+    return format_duration(work / static_cast<double>(std::max<size_t>(1, std::min<size_t>(opt_.jobs, left))));
+  }
+
+  const SweepOptions& opt_;
+  const std::string& scenario_;
+  const std::vector<SweepPoint>& points_;
+  const std::vector<size_t> pending_;
+  size_t finished_;  // skipped, done or failed
+  Clock::time_point t0_;
+  StatusLine line_;
+  std::vector<Child> running_;
+  std::vector<std::string> failures_;
+  double done_wall_ = 0;  // wall seconds of the runs finished by this sweep
+  size_t done_runs_ = 0;
+  size_t next_ = 0;  // into pending_
+};
+
+// results.csv of the runs complete so far, and how to resume; the exit status of an interrupted sweep.
+int finish_interrupted_sweep(const SweepOptions& opt, const std::vector<SweepPoint>& points) {
   const size_t complete = write_results_csv(opt.out_dir, opt.grid, points);
+  fmt::print(stderr,
+             "\ninterrupted: {} of {} runs complete (results.csv has them); run the same command again "
+             "to resume\n",
+             complete, points.size());
+  return 130;
+}
+
+// results.csv, the short table and the closing lines; the exit status of the sweep.
+int finish_sweep(const SweepOptions& opt, const std::vector<SweepPoint>& points, const SweepLoop& loop,
+                 size_t skipped, Clock::time_point t0) {
+  const size_t n = points.size();
+  const size_t complete = write_results_csv(opt.out_dir, opt.grid, points);
+  const fs::path logs = opt.out_dir / "logs";
   std::error_code ec;
   if (fs::exists(logs, ec) && fs::is_empty(logs, ec)) fs::remove(logs, ec);
   if (!opt.quiet) print_summary_table(opt.out_dir, points);
+  const size_t done_runs = loop.done_runs();
+  const auto& failures = loop.failures();
   if (!opt.quiet)
     fmt::print("sweep finished in {}: {} run{} done, {} skipped, {} failed\nresults: {}\n",
                format_duration(seconds_since(t0)), done_runs, done_runs == 1 ? "" : "s", skipped,
@@ -739,6 +820,36 @@ int run_sweep(const SweepOptions& opt) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int run_sweep(const SweepOptions& opt) {
+  const auto t0 = Clock::now();
+  if (opt.jobs < 1) throw InputError("-j", 0, "needs at least 1 job");
+  if (opt.grid.empty()) throw InputError("--grid", 0, "a sweep needs at least one KEY=V1,V2,... grid axis");
+  const std::string scenario = fs::absolute(opt.scenario).lexically_normal().string();
+  const Scenario base = load_scenario(scenario, opt.sets);  // fails early on a bad scenario or --set
+  const std::vector<SweepPoint> points = expand_grid(opt.grid, tables_with_load(base.resolved));
+
+  const nlohmann::json manifest = sweep_manifest(opt, scenario, points);
+  check_sweep_dir(opt.out_dir, manifest, opt.force);
+  fs::create_directories(opt.out_dir);
+  DirLock lock(opt.out_dir);
+  remove_leftovers(opt.out_dir, points);
+  write_atomically(opt.out_dir / "sweep.json", manifest.dump(2) + "\n");
+
+  std::vector<size_t> pending = runs_to_do(opt, points);
+  const size_t skipped = points.size() - pending.size();
+  if (!pending.empty()) fs::create_directories(opt.out_dir / "logs");
+  InterruptGuard guard;
+  SweepLoop loop(opt, scenario, points, std::move(pending), t0);
+  loop.run();
+  if (g_interrupted) {
+    loop.stop_running();
+    return finish_interrupted_sweep(opt, points);
+  }
+  return finish_sweep(opt, points, loop, skipped, t0);
 }
 
 int run_python_tool(const std::string& tool, const std::vector<std::string>& tool_args) {

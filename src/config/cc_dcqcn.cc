@@ -17,20 +17,17 @@ DcqcnSettings read_dcqcn_settings(Config& c, const std::string& prefix, Rate nic
 
 DcqcnSettings read_dcqcn_keys(Config& c, const std::string& prefix, DcqcnSettings d, bool np_keys) {
   const std::string k = prefix + ".";
-  auto us = [&](const std::string& key, Time def, double lo) {
-    return Time::from_us(c.get_double(k + key, def.us(), lo, 1e9));
-  };
   d.g = c.get_double(k + "g", d.g, 0, 1);
-  d.alpha_period = us("alpha_period_us", d.alpha_period, 0.001);
-  d.dec_period = us("dec_period_us", d.dec_period, 0.001);
-  d.inc_period = us("inc_period_us", d.inc_period, 0.001);
+  d.alpha_period = c.get_us(k + "alpha_period_us", d.alpha_period, 0.001);
+  d.dec_period = c.get_us(k + "dec_period_us", d.dec_period, 0.001);
+  d.inc_period = c.get_us(k + "inc_period_us", d.inc_period, 0.001);
   d.byte_counter_bytes = c.get_int(k + "byte_counter_bytes", d.byte_counter_bytes, 0, int64_t{1} << 40);
   d.fast_recovery_steps = static_cast<int>(c.get_int(k + "fast_recovery_steps", d.fast_recovery_steps, 0, 1000));
   d.rate_ai = Rate::from_mbps(c.get_double(k + "rate_ai_mbps", d.rate_ai.mbps(), 0, 1e6));
   d.rate_hai = Rate::from_mbps(c.get_double(k + "rate_hai_mbps", d.rate_hai.mbps(), 0, 1e6));
   d.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", d.min_rate.mbps(), 0.001, 1e6));
   if (np_keys) {
-    d.cnp_interval = us("cnp_interval_us", d.cnp_interval, 0);
+    d.cnp_interval = c.get_us(k + "cnp_interval_us", d.cnp_interval, 0);
     d.cnp_on_ack = c.get_bool(k + "cnp_on_ack", d.cnp_on_ack);
   }
   d.rate_on_first_cnp = c.get_double(k + "rate_on_first_cnp", d.rate_on_first_cnp, 0.001, 1);

@@ -15,7 +15,7 @@ SchemeFactory read_scheme_dctcp(Config& c, const SchemeContext& ctx) {
   d.rate_ai = Rate::from_mbps(c.get_double(k + "rate_ai_mbps", d.rate_ai.mbps(), 0, 1e6));
   d.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", d.min_rate.mbps(), 0.001, 1e6));
   d.rate_window = c.get_bool(k + "rate_window", d.rate_window);
-  d.t = Time::from_us(c.get_double(k + "t_us", d.t.us(), 0, 1e9));
+  d.t = c.get_us(k + "t_us", d.t, 0, 1e9);
   d.min_cwnd_bytes = c.get_int(k + "min_cwnd_bytes", d.min_cwnd_bytes, 1, int64_t{1} << 40);
   return [d] { return std::make_unique<Dctcp>(d); };
 }

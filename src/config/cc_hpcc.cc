@@ -9,7 +9,7 @@ HpccSettings read_hpcc_keys(Config& c, const std::string& prefix, HpccSettings d
   d.eta = c.get_double(k + "eta", d.eta, 0.01, 1);
   d.max_stage = static_cast<int>(c.get_int(k + "max_stage", d.max_stage, 0, 1'000'000));
   d.rate_ai = Rate::from_mbps(c.get_double(k + "rate_ai_mbps", d.rate_ai.mbps(), 0, 1e6));
-  d.t = Time::from_us(c.get_double(k + "t_us", d.t.us(), 0, 1e9));
+  d.t = c.get_us(k + "t_us", d.t, 0, 1e9);
   d.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", d.min_rate.mbps(), 0.001, 1e6));
   d.fast_react = c.get_bool(k + "fast_react", d.fast_react);
   d.u_init = c.get_double(k + "u_init", d.u_init, 0, 100);

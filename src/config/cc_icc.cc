@@ -10,11 +10,11 @@ SchemeFactory read_scheme_icc(Config& c, const SchemeContext& ctx) {
   IccSettings s;
   s.lu_threshold = c.get_double(k + "lu_threshold", s.lu_threshold, 0, 1);
   s.sample_interval =
-      Time::from_us(c.get_double(k + "sample_interval_us", s.sample_interval.us(), 0.001, 1e6));
+      c.get_us(k + "sample_interval_us", s.sample_interval, 0.001, 1e6);
   s.feedback_period =
-      Time::from_us(c.get_double(k + "feedback_period_us", s.feedback_period.us(), 0.001, 1e6));
-  s.flow_window = Time::from_us(c.get_double(k + "flow_window_us", s.flow_window.us(), 0.001, 1e6));
-  s.flow_idle = Time::from_us(c.get_double(k + "flow_idle_us", s.flow_idle.us(), 1, 1e9));
+      c.get_us(k + "feedback_period_us", s.feedback_period, 0.001, 1e6);
+  s.flow_window = c.get_us(k + "flow_window_us", s.flow_window, 0.001, 1e6);
+  s.flow_idle = c.get_us(k + "flow_idle_us", s.flow_idle, 1, 1e9);
   s.q_d_bytes = c.get_int(k + "q_d_bytes", s.q_d_bytes, 0, int64_t{1} << 40);
   s.q_d_cap_bytes = c.get_int(k + "q_d_cap_bytes", s.q_d_cap_bytes, 1, int64_t{1} << 40);
   s.q_d_fraction = c.get_double(k + "q_d_fraction", s.q_d_fraction, 0.01, 1);

@@ -12,14 +12,14 @@ namespace {
 
 LsccRateSettings read_rate_settings(Config& c, const std::string& k) {
   LsccRateSettings r;
-  r.period = Time::from_us(c.get_double(k + "period_us", r.period.us(), 1, 1e7));
+  r.period = c.get_us(k + "period_us", r.period, 1, 1e7);
   r.q_ref_bytes = c.get_int(k + "q_ref_bytes", r.q_ref_bytes, 0, int64_t{1} << 40);
   r.q_star_ref_bytes = c.get_int(k + "q_star_ref_bytes", r.q_star_ref_bytes, 0, int64_t{1} << 40);
   r.delta_r = Rate::from_mbps(c.get_double(k + "delta_r_mbps", r.delta_r.mbps(), 0.001, 1e7));
   r.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", r.min_rate.mbps(), 0.001, 1e7));
   r.max_rate_fraction = c.get_double(k + "max_rate_fraction", r.max_rate_fraction, 0.01, 1);
   r.rate_unit = Rate::from_mbps(c.get_double(k + "rate_unit_mbps", r.rate_unit.mbps(), 0, 1e6));
-  r.rtt = Time::from_us(c.get_double(k + "long_haul_rtt_us", r.rtt.us(), 0, 1e8));
+  r.rtt = c.get_us(k + "long_haul_rtt_us", r.rtt, 0, 1e8);
   r.message_bytes = c.get_int(k + "message_bytes", r.message_bytes, 1, 9000);
   r.long_haul_xoff_bytes = c.get_int(k + "long_haul_xoff_bytes", r.long_haul_xoff_bytes, 0, int64_t{1} << 40);
   return r;
@@ -37,13 +37,13 @@ SchemeFactory read_scheme_lscc(Config& c, const SchemeContext& ctx) {
     d = DcqcnSettings::for_variant(c.get_string(k + "variant", "mellanox", DcqcnSettings::variants()), ctx.nic_rate);
   d = read_dcqcn_keys(c, "cc.lscc", d, false);
   s.rate = read_rate_settings(c, k);
-  s.direct_cnp_interval = Time::from_us(c.get_double(k + "direct_cnp_interval_us", s.direct_cnp_interval.us(), 0.1, 1e7));
+  s.direct_cnp_interval = c.get_us(k + "direct_cnp_interval_us", s.direct_cnp_interval, 0.1, 1e7);
   s.normal_cnp_multiple = c.get_double(k + "normal_cnp_multiple", s.normal_cnp_multiple, 0, 1e6);
   s.long_flow_bdp = c.get_double(k + "long_flow_bdp", s.long_flow_bdp, 0, 1e6);
   s.long_flow_bytes = c.get_int(k + "long_flow_bytes", s.long_flow_bytes, 0, int64_t{1} << 50);
   s.flow_table_entries = static_cast<int>(c.get_int(k + "flow_table_entries", s.flow_table_entries, 1, 1 << 22));
   s.mark_at_rate_calc = c.get_bool(k + "mark_at_rate_calc", s.mark_at_rate_calc);
-  s.flag_hold = Time::from_us(c.get_double(k + "flag_hold_us", s.flag_hold.us(), 0, 1e9));
+  s.flag_hold = c.get_us(k + "flag_hold_us", s.flag_hold, 0, 1e9);
   return [s] { return std::make_unique<Lscc>(s); };
 }
 

@@ -12,10 +12,10 @@ SchemeFactory read_scheme_mercury(Config& c, const SchemeContext& ctx) {
   const std::string k = "cc.mercury.";
   MercurySettings s;
   s.rp = read_dcqcn_settings(c, "cc.mercury", ctx.nic_rate);
-  s.check_period = Time::from_us(c.get_double(k + "check_period_us", s.check_period.us(), 0.001, 1e9));
+  s.check_period = c.get_us(k + "check_period_us", s.check_period, 0.001, 1e9);
   s.threshold_bytes = c.get_int(k + "threshold_bytes", s.threshold_bytes, 0, int64_t{1} << 40);
-  s.cnp_interval = Time::from_us(c.get_double(k + "cnp_spacing_us", s.cnp_interval.us(), 0, 1e9));
-  s.base_rtt = Time::from_us(c.get_double(k + "base_rtt_us", s.base_rtt.us(), 0, 1e9));
+  s.cnp_interval = c.get_us(k + "cnp_spacing_us", s.cnp_interval, 0, 1e9);
+  s.base_rtt = c.get_us(k + "base_rtt_us", s.base_rtt, 0, 1e9);
   s.window = c.get_bool(k + "window", s.window);
   return [s] { return std::make_unique<Mercury>(s); };
 }

@@ -15,7 +15,7 @@ SchemeFactory read_scheme_pacc(Config& c, const SchemeContext& ctx) {
     s.rp.clamp_target = true;
     c.set_resolved(k + "clamp_target", toml::value<bool>(true));
   }
-  s.period = Time::from_us(c.get_double(k + "period_us", s.period.us(), 0.001, 1e9));
+  s.period = c.get_us(k + "period_us", s.period, 0.001, 1e9);
   s.q_ref_bytes = c.get_int(k + "q_ref_bytes", s.q_ref_bytes, 0, int64_t{1} << 40);
   s.a_per_bdp = c.get_double(k + "a_per_bdp", s.a_per_bdp, 0, 1e6);
   s.b_per_bdp = c.get_double(k + "b_per_bdp", s.b_per_bdp, 0, 1e6);

@@ -8,7 +8,7 @@ SchemeFactory read_scheme_pcn(Config& c, const SchemeContext& ctx) {
   (void)ctx;
   const std::string k = "cc.pcn.";
   PcnSettings s;
-  s.np_period = Time::from_us(c.get_double(k + "np_period_us", s.np_period.us(), 0.001, 1e9));
+  s.np_period = c.get_us(k + "np_period_us", s.np_period, 0.001, 1e9);
   s.ece_fraction = c.get_double(k + "ece_fraction", s.ece_fraction, 0, 1);
   s.w_min = c.get_double(k + "w_min", s.w_min, 1e-9, 1);
   s.w_max = c.get_double(k + "w_max", s.w_max, 1e-9, 1);

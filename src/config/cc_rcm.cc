@@ -20,7 +20,7 @@ SchemeFactory read_scheme_rcm(Config& c, const SchemeContext& ctx) {
   s.w_remote = c.get_double(k + "w_remote", s.w_remote, 0, 1);
   s.sample_bytes = c.get_int(k + "sample_bytes", s.sample_bytes, 64, int64_t{1} << 40);
   s.sample_jitter = c.get_double(k + "sample_jitter", s.sample_jitter, 0, 0.9);
-  s.flag_timeout = Time::from_us(c.get_double(k + "flag_timeout_us", s.flag_timeout.us(), 0.001, 1e9));
+  s.flag_timeout = c.get_us(k + "flag_timeout_us", s.flag_timeout, 0.001, 1e9);
   s.cam_depth = static_cast<int>(c.get_int(k + "cam_depth", s.cam_depth, 1, 1024));
   s.cam_interval = static_cast<int>(c.get_int(k + "cam_interval", s.cam_interval, 1, 1 << 20));
   s.cfr_share = c.get_double(k + "cfr_share", s.cfr_share, 0, 100);
@@ -29,7 +29,7 @@ SchemeFactory read_scheme_rcm(Config& c, const SchemeContext& ctx) {
   s.rcc_min_window_bytes = c.get_int(k + "rcc_min_window_bytes", s.rcc_min_window_bytes, 1, int64_t{1} << 40);
   s.sar_severe_cns = static_cast<int>(c.get_int(k + "sar_severe_cns", s.sar_severe_cns, 0, 1 << 20));
   s.sar_severe_fb = c.get_double(k + "sar_severe_fb", s.sar_severe_fb, 0, 1);
-  s.sar_flowlet_gap = Time::from_us(c.get_double(k + "sar_flowlet_gap_us", s.sar_flowlet_gap.us(), 0, 1e9));
+  s.sar_flowlet_gap = c.get_us(k + "sar_flowlet_gap_us", s.sar_flowlet_gap, 0, 1e9);
   s.sar_table_size = static_cast<int>(c.get_int(k + "sar_table_size", s.sar_table_size, 1, 1 << 24));
   if (s.sar_table_size & (s.sar_table_size - 1)) c.fail(k + "sar_table_size", "must be a power of two");
   return [s] { return std::make_unique<Rcm>(s); };

@@ -10,8 +10,8 @@ SchemeFactory read_scheme_dcqcn_tcd(Config& c, const SchemeContext& ctx) {
   TcdSettings t;
   t.epsilon = c.get_double(k + "epsilon", t.epsilon, 1e-6, 1);
   t.xoff_minus_xon_bytes = c.get_int(k + "xoff_minus_xon_bytes", t.xoff_minus_xon_bytes, 0, int64_t{1} << 40);
-  t.max_ton = Time::from_us(c.get_double(k + "max_ton_us", t.max_ton.us(), 0, 1e9));
-  t.timer_period = Time::from_us(c.get_double(k + "timer_period_us", t.timer_period.us(), 0, 1e9));
+  t.max_ton = c.get_us(k + "max_ton_us", t.max_ton, 0, 1e9);
+  t.timer_period = c.get_us(k + "timer_period_us", t.timer_period, 0, 1e9);
   t.k_bytes = c.get_int(k + "k_bytes", t.k_bytes, 0, int64_t{1} << 40);
   t.k_low_bytes = c.get_int(k + "k_low_bytes", t.k_low_bytes, 0, int64_t{1} << 40);
   return [d, t] { return std::make_unique<DcqcnTcd>(d, t); };

@@ -7,14 +7,11 @@ namespace rocesim {
 SchemeFactory read_scheme_timely(Config& c, const SchemeContext& ctx) {
   const std::string k = "cc.timely.";
   TimelySettings d = TimelySettings::for_nic_rate(ctx.nic_rate);
-  auto us = [&](const std::string& key, Time def) {
-    return Time::from_us(c.get_double(k + key, def.us(), 0.001, 1e9));
-  };
   d.alpha = c.get_double(k + "alpha", d.alpha, 0, 1);
   d.beta = c.get_double(k + "beta", d.beta, 0, 1);
-  d.t_low = us("t_low_us", d.t_low);
-  d.t_high = us("t_high_us", d.t_high);
-  d.min_rtt = us("min_rtt_us", d.min_rtt);
+  d.t_low = c.get_us(k + "t_low_us", d.t_low, 0.001);
+  d.t_high = c.get_us(k + "t_high_us", d.t_high, 0.001);
+  d.min_rtt = c.get_us(k + "min_rtt_us", d.min_rtt, 0.001);
   d.delta = Rate::from_mbps(c.get_double(k + "delta_mbps", d.delta.mbps(), 0, 1e6));
   d.hai_step = Rate::from_mbps(c.get_double(k + "hai_mbps", d.hai_step.mbps(), 0, 1e6));
   d.hai_after = static_cast<int>(c.get_int(k + "hai_after", d.hai_after, 0, 1'000'000));

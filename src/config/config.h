@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "core/error.h"
+#include "core/time.h"
 
 namespace rocesim {
 
@@ -31,6 +32,10 @@ class Config {
   bool has(const std::string& key) const;
   int64_t get_int(const std::string& key, int64_t def, int64_t lo, int64_t hi);
   double get_double(const std::string& key, double def, double lo, double hi);
+  // A duration given in microseconds (a key named *_us) as a Time; the default and the bounds in
+  // microseconds too, or the default as a Time (a settings struct's value; it is recorded as def.us()).
+  Time get_us(const std::string& key, double def_us, double lo = 0, double hi = 1e9);
+  Time get_us(const std::string& key, Time def, double lo = 0, double hi = 1e9);
   bool get_bool(const std::string& key, bool def);
   std::string get_string(const std::string& key, const std::string& def,
                          const std::vector<std::string>& allowed = {});

@@ -261,6 +261,16 @@ class TomlOut {
   std::vector<std::pair<std::string, std::vector<Item>>> tables_;
 };
 
+// Throws unless `key` on `line` has exactly `n` values (`what` says what they are).
+void check_value_count(const std::string& path, int line, const std::string& key, const std::vector<std::string>& v,
+                       size_t n, const std::string& what) {
+  const auto fail = [&](const std::string& msg) { throw InputError(path, line, msg); };
+  if (v.empty()) fail(fmt::format("{}: missing value; expected {}", key, what));
+  if (v.size() < n) fail(fmt::format("{}: {} values after the key, expected {} ({})", key, v.size(), n, what));
+  if (v.size() > n)
+    fail(fmt::format("{}: unexpected '{}' after the value; expected {} (one key per line)", key, v[n], what));
+}
+
 class Reader {
  public:
   Reader(std::string path, std::string cwd, HpccConfig& out)
@@ -299,6 +309,12 @@ class Reader {
     if (p.empty() || fs::path(p).is_absolute()) return p;
     return (fs::path(out_.base_dir) / p).lexically_normal().string();
   }
+  [[noreturn]] void fail_unknown_key(int line, const std::string& key) const;
+  void read_map(int line, const std::string& key, Entry& e);
+  const ModeInfo& find_mode() const;
+  void note_unused_keys(const ModeInfo& m);
+  void check_unsupported_values();
+  void write_scenario(const ModeInfo& m);
   void find_base_dir();
   void check_ecn_maps(const ModeInfo& m);
   void map_dcqcn();
@@ -326,30 +342,12 @@ void Reader::read_key(int line, const std::vector<std::string>& t) {
   const KeyInfo* info = nullptr;
   for (const auto& k : kKeys)
     if (k.key == key) info = &k;
-  if (!info) {
-    std::string_view near;
-    size_t best = 3;  // suggest a key at most 2 edits away
-    for (const auto& k : kKeys)
-      if (const size_t d = edit_distance(key, k.key); d < best) {
-        best = d;
-        near = k.key;
-      }
-    fail(line, fmt::format("unknown key '{}': not a key of the simulator's config (scratch/third.cc){}; "
-                           "docs/coming-from-hpcc-sim.md lists the keys",
-                           key, near.empty() ? "" : fmt::format("; did you mean {}?", near)));
-  }
+  if (!info) fail_unknown_key(line, key);
   Entry e;
   e.line = line;
   e.tokens.assign(t.begin() + 1, t.end());
   const auto& v = e.tokens;
-  auto count = [&](size_t n, const std::string& what) {
-    if (v.empty()) fail(line, fmt::format("{}: missing value; expected {}", key, what));
-    if (v.size() < n)
-      fail(line, fmt::format("{}: {} values after the key, expected {} ({})", key, v.size(), n, what));
-    if (v.size() > n)
-      fail(line, fmt::format("{}: unexpected '{}' after the value; expected {} (one key per line)", key, v[n],
-                             what));
-  };
+  auto count = [&](size_t n, const std::string& what) { check_value_count(path_, line, key, v, n, what); };
   switch (info->kind) {
     case Kind::kUint:
       count(1, "a non-negative integer");
@@ -377,38 +375,56 @@ void Reader::read_key(int line, const std::vector<std::string>& t) {
         if (!parse_uint(v[i], e.down[i]))
           fail(line, fmt::format("{}: '{}' is not a non-negative integer", key, v[i]));
       break;
-    case Kind::kMap: {
-      const bool pmax = key == "PMAX_MAP";
-      const std::string form =
-          fmt::format("a count n, then n pairs 'rate_bps {}'", pmax ? "probability" : "kilobytes");
-      uint64_t n = 0;
-      if (v.empty() || !parse_uint(v[0], n) || n == 0 || n > 64)
-        fail(line, fmt::format("{}: expected {} (n from 1 to 64){}", key, form,
-                               v.empty() ? "" : fmt::format("; got '{}'", v[0])));
-      count(1 + 2 * n, form);
-      for (uint64_t i = 0; i < n; ++i) {
-        uint64_t rate = 0;
-        double val = 0;
-        const std::string& rs = v[1 + 2 * i];
-        const std::string& vs = v[2 + 2 * i];
-        if (!parse_uint(rs, rate) || rate == 0)
-          fail(line, fmt::format("{}: '{}' is not a link rate in bits/s (e.g. 100000000000)", key, rs));
-        uint64_t k = 0;
-        if (pmax ? !parse_double(vs, val) || val < 0 || val > 1 : !parse_uint(vs, k))
-          fail(line, fmt::format("{}: '{}' is not {}", key, vs,
-                                 pmax ? "a probability in [0, 1]" : "a whole number of KB"));
-        if (!pmax) val = static_cast<double>(k);
-        for (const auto& [r2, v2] : e.map)
-          if (r2 == rate) fail(line, fmt::format("{}: rate {} appears twice", key, rate));
-        e.map.emplace_back(rate, val);
-      }
+    case Kind::kMap:
+      read_map(line, key, e);
       break;
-    }
   }
   if (auto it = e_.find(key); it != e_.end())
     warn(line, fmt::format("{} is set again (first on line {}); the later value wins, as in the simulator",
                            key, it->second.line));
   e_[key] = std::move(e);
+}
+
+void Reader::fail_unknown_key(int line, const std::string& key) const {
+  std::string_view near;
+  size_t best = 3;  // suggest a key at most 2 edits away
+  for (const auto& k : kKeys)
+    if (const size_t d = edit_distance(key, k.key); d < best) {
+      best = d;
+      near = k.key;
+    }
+  fail(line, fmt::format("unknown key '{}': not a key of the simulator's config (scratch/third.cc){}; "
+                         "docs/coming-from-hpcc-sim.md lists the keys",
+                         key, near.empty() ? "" : fmt::format("; did you mean {}?", near)));
+}
+
+// KMAX_MAP, KMIN_MAP, PMAX_MAP: a count n, then n pairs (rate in bits/s, value).
+void Reader::read_map(int line, const std::string& key, Entry& e) {
+  const auto& v = e.tokens;
+  const bool pmax = key == "PMAX_MAP";
+  const std::string form =
+      fmt::format("a count n, then n pairs 'rate_bps {}'", pmax ? "probability" : "kilobytes");
+  uint64_t n = 0;
+  if (v.empty() || !parse_uint(v[0], n) || n == 0 || n > 64)
+    fail(line, fmt::format("{}: expected {} (n from 1 to 64){}", key, form,
+                           v.empty() ? "" : fmt::format("; got '{}'", v[0])));
+  check_value_count(path_, line, key, v, 1 + 2 * n, form);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t rate = 0;
+    double val = 0;
+    const std::string& rs = v[1 + 2 * i];
+    const std::string& vs = v[2 + 2 * i];
+    if (!parse_uint(rs, rate) || rate == 0)
+      fail(line, fmt::format("{}: '{}' is not a link rate in bits/s (e.g. 100000000000)", key, rs));
+    uint64_t k = 0;
+    if (pmax ? !parse_double(vs, val) || val < 0 || val > 1 : !parse_uint(vs, k))
+      fail(line, fmt::format("{}: '{}' is not {}", key, vs,
+                             pmax ? "a probability in [0, 1]" : "a whole number of KB"));
+    if (!pmax) val = static_cast<double>(k);
+    for (const auto& [r2, v2] : e.map)
+      if (r2 == rate) fail(line, fmt::format("{}: rate {} appears twice", key, rate));
+    e.map.emplace_back(rate, val);
+  }
 }
 
 void Reader::find_base_dir() {
@@ -604,8 +620,8 @@ void Reader::map_dctcp() {
   if (has("MIN_RATE")) put(t, "min_rate_mbps", repr(get("MIN_RATE").rate.mbps()), "MIN_RATE");
 }
 
-void Reader::translate() {
-  // The mode first: it decides which keys matter.
+// CC_MODE (1 when not set): a mode of the simulator that rocesim supports with a scheme of this build.
+const ModeInfo& Reader::find_mode() const {
   const uint64_t mode = uint_or("CC_MODE", 1);
   const ModeInfo* m = nullptr;
   for (const auto& mi : modes())
@@ -620,10 +636,11 @@ void Reader::translate() {
   if (!find_scheme(std::string(m->scheme)))
     fail(line_of("CC_MODE"), fmt::format("CC_MODE {} ({}) needs the {} scheme, not available in this build",
                                          mode, m->label, m->scheme));
-  out_.cc_mode = static_cast<int>(mode);
-  out_.scheme = std::string(m->scheme);
+  return *m;
+}
 
-  // Keys rocesim ignores; keys of other modes.
+// Keys rocesim ignores (warnings); keys of other modes and keys left unset (notes).
+void Reader::note_unused_keys(const ModeInfo& m) {
   std::vector<std::string> unused, unset;
   std::vector<std::pair<int, std::string>> by_line;
   for (const auto& [k, e] : e_) by_line.emplace_back(e.line, k);
@@ -633,20 +650,22 @@ void Reader::translate() {
       warn(line, fmt::format("{} is not supported and is ignored: {}", k, it->second));
       continue;
     }
-    if (!kCommon.count(k) && !m->keys.count(k)) unused.push_back(k);
+    if (!kCommon.count(k) && !m.keys.count(k)) unused.push_back(k);
   }
   if (!unused.empty())
     out_.notes.push_back(
-        fmt::format("{}: not used by CC_MODE {} ({}): {}", path_, mode, m->label, fmt::join(unused, ", ")));
+        fmt::format("{}: not used by CC_MODE {} ({}): {}", path_, m.mode, m.label, fmt::join(unused, ", ")));
   for (const auto& k : kCommon)
     if (!has(k) && k != "FCT_OUTPUT_FILE" && k != "PFC_OUTPUT_FILE") unset.emplace_back(k);
-  for (const auto& k : m->keys)
+  for (const auto& k : m.keys)
     if (!has(k)) unset.emplace_back(k);
   if (!unset.empty())
     out_.notes.push_back(fmt::format("{}: not set, so the hpcc-sim profile's (run.py's) values are used: {}",
                                      path_, fmt::join(unset, ", ")));
+}
 
-  // Keys whose other values rocesim cannot honour.
+// Keys whose other values rocesim cannot honour.
+void Reader::check_unsupported_values() {
   if (has("USE_DYNAMIC_PFC_THRESHOLD") && get("USE_DYNAMIC_PFC_THRESHOLD").u == 0)
     warn(line_of("USE_DYNAMIC_PFC_THRESHOLD"),
          "USE_DYNAMIC_PFC_THRESHOLD 0 has no effect in the simulator (its switch buffer always uses the "
@@ -690,10 +709,10 @@ void Reader::translate() {
   if (has("BUFFER_SIZE") && (get("BUFFER_SIZE").u == 0 || get("BUFFER_SIZE").u > (uint64_t{1} << 20)))
     fail(line_of("BUFFER_SIZE"),
          fmt::format("BUFFER_SIZE {}: expected 1 to 1048576 (MB of 2^20 bytes)", get("BUFFER_SIZE").u));
+}
 
-  find_base_dir();
-
-  // The scenario.
+// The equivalent rocesim scenario, into out_.scenario_toml.
+void Reader::write_scenario(const ModeInfo& m) {
   toml_.add("", "name", repr(fs::path(path_).stem().string()));
   toml_.add("", "profile", repr(std::string("hpcc-sim")));
   if (has("SIMULATOR_STOP_TIME"))
@@ -708,23 +727,34 @@ void Reader::translate() {
     put("switch", "pfc_mode", repr(std::string("dynamic")), "USE_DYNAMIC_PFC_THRESHOLD");
   if (has("BUFFER_SIZE"))
     put("switch", "buffer_bytes", repr(static_cast<int64_t>(get("BUFFER_SIZE").u << 20)), "BUFFER_SIZE");
-  check_ecn_maps(*m);
+  check_ecn_maps(m);
   if (has("PACKET_PAYLOAD_SIZE"))
-    put("nic", "mtu_bytes", repr(static_cast<int64_t>(payload)), "PACKET_PAYLOAD_SIZE");
+    put("nic", "mtu_bytes", repr(static_cast<int64_t>(get("PACKET_PAYLOAD_SIZE").u)), "PACKET_PAYLOAD_SIZE");
   if (has("L2_ACK_INTERVAL")) put("nic", "ack_interval", repr(int64_t{1}), "L2_ACK_INTERVAL");
   if (has("ACK_HIGH_PRIO"))
     put("nic", "ack_priority", repr(std::string(get("ACK_HIGH_PRIO").u ? "high" : "data")), "ACK_HIGH_PRIO");
   put("cc", "scheme", repr(out_.scheme), "CC_MODE");
-  if (mode == 1) map_dcqcn();
-  if (mode == 3) map_hpcc();
-  if (mode == 7) map_timely();
-  if (mode == 8) map_dctcp();
+  if (m.mode == 1) map_dcqcn();
+  if (m.mode == 3) map_hpcc();
+  if (m.mode == 7) map_timely();
+  if (m.mode == 8) map_dctcp();
 
   const std::string header = fmt::format(
       "# The rocesim scenario equivalent to {} (an ns-3 HPCC simulator config, CC_MODE {} = {}).\n"
       "# Keys it does not set come from the hpcc-sim profile (config/profiles.cc).\n",
-      path_, mode, m->label);
+      path_, m.mode, m.label);
   out_.scenario_toml = toml_.render(header, out_.origins);
+}
+
+void Reader::translate() {
+  // The mode first: it decides which keys matter.
+  const ModeInfo& m = find_mode();
+  out_.cc_mode = static_cast<int>(m.mode);
+  out_.scheme = std::string(m.scheme);
+  note_unused_keys(m);
+  check_unsupported_values();
+  find_base_dir();
+  write_scenario(m);
 }
 
 }  // namespace

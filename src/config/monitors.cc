@@ -37,7 +37,7 @@ std::vector<PortRef> read_ports(Config& c, const TopoSpec& topo, const std::stri
   return out;
 }
 
-Time interval(Config& c, const std::string& key) { return Time::from_us(c.get_double(key, 10, 1e-3, 1e9)); }
+Time interval(Config& c, const std::string& key) { return c.get_us(key, 10, 1e-3); }
 
 }  // namespace
 

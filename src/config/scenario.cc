@@ -51,10 +51,6 @@ std::vector<double> default_size_buckets(const Scenario& s) {
 Rate gbps(Config& c, const std::string& key, double def) {
   return Rate::from_gbps(c.get_double(key, def, 1e-6, 1e5));
 }
-Time us(Config& c, const std::string& key, double def, double lo = 0, double hi = 1e9) {
-  return Time::from_us(c.get_double(key, def, lo, hi));
-}
-
 TopoSpec read_topology(Config& c) {
   const std::string kind = c.get_string("topology.kind", "dumbbell", topology_kinds());
   const std::string t = "topology.";
@@ -68,15 +64,15 @@ TopoSpec read_topology(Config& c) {
     p.receivers = static_cast<int>(c.get_int(t + "receivers", p.receivers, 1, 4096));
     p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
     p.bottleneck_rate = gbps(c, t + "bottleneck_rate_gbps", p.bottleneck_rate.gbps());
-    p.host_delay = us(c, t + "host_delay_us", p.host_delay.us());
-    p.bottleneck_delay = us(c, t + "bottleneck_delay_us", p.bottleneck_delay.us());
+    p.host_delay = c.get_us(t + "host_delay_us", p.host_delay);
+    p.bottleneck_delay = c.get_us(t + "bottleneck_delay_us", p.bottleneck_delay);
     return dumbbell(p);
   }
   if (kind == "star") {
     StarParams p;
     p.hosts = static_cast<int>(c.get_int(t + "hosts", p.hosts, 2, 4096));
     p.rate = gbps(c, t + "rate_gbps", p.rate.gbps());
-    p.delay = us(c, t + "link_delay_us", p.delay.us());
+    p.delay = c.get_us(t + "link_delay_us", p.delay);
     return star(p);
   }
   if (kind == "leaf_spine") {
@@ -86,7 +82,7 @@ TopoSpec read_topology(Config& c) {
     p.hosts_per_leaf = static_cast<int>(c.get_int(t + "hosts_per_leaf", p.hosts_per_leaf, 1, 1024));
     p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
     p.fabric_rate = gbps(c, t + "fabric_rate_gbps", p.fabric_rate.gbps());
-    p.delay = us(c, t + "link_delay_us", p.delay.us());
+    p.delay = c.get_us(t + "link_delay_us", p.delay);
     return leaf_spine(p);
   }
   if (kind == "fat_tree") {
@@ -95,7 +91,7 @@ TopoSpec read_topology(Config& c) {
     if (p.k % 2) c.fail(t + "k", "k must be even");
     p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
     p.fabric_rate = gbps(c, t + "fabric_rate_gbps", p.fabric_rate.gbps());
-    p.delay = us(c, t + "link_delay_us", p.delay.us());
+    p.delay = c.get_us(t + "link_delay_us", p.delay);
     return fat_tree(p);
   }
   if (kind == "fat_tree_3tier") {
@@ -108,7 +104,7 @@ TopoSpec read_topology(Config& c) {
     if (p.cores % p.aggs_per_pod) c.fail(t + "cores", "must be a multiple of aggs_per_pod");
     p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
     p.fabric_rate = gbps(c, t + "fabric_rate_gbps", p.fabric_rate.gbps());
-    p.delay = us(c, t + "link_delay_us", p.delay.us());
+    p.delay = c.get_us(t + "link_delay_us", p.delay);
     return fat_tree_3tier(p);
   }
   if (kind == "cross_dc") {
@@ -118,17 +114,17 @@ TopoSpec read_topology(Config& c) {
     p.hosts_per_edge = static_cast<int>(c.get_int(t + "hosts_per_edge", p.hosts_per_edge, 0, 1024));
     p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
     p.fabric_rate = gbps(c, t + "fabric_rate_gbps", p.fabric_rate.gbps());
-    p.delay = us(c, t + "link_delay_us", p.delay.us());
+    p.delay = c.get_us(t + "link_delay_us", p.delay);
     p.long_haul_rate = gbps(c, t + "long_haul_rate_gbps", p.long_haul_rate.gbps());
-    p.long_haul_delay = us(c, t + "long_haul_delay_us", p.long_haul_delay.us());
+    p.long_haul_delay = c.get_us(t + "long_haul_delay_us", p.long_haul_delay);
     return cross_dc(p);
   }
   // mercury_victim
   MercuryVictimParams p;
   p.host_rate_h12 = gbps(c, t + "h12_rate_gbps", p.host_rate_h12.gbps());
   p.rate = gbps(c, t + "rate_gbps", p.rate.gbps());
-  p.switch_delay = us(c, t + "switch_delay_us", p.switch_delay.us());
-  p.host_delay = us(c, t + "host_delay_us", p.host_delay.us());
+  p.switch_delay = c.get_us(t + "switch_delay_us", p.switch_delay);
+  p.host_delay = c.get_us(t + "host_delay_us", p.host_delay);
   p.burst_senders = static_cast<int>(c.get_int(t + "burst_senders", p.burst_senders, 0, 256));
   p.bursts_via_switch = c.get_bool(t + "bursts_via_switch", p.bursts_via_switch);
   return mercury_victim(p);
@@ -145,7 +141,7 @@ void read_switch(Config& c, SwitchSettings& s) {
   s.pfc_enabled = fc == "pfc";
   s.credit_enabled = fc == "credit";
   s.credit_buffer_bytes = c.get_int(k + "credit_buffer_bytes", s.credit_buffer_bytes, 10'000, int64_t{1} << 40);
-  s.credit_period = us(c, k + "credit_period_us", s.credit_period.us(), 0.001);
+  s.credit_period = c.get_us(k + "credit_period_us", s.credit_period, 0.001);
   const std::string mode = c.get_string(k + "pfc_mode", s.pfc_mode == PfcThresholdMode::kDynamic ? "dynamic" : "static",
                                         {"dynamic", "static"});
   s.pfc_mode = mode == "dynamic" ? PfcThresholdMode::kDynamic : PfcThresholdMode::kStatic;
@@ -194,8 +190,8 @@ void read_nic(Config& c, NicSettings& n) {
   n.ack_bytes = c.get_int(k + "ack_bytes", n.ack_bytes, 1, 1500);
   n.cnp_bytes = c.get_int(k + "cnp_bytes", n.cnp_bytes, 1, 1500);
   n.ack_interval = static_cast<int>(c.get_int(k + "ack_interval", n.ack_interval, 1, 1 << 20));
-  n.nack_interval = us(c, k + "nack_interval_us", n.nack_interval.us());
-  n.rto = us(c, k + "rto_us", n.rto.us());
+  n.nack_interval = c.get_us(k + "nack_interval_us", n.nack_interval);
+  n.rto = c.get_us(k + "rto_us", n.rto);
   n.data_priority = static_cast<int>(c.get_int(k + "data_priority", n.data_priority, 1, 7));
   n.rx_rate = Rate::from_gbps(c.get_double(k + "rx_rate_gbps", n.rx_rate.gbps(), 0, 1e5));
   n.rx_xoff_bytes = c.get_int(k + "rx_xoff_bytes", n.rx_xoff_bytes, 1, int64_t{1} << 40);
@@ -257,8 +253,8 @@ std::vector<std::string> topology_kinds() {
   return {"dumbbell", "star", "leaf_spine", "fat_tree", "fat_tree_3tier", "mercury_victim", "file", "cross_dc"};
 }
 
-static Scenario build(Config& c) {
-  Scenario s;
+// The top-level keys (name, seed, duration, ...), then a check that every top-level key is known.
+static void read_top_level(Config& c, Scenario& s) {
   s.file = c.file();
   s.name = c.get_string("name", std::filesystem::path(c.file()).stem().string());
   s.description = c.get_string("description", "");
@@ -274,7 +270,10 @@ static Scenario build(Config& c) {
   c.reject_unknown_top_level({"name", "description", "seed", "threads", "duration_ms", "stop_when_done", "profile",
                               "topology", "switch", "nic", "cc", "flows", "flow_file", "traffic", "output",
                               "monitors"});
+}
 
+// [topology], [switch] (with the scheme's switch defaults), [nic] and [cc].
+static void read_fabric(Config& c, Scenario& s) {
   s.topo = read_topology(c);
   c.reject_unknown_keys("topology");  // a misspelled key before any error its default causes
   if (s.topo.num_hosts() < 2) c.fail("topology.kind", "the topology needs at least two hosts");
@@ -298,8 +297,10 @@ static Scenario build(Config& c) {
   for (const auto& e : scheme_registry())
     if (e.name != s.scheme && c.has("cc." + e.name)) (void)e.read(c, SchemeContext{nic_rate, Time::zero()});
   c.reject_unknown_keys("cc", scheme_names());
+}
 
-  // Inline flows
+// [[flows]], sorted by start time (stable: equal starts keep their order).
+static void read_inline_flows(Config& c, Scenario& s) {
   const size_t nflows = c.table_array_size("flows");
   for (size_t i = 0; i < nflows; ++i) {
     const std::string k = fmt::format("flows[{}].", i);
@@ -308,7 +309,7 @@ static Scenario build(Config& c) {
     f.dst = node_ref(c, s.topo, k + "dst");
     if (f.src == f.dst) c.fail(k + "dst", "a flow needs two different hosts");
     f.size_bytes = c.get_int(k + "size_bytes", 1'000'000, 1, int64_t{1} << 50);
-    f.start = us(c, k + "start_us", 0);
+    f.start = c.get_us(k + "start_us", 0);
     f.priority = static_cast<int>(c.get_int(k + "priority", s.nic.data_priority, 1, 7));
     f.class_id = class_index(s.class_labels, c.get_string(k + "class", "default"));
     s.inline_flows.push_back(f);
@@ -316,19 +317,10 @@ static Scenario build(Config& c) {
   c.reject_unknown_keys("flows");
   std::stable_sort(s.inline_flows.begin(), s.inline_flows.end(),
                    [](const FlowSpec& a, const FlowSpec& b) { return a.start < b.start; });
+}
 
-  if (c.has("flow_file")) {
-    const std::string p = c.get_string("flow_file.path", "");
-    if (p.empty()) c.fail("flow_file.path", "missing: the ns-3 flow file to read");
-    s.flow_file = resolve_path(c, p);
-  }
-
-  c.reject_unknown_keys("flow_file");
-  read_traffic(c, s);
-  c.reject_unknown_keys("traffic");
-  if (s.inline_flows.empty() && s.flow_file.empty() && s.traffic.empty())
-    c.fail("flows", "the scenario declares no flows: add [[flows]], [flow_file] or [[traffic]]");
-
+// [output]: the FCT statistics' size buckets and short-flow limit, fct.txt; and [monitors].
+static void read_output(Config& c, Scenario& s) {
   s.size_buckets.clear();
   for (double e : c.get_double_list("output.size_buckets_bytes", default_size_buckets(s), 1, 1e15))
     s.size_buckets.push_back(static_cast<Bytes>(e));
@@ -338,6 +330,24 @@ static Scenario build(Config& c) {
   s.short_flow_bytes = c.get_int("output.short_flow_bytes", s.short_flow_bytes, 1, int64_t{1} << 50);
   s.write_hpcc_fct = c.get_bool("output.fct_hpcc", false);
   s.monitors = read_monitors(c, s.topo, s.sw.model);
+}
+
+static Scenario build(Config& c) {
+  Scenario s;
+  read_top_level(c, s);
+  read_fabric(c, s);
+  read_inline_flows(c, s);
+  if (c.has("flow_file")) {
+    const std::string p = c.get_string("flow_file.path", "");
+    if (p.empty()) c.fail("flow_file.path", "missing: the ns-3 flow file to read");
+    s.flow_file = resolve_path(c, p);
+  }
+  c.reject_unknown_keys("flow_file");
+  read_traffic(c, s);
+  c.reject_unknown_keys("traffic");
+  if (s.inline_flows.empty() && s.flow_file.empty() && s.traffic.empty())
+    c.fail("flows", "the scenario declares no flows: add [[flows]], [flow_file] or [[traffic]]");
+  read_output(c, s);
 
   c.reject_unknown_keys();
   c.set_resolved("seed", toml::value<int64_t>(static_cast<int64_t>(s.seed)));

@@ -30,10 +30,6 @@ const std::vector<std::string>& pattern_names() {
 // Patterns whose flows wait for other flows (DagRunner jobs rather than FlowSources).
 bool is_job_pattern(const std::string& p) { return p == "collective" || p == "dependency_trace"; }
 
-Time us(Config& c, const std::string& key, double def, double lo = 0, double hi = 1e9) {
-  return Time::from_us(c.get_double(key, def, lo, hi));
-}
-
 void resolved_note(Config& c, const std::string& key, const std::string& note) { c.note(key, note); }
 
 // "h12" -> ("h", 12); "7" -> ("", 7). False without trailing digits.
@@ -198,14 +194,14 @@ void read_incast(Config& c, const Scenario& s, const std::string& k, TrafficSpec
     c.fail(k + "pattern", "incast needs fan_in (senders per round) or a senders list");
   t.fan_in = static_cast<int>(c.get_int(k + "fan_in", avail, 1, avail));
   if (c.has(k + "period_us")) {
-    t.period = us(c, k + "period_us", 0, 1e-6);
+    t.period = c.get_us(k + "period_us", 0, 1e-6);
   } else {
     resolved_note(c, k + "period_us", "none (one round)");
   }
   const bool periodic = t.period > Time::zero();
   t.rounds = static_cast<uint64_t>(c.get_int(k + "rounds", periodic ? 0 : 1, 0, int64_t{1} << 40));
   if (!periodic && t.rounds > 1) c.fail(k + "rounds", "more than one round needs period_us");
-  t.jitter = us(c, k + "jitter_us", 0, 0, periodic ? t.period.us() : 1e9);
+  t.jitter = c.get_us(k + "jitter_us", 0, 0, periodic ? t.period.us() : 1e9);
 }
 
 void read_hotspot(Config& c, Scenario& s, size_t index, const std::string& k, TrafficSpec& t) {
@@ -271,13 +267,13 @@ void read_long_lived(Config& c, const Scenario& s, const std::string& k, Traffic
     f.src = node_ref(c, s.topo, fk + "src");
     f.dst = node_ref(c, s.topo, fk + "dst");
     if (f.src == f.dst) c.fail(fk + "dst", "a flow needs two different hosts");
-    f.start = us(c, fk + "start_us", t.start.us());
+    f.start = c.get_us(fk + "start_us", t.start);
     const bool own_size = c.has(fk + "size_bytes"), own_stop = c.has(fk + "stop_us");
     if (own_size && own_stop) c.fail(fk + "stop_us", "give either size_bytes or stop_us, not both");
     if (own_size || (!own_stop && table_size > 0)) {
       f.size_bytes = c.get_int(fk + "size_bytes", table_size, 1, kMaxBytes);
     } else if (own_stop || table_stop) {
-      const Time stop = us(c, fk + "stop_us", t.stop.us());
+      const Time stop = c.get_us(fk + "stop_us", t.stop);
       if (stop <= f.start)
         c.fail(own_stop ? fk + "stop_us" : k + "stop_us", "stop must be after the flow's start");
       const double def_rate = table_rate > 0 ? table_rate : std::min(rates[f.src], rates[f.dst]).gbps();
@@ -311,7 +307,7 @@ void read_burst(Config& c, const Scenario& s, const std::string& k, TrafficSpec&
   t.count = static_cast<uint64_t>(c.get_int(k + "count", 1, 0, int64_t{1} << 40));
   read_sizes(c, k, t, cdf);
   if (c.has(k + "gap_us")) {
-    t.gap = us(c, k + "gap_us", 0);
+    t.gap = c.get_us(k + "gap_us", 0);
     if (t.count == 0 && t.gap == Time::zero())
       c.fail(k + "gap_us", "count = 0 (until stop) needs gap_us > 0");
   } else if (t.size_bytes == 0 && t.count != 1) {
@@ -351,8 +347,8 @@ void read_collective(Config& c, const Scenario& s, const std::string& k, Traffic
   t.size_bytes = c.get_int(k + "bytes", 0, 1, kMaxBytes);
   t.chunks = static_cast<int>(c.get_int(k + "chunks", 1, 1, 1 << 16));
   t.iterations = static_cast<uint64_t>(c.get_int(k + "iterations", 1, 1, int64_t{1} << 30));
-  t.compute = us(c, k + "compute_us", 0);
-  t.step_latency = us(c, k + "step_latency_us", 0);
+  t.compute = c.get_us(k + "compute_us", 0);
+  t.step_latency = c.get_us(k + "step_latency_us", 0);
   for (int h : t.hosts)
     if (!(host_link_rates(s.topo)[h].bps > 0)) c.fail(k + "hosts", fmt::format("host '{}' has no link", label(s.topo, h)));
 }
@@ -435,193 +431,244 @@ std::vector<Rate> host_link_rates(const TopoSpec& topo) {
   return r;
 }
 
+namespace {
+
+// An InputError's message without the "<input>: " that errors without a file carry.
+std::string without_input_prefix(const InputError& e) {
+  std::string what = e.what();
+  if (what.rfind("<input>: ", 0) == 0) what.erase(0, 9);
+  return what;
+}
+
+// The keys every [[traffic]] table takes: pattern, enabled, job, class, priority, start_us, and (not for
+// jobs, which run until they are done) stop_us and max_flows.
+void read_traffic_common(Config& c, Scenario& s, size_t i, const std::string& k, TrafficSpec& t) {
+  t.pattern = c.get_string(k + "pattern", t.pattern, pattern_names());
+  t.enabled = c.get_bool(k + "enabled", true);
+  const bool job = is_job_pattern(t.pattern);
+  if (job) t.job = c.get_string(k + "job", fmt::format("job{}", i));
+  // A job's flows carry its label as their class unless the table names one.
+  t.class_id = class_index(s.class_labels, c.get_string(k + "class", job ? t.job : "default"));
+  t.priority = static_cast<int>(c.get_int(k + "priority", s.nic.data_priority, 1, 7));
+  t.start = c.get_us(k + "start_us", 0);
+  if (job) {
+    for (const char* key : {"stop_us", "max_flows"})
+      if (c.has(k + key))
+        c.fail(k + key, fmt::format("{} does not apply to pattern = \"{}\": its flows run until the job "
+                                    "is done (set iterations, or the run's duration_ms)",
+                                    key, t.pattern));
+  } else {
+    t.stop = c.has(k + "stop_us") ? c.get_us(k + "stop_us", 0) : Time::max();
+    if (!c.has(k + "stop_us")) resolved_note(c, k + "stop_us", "end of run");
+    if (t.stop <= t.start) c.fail(k + "stop_us", "must be after start_us");
+    t.max_flows = static_cast<uint64_t>(c.get_int(k + "max_flows", 0, 0, int64_t{1} << 40));
+  }
+}
+
+// The keys of the table's pattern (and its flow sizes: `cdf` gets the workload's CDF when it has one).
+void read_pattern_keys(Config& c, Scenario& s, size_t i, const std::string& k, TrafficSpec& t,
+                       std::unique_ptr<SizeCdf>& cdf) {
+  const std::string& p = t.pattern;
+  if (p == "all_to_all" || p == "groups" || p == "permutation" || p == "hotspot") {
+    t.hosts = hosts_or_all(c, s.topo, k + "hosts");
+    if (t.hosts.size() < 2) c.fail(k + "hosts", "needs at least 2 hosts");
+  }
+  if (p == "all_to_all") {
+    t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
+    read_sizes(c, k, t, cdf);
+  } else if (p == "groups") {
+    read_groups(c, k, t);
+    t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
+    read_sizes(c, k, t, cdf);
+  } else if (p == "permutation") {
+    Rng rng = Rng::stream(s.seed, fmt::format("traffic{}.partner", i));
+    for (int d : random_derangement(t.hosts.size(), rng)) t.dst.push_back(t.hosts[d]);
+    t.long_lived = c.get_bool(k + "long_lived", false);
+    if (t.long_lived) {
+      if (!c.has(k + "size_bytes"))
+        c.fail(k + "long_lived", "long_lived = true needs size_bytes (each flow's size)");
+      t.size_bytes = c.get_int(k + "size_bytes", 0, 1, kMaxBytes);
+    } else {
+      t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
+      read_sizes(c, k, t, cdf);
+    }
+  } else if (p == "incast") {
+    read_incast(c, s, k, t);
+    read_sizes(c, k, t, cdf);
+  } else if (p == "hotspot") {
+    t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
+    read_hotspot(c, s, i, k, t);
+    read_sizes(c, k, t, cdf);
+  } else if (p == "set_to_set") {
+    read_set_to_set(c, s, k, t);
+    read_sizes(c, k, t, cdf);
+  } else if (p == "long_lived") {
+    read_long_lived(c, s, k, t);
+  } else if (p == "burst") {
+    read_burst(c, s, k, t, cdf);
+  } else if (p == "collective") {
+    read_collective(c, s, k, t);
+  } else if (p == "dependency_trace") {
+    read_trace(c, s, k, t);
+  }
+}
+
+}  // namespace
+
 void read_traffic(Config& c, Scenario& s) {
   const size_t ntraffic = c.table_array_size("traffic");
   for (size_t i = 0; i < ntraffic; ++i) {
     const std::string k = fmt::format("traffic[{}].", i);
     TrafficSpec t;
     std::unique_ptr<SizeCdf> cdf;
-    t.pattern = c.get_string(k + "pattern", t.pattern, pattern_names());
-    t.enabled = c.get_bool(k + "enabled", true);
+    read_traffic_common(c, s, i, k, t);
+    read_pattern_keys(c, s, i, k, t, cdf);
     const bool job = is_job_pattern(t.pattern);
-    if (job) t.job = c.get_string(k + "job", fmt::format("job{}", i));
-    // A job's flows carry its label as their class unless the table names one.
-    t.class_id = class_index(s.class_labels, c.get_string(k + "class", job ? t.job : "default"));
-    t.priority = static_cast<int>(c.get_int(k + "priority", s.nic.data_priority, 1, 7));
-    t.start = us(c, k + "start_us", 0);
-    if (job) {
-      for (const char* key : {"stop_us", "max_flows"})
-        if (c.has(k + key))
-          c.fail(k + key, fmt::format("{} does not apply to pattern = \"{}\": its flows run until the job "
-                                      "is done (set iterations, or the run's duration_ms)",
-                                      key, t.pattern));
-    } else {
-      t.stop = c.has(k + "stop_us") ? us(c, k + "stop_us", 0) : Time::max();
-      if (!c.has(k + "stop_us")) resolved_note(c, k + "stop_us", "end of run");
-      if (t.stop <= t.start) c.fail(k + "stop_us", "must be after start_us");
-      t.max_flows = static_cast<uint64_t>(c.get_int(k + "max_flows", 0, 0, int64_t{1} << 40));
-    }
-    const std::string& p = t.pattern;
-    if (p == "all_to_all" || p == "groups" || p == "permutation" || p == "hotspot") {
-      t.hosts = hosts_or_all(c, s.topo, k + "hosts");
-      if (t.hosts.size() < 2) c.fail(k + "hosts", "needs at least 2 hosts");
-    }
-    if (p == "all_to_all") {
-      t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
-      read_sizes(c, k, t, cdf);
-    } else if (p == "groups") {
-      read_groups(c, k, t);
-      t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
-      read_sizes(c, k, t, cdf);
-    } else if (p == "permutation") {
-      Rng rng = Rng::stream(s.seed, fmt::format("traffic{}.partner", i));
-      for (int d : random_derangement(t.hosts.size(), rng)) t.dst.push_back(t.hosts[d]);
-      t.long_lived = c.get_bool(k + "long_lived", false);
-      if (t.long_lived) {
-        if (!c.has(k + "size_bytes"))
-          c.fail(k + "long_lived", "long_lived = true needs size_bytes (each flow's size)");
-        t.size_bytes = c.get_int(k + "size_bytes", 0, 1, kMaxBytes);
-      } else {
-        t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
-        read_sizes(c, k, t, cdf);
+    if (t.pattern == "collective") {
+      try {
+        (void)build_collective(collective_params(t));
+      } catch (const InputError& e) {
+        c.fail(k + "collective", without_input_prefix(e));
       }
-    } else if (p == "incast") {
-      read_incast(c, s, k, t);
-      read_sizes(c, k, t, cdf);
-    } else if (p == "hotspot") {
-      t.load = c.get_double(k + "load", t.load, 1e-6, 1.0);
-      read_hotspot(c, s, i, k, t);
-      read_sizes(c, k, t, cdf);
-    } else if (p == "set_to_set") {
-      read_set_to_set(c, s, k, t);
-      read_sizes(c, k, t, cdf);
-    } else if (p == "long_lived") {
-      read_long_lived(c, s, k, t);
-    } else if (p == "burst") {
-      read_burst(c, s, k, t, cdf);
-    } else if (p == "collective") {
-      read_collective(c, s, k, t);
-    } else if (p == "dependency_trace") {
-      read_trace(c, s, k, t);
-    }
-    if (job) {
-      if (p == "collective") {
-        try {
-          (void)build_collective(collective_params(t));
-        } catch (const InputError& e) {
-          std::string what = e.what();
-          if (what.rfind("<input>: ", 0) == 0) what.erase(0, 9);
-          c.fail(k + "collective", what);
-        }
-      }
-      s.traffic.push_back(std::move(t));
-      continue;
     }
     s.traffic.push_back(std::move(t));
+    if (job) continue;
     // Whatever the key checks above let through, the generator's own checks catch here.
     try {
       (void)make_traffic_source(s, i, cdf.get());
     } catch (const InputError& e) {
-      std::string what = e.what();
-      if (what.rfind("<input>: ", 0) == 0) what.erase(0, 9);
-      c.fail(k + "pattern", what);
+      c.fail(k + "pattern", without_input_prefix(e));
     }
   }
 }
 
-std::unique_ptr<FlowSource> make_traffic_source(const Scenario& s, size_t index, const SizeCdf* sizes) {
-  const TrafficSpec& t = s.traffic.at(index);
-  const TopoSpec& topo = s.topo;
-  const auto rates = host_link_rates(topo);
-  auto rate_of = [&](int h) {
+namespace {
+
+// What a table's generator is made of: the table, the parameters every pattern shares, the hosts' rates.
+struct SourceContext {
+  SourceContext(const Scenario& s, size_t index, const SizeCdf* sizes)
+      : s(s), t(s.traffic.at(index)), topo(s.topo), sizes(sizes), rates(host_link_rates(s.topo)) {
+    common.flow.sizes = sizes;
+    common.flow.fixed_size = t.size_bytes;
+    common.flow.priority = t.priority;
+    common.flow.class_id = t.class_id;
+    common.start = t.start;
+    common.stop = std::min(t.stop, s.duration);
+    common.max_flows = t.max_flows;
+    common.seed = s.seed;
+    common.stream = fmt::format("traffic{}", index);
+  }
+
+  Rate rate_of(int h) const {
     if (h < 0 || h >= topo.num_nodes || !(rates[h].bps > 0))
       throw InputError("", 0, fmt::format("host {} has no link", h));
     return rates[h];
-  };
-  PatternCommon common;  // what every pattern's parameters share
-  common.flow.sizes = sizes;
-  common.flow.fixed_size = t.size_bytes;
-  common.flow.priority = t.priority;
-  common.flow.class_id = t.class_id;
-  common.start = t.start;
-  common.stop = std::min(t.stop, s.duration);
-  common.max_flows = t.max_flows;
-  common.seed = s.seed;
-  common.stream = fmt::format("traffic{}", index);
-  auto poisson = [&](const std::vector<int>& senders) {
+  }
+
+  // Each sender a Poisson process at the table's load of its link rate.
+  PoissonParams poisson(const std::vector<int>& senders) const {
     PoissonParams p;
     static_cast<PatternCommon&>(p) = common;
     p.senders = senders;
     for (int h : senders) p.offered.push_back(rate_of(h) * t.load);
     return p;
-  };
+  }
+
+  const Scenario& s;
+  const TrafficSpec& t;
+  const TopoSpec& topo;
+  const SizeCdf* sizes;
+  std::vector<Rate> rates;
+  PatternCommon common;
+};
+
+std::unique_ptr<FlowSource> all_to_all_source(const SourceContext& x) {
+  const TrafficSpec& t = x.t;
+  PoissonParams p = x.poisson(t.hosts);
+  const bool uniform =
+      std::all_of(p.offered.begin(), p.offered.end(), [&](Rate r) { return r == p.offered[0]; });
+  if (!uniform || x.sizes == nullptr || t.size_bytes > 0)  // per-host rates or fixed sizes: same process
+    return std::make_unique<GroupsPoisson>(std::move(p), std::vector<int>(t.hosts.size(), 0));
+  PoissonAllToAllParams a;
+  a.hosts = t.hosts;
+  a.sizes = x.sizes;
+  a.host_rate = x.rate_of(t.hosts[0]);
+  a.load = t.load;
+  a.start = t.start;
+  a.stop = x.common.stop;
+  a.max_flows = t.max_flows;
+  a.priority = t.priority;
+  a.class_id = t.class_id;
+  a.seed = x.s.seed;
+  a.stream = x.common.stream;
+  return std::make_unique<PoissonAllToAll>(std::move(a));
+}
+
+std::unique_ptr<FlowSource> permutation_source(const SourceContext& x) {
+  const TrafficSpec& t = x.t;
+  if (!t.long_lived) return std::make_unique<PermutationPoisson>(x.poisson(t.hosts), t.dst);
+  std::vector<FlowSpec> flows;
+  for (size_t i = 0; i < t.hosts.size() && (t.max_flows == 0 || i < t.max_flows); ++i) {
+    FlowSpec f;
+    f.src = t.hosts[i];
+    f.dst = t.dst[i];
+    f.priority = t.priority;
+    f.class_id = t.class_id;
+    f.size_bytes = t.size_bytes;
+    f.start = t.start;
+    flows.push_back(f);
+  }
+  return std::make_unique<InlineFlows>(std::move(flows));
+}
+
+std::unique_ptr<FlowSource> set_to_set_source(const SourceContext& x) {
+  const TrafficSpec& t = x.t;
+  PoissonParams p = x.poisson(t.src);
+  if (t.load_of.bps > 0)
+    for (Rate& r : p.offered) r = t.load_of * t.load / static_cast<double>(t.src.size());
+  return std::make_unique<SetPoisson>(std::move(p), t.dst);
+}
+
+std::unique_ptr<FlowSource> incast_source(const SourceContext& x) {
+  const TrafficSpec& t = x.t;
+  IncastParams p;
+  static_cast<PatternCommon&>(p) = x.common;
+  p.senders = t.src;
+  p.fan_in = t.fan_in;
+  p.dst = t.dst.empty() ? -1 : t.dst[0];
+  if (t.dst.empty()) p.receivers = x.topo.hosts();
+  p.period = t.period;
+  p.rounds = t.rounds;
+  p.jitter = t.jitter;
+  p.flow.dport = kIncastDport;
+  return std::make_unique<IncastRounds>(std::move(p));
+}
+
+std::unique_ptr<FlowSource> burst_source(const SourceContext& x) {
+  const TrafficSpec& t = x.t;
+  BurstParams p;
+  static_cast<PatternCommon&>(p) = x.common;
+  p.senders = t.src;
+  for (int h : t.src) p.gap.push_back(t.gap >= Time::zero() ? t.gap : tx_time(t.size_bytes, x.rate_of(h)));
+  p.dst = t.dst.at(0);
+  p.count = t.count;
+  return std::make_unique<BurstTrains>(std::move(p));
+}
+
+}  // namespace
+
+std::unique_ptr<FlowSource> make_traffic_source(const Scenario& s, size_t index, const SizeCdf* sizes) {
+  const SourceContext x(s, index, sizes);
+  const TrafficSpec& t = x.t;
   const std::string& pat = t.pattern;
-  if (pat == "all_to_all") {
-    PoissonParams p = poisson(t.hosts);
-    const bool uniform =
-        std::all_of(p.offered.begin(), p.offered.end(), [&](Rate r) { return r == p.offered[0]; });
-    if (!uniform || sizes == nullptr || t.size_bytes > 0)  // per-host rates or fixed sizes: same process
-      return std::make_unique<GroupsPoisson>(std::move(p), std::vector<int>(t.hosts.size(), 0));
-    PoissonAllToAllParams a;
-    a.hosts = t.hosts;
-    a.sizes = sizes;
-    a.host_rate = rate_of(t.hosts[0]);
-    a.load = t.load;
-    a.start = t.start;
-    a.stop = common.stop;
-    a.max_flows = t.max_flows;
-    a.priority = t.priority;
-    a.class_id = t.class_id;
-    a.seed = s.seed;
-    a.stream = common.stream;
-    return std::make_unique<PoissonAllToAll>(std::move(a));
-  }
-  if (pat == "groups") return std::make_unique<GroupsPoisson>(poisson(t.hosts), t.group_of);
-  if (pat == "permutation") {
-    if (!t.long_lived) return std::make_unique<PermutationPoisson>(poisson(t.hosts), t.dst);
-    std::vector<FlowSpec> flows;
-    for (size_t i = 0; i < t.hosts.size() && (t.max_flows == 0 || i < t.max_flows); ++i) {
-      FlowSpec f;
-      f.src = t.hosts[i];
-      f.dst = t.dst[i];
-      f.priority = t.priority;
-      f.class_id = t.class_id;
-      f.size_bytes = t.size_bytes;
-      f.start = t.start;
-      flows.push_back(f);
-    }
-    return std::make_unique<InlineFlows>(std::move(flows));
-  }
+  if (pat == "all_to_all") return all_to_all_source(x);
+  if (pat == "groups") return std::make_unique<GroupsPoisson>(x.poisson(t.hosts), t.group_of);
+  if (pat == "permutation") return permutation_source(x);
   if (pat == "hotspot")
-    return std::make_unique<HotspotPoisson>(poisson(t.hosts), t.hot, t.hot_fraction, t.hot_class_id);
-  if (pat == "set_to_set") {
-    PoissonParams p = poisson(t.src);
-    if (t.load_of.bps > 0)
-      for (Rate& r : p.offered) r = t.load_of * t.load / static_cast<double>(t.src.size());
-    return std::make_unique<SetPoisson>(std::move(p), t.dst);
-  }
-  if (pat == "incast") {
-    IncastParams p;
-    static_cast<PatternCommon&>(p) = common;
-    p.senders = t.src;
-    p.fan_in = t.fan_in;
-    p.dst = t.dst.empty() ? -1 : t.dst[0];
-    if (t.dst.empty()) p.receivers = topo.hosts();
-    p.period = t.period;
-    p.rounds = t.rounds;
-    p.jitter = t.jitter;
-    p.flow.dport = kIncastDport;
-    return std::make_unique<IncastRounds>(std::move(p));
-  }
-  if (pat == "burst") {
-    BurstParams p;
-    static_cast<PatternCommon&>(p) = common;
-    p.senders = t.src;
-    for (int h : t.src) p.gap.push_back(t.gap >= Time::zero() ? t.gap : tx_time(t.size_bytes, rate_of(h)));
-    p.dst = t.dst.at(0);
-    p.count = t.count;
-    return std::make_unique<BurstTrains>(std::move(p));
-  }
+    return std::make_unique<HotspotPoisson>(x.poisson(t.hosts), t.hot, t.hot_fraction, t.hot_class_id);
+  if (pat == "set_to_set") return set_to_set_source(x);
+  if (pat == "incast") return incast_source(x);
+  if (pat == "burst") return burst_source(x);
   if (pat == "long_lived") {
     std::vector<FlowSpec> flows = t.flows;
     if (t.max_flows != 0 && flows.size() > t.max_flows) flows.resize(t.max_flows);

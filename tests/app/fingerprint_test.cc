@@ -110,7 +110,7 @@ std::map<std::string, Fingerprint> read_stored() {
 
 void write_stored(const std::map<std::string, Fingerprint>& m) {
   std::ofstream out(kFile, std::ios::trunc);
-  out << "# Fingerprints of tests/fingerprint_test.cc: case, events executed, FNV-1a 64 of flows.csv, FNV-1a "
+  out << "# Fingerprints of tests/app/fingerprint_test.cc: case, events executed, FNV-1a 64 of flows.csv, FNV-1a "
          "64\n"
          "# of summary.json less its timings followed by the other CSVs. Update only deliberately (see the\n"
          "# test's failure message).\n";

@@ -1,5 +1,6 @@
-"""Unit tests of tools/rocesim_plots.py and tools/report.py on synthetic directories (run by sweep_test.cc's
-Tools.PythonUnitTests through /usr/bin/python3, or directly: /usr/bin/python3 tests/tools_test.py).
+"""Unit tests of tools/rocesim_common.py (the helpers every tool shares), and of tools/rocesim_plots.py and
+tools/report.py on synthetic directories (run by sweep_test.cc's
+Tools.PythonUnitTests through /usr/bin/python3, or directly: /usr/bin/python3 tests/tools/tools_test.py).
 
 Covers what a real sweep in the C++ tests does not: percentiles as summary.json computes them, size bins,
 a sweep without flows.csv (bucket fallback), runs without monitor files (figures skipped, no error), input
@@ -14,11 +15,14 @@ import shutil
 import sys
 import tempfile
 import unittest
+from fractions import Fraction
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 import numpy as np  # noqa: E402
 
 import report  # noqa: E402
+import reproduce  # noqa: E402
+import rocesim_common as common  # noqa: E402
 import rocesim_plots as rp  # noqa: E402
 
 BUCKETS = [("0-10KB", 0, 10000), ("10KB-100KB", 10001, 100000), ("100KB+", 100001, 10**12)]
@@ -160,6 +164,46 @@ def make_sweep(d, flows_csv=True, buffers=("16MB",), grid=None, **run_opts):
         json.dump({"scenario": "synthetic.toml", "sets": [],
                    "grid": [{"key": k, "values": v} for k, v in grid],
                    "runs": [",".join(f"{k}={x}" for k, x in zip(keys, p)) for p in points]}, f)
+
+
+class Common(unittest.TestCase):
+    def test_one_definition_of_each_helper(self):
+        for name in ("nearest_rank", "read_csv", "to_float"):
+            self.assertIs(getattr(rp, name), getattr(common, name), name)
+        for name in ("nearest_rank", "reduction", "ratio", "jain", "to_float", "MetricError"):
+            self.assertIs(getattr(reproduce, name), getattr(common, name), name)
+
+    def test_nearest_rank_is_exact(self):
+        v = list(range(1, 11))
+        # 0.3 * 10 is 3.0000000000000004 in floating point; the rank is 3, as summary.json's integer rank
+        self.assertEqual(common.nearest_rank(v, 0.3), 3)
+        self.assertEqual(common.nearest_rank(v, 0.7), 7)
+        self.assertEqual(common.nearest_rank(v, 0.05), 1)
+        self.assertEqual(common.nearest_rank(v, 1.0), 10)
+        self.assertEqual(common.nearest_rank(list(range(1000, 0, -1)), Fraction(999, 1000)), 999)
+        self.assertEqual(common.nearest_rank(np.array([3.0, 1.0, 2.0]), 0.5), 2.0)
+        self.assertTrue(math.isnan(common.nearest_rank([], 0.99)))
+
+    def test_reduction_ratio_and_jain(self):
+        self.assertAlmostEqual(common.reduction(25, 100), 75.0)
+        self.assertAlmostEqual(common.reduction(150, 100), -50.0)
+        self.assertTrue(math.isnan(common.reduction(math.nan, 100)))
+        self.assertTrue(math.isnan(common.reduction(1, math.nan)))
+        with self.assertRaises(common.MetricError):
+            common.reduction(1, 0)
+        with self.assertRaises(common.MetricError):
+            common.ratio(1, 0)
+        self.assertEqual(common.ratio(3, 2), 1.5)
+        self.assertAlmostEqual(common.jain([5, 5, 5]), 1.0)
+        self.assertAlmostEqual(common.jain([1, 0]), 0.5)
+        with self.assertRaises(common.MetricError):
+            common.jain([0, 0])
+
+    def test_to_float_and_read_csv(self):
+        self.assertEqual(common.to_float("2.5"), 2.5)
+        self.assertTrue(math.isnan(common.to_float("")))
+        self.assertEqual(common.to_float(None, 0.0), 0.0)
+        self.assertEqual(common.read_csv("/nonexistent/rocesim/x.csv"), [])
 
 
 class Helpers(unittest.TestCase):

@@ -686,7 +686,7 @@ TEST_F(SweepRun, ReportOnARunAndOnNothing) {
 
 TEST(Tools, PythonUnitTests) {
   if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
-  const std::string cmd = "/usr/bin/python3 " + std::string(ROCESIM_TEST_DIR) + "/tools_test.py 2>&1";
+  const std::string cmd = "/usr/bin/python3 " + std::string(ROCESIM_TEST_DIR) + "/tools/tools_test.py 2>&1";
   FILE* f = popen(cmd.c_str(), "r");
   ASSERT_NE(f, nullptr);
   std::string out;

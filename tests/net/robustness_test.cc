@@ -10,7 +10,7 @@
 #include <iterator>
 #include <set>
 
-#include "../fuzz/harness.h"
+#include "../../fuzz/harness.h"
 #include "app/run.h"
 #include "cc/none.h"
 #include "net/checks.h"
