@@ -286,9 +286,8 @@ std::string NetChecker::check_links(int id) const {
     const Switch& s = static_cast<const Switch&>(node);
     const Port& peer = port.peer->ports()[port.peer_port];
     for (int prio = 1; prio < kNumPriorities; ++prio) {
-      bool expect = peer.paused[prio];
-      for (const Packet* p = port.fl_head; p; p = p->next)
-        if (p->type == PktType::kPfc && p->pfc_class == prio) expect = p->pfc_pause;
+      // Frames on the wire (in this link's list, or events of another partition): the last one decides.
+      bool expect = port.pfc_tx[prio] != peer.pfc_rx[prio] ? port.pfc_tx_last_pause[prio] : peer.paused[prio];
       for (const Packet* p = port.pfc_q.head; p; p = p->next)
         if (p->pfc_class == prio) expect = p->pfc_pause;
       if (expect != s.ingress(port.index, prio).pause_sent)

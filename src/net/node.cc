@@ -31,6 +31,10 @@ void Node::start_tx(Port& port, Packet* p) {
   p->next = nullptr;
   port.tx_bytes += p->size;
   ++port.stats.tx_packets;
+  if (p->type == PktType::kPfc && !(p->flags & Packet::kFlagCredit)) {
+    ++port.pfc_tx[p->pfc_class];
+    port.pfc_tx_last_pause[p->pfc_class] = p->pfc_pause;
+  }
   // A lossy wire: the loss is drawn as the packet leaves (the same draws whatever the partitions).
   if (port.error_rate > 0 && p->type != PktType::kPfc && port.loss_rng.uniform() < port.error_rate) {
     ++net_.counters().wire_drops;
@@ -95,6 +99,7 @@ void Node::handle_pfc(Packet* p, int in_port) {
   Port& port = ports_[in_port];
   const int prio = p->pfc_class;
   const bool pause = p->pfc_pause;
+  ++port.pfc_rx[prio];
   net_.pool().put(p);
   const Time now = net_.now();
   if (net_.observers().on_pfc_rx) net_.notify_pfc(*this, in_port, prio, pause);

@@ -59,6 +59,12 @@ struct alignas(64) Port {
   Time paused_since[kNumPriorities];
 
   PortStats stats;
+  // PFC frames per priority this port has put on the wire, the pause value of the last one, and the frames
+  // it has received: with the peer's count, the frames still in flight (net/checks.cc), whichever
+  // partition holds them.
+  uint32_t pfc_tx[kNumPriorities] = {};
+  bool pfc_tx_last_pause[kNumPriorities] = {};
+  uint32_t pfc_rx[kNumPriorities] = {};
   Rng loss_rng;  // draws the losses of a lossy wire (error_rate > 0), in transmission order
 
   // Credit-based flow control (net/credit.h), per priority. Egress: bytes sent to the peer and the peer's
