@@ -61,11 +61,11 @@ test-sanitize: setup
 TSAN_BUILD ?= build-tsan
 TSAN_FLAGS ?= -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 test-tsan: setup
-	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DROCESIM_BENCH=OFF \
+	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DROCESIM_BENCH=OFF -DROCESIM_WERROR=$(WERROR) \
 	  -DCMAKE_CXX_FLAGS="$(TSAN_FLAGS)" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
-	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target rocesim_tests
+	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target rocesim_parallel_tests
 	cd $(TSAN_BUILD) && ROCESIM_TSAN=1 TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
-	  ./rocesim_tests --gtest_filter='*SameForAnyThreadCount*:Partitions.*:EventOrder.*'
+	  ./rocesim_parallel_tests --gtest_filter='*SameForAnyThreadCount*:Partitions.*:EventOrder.*'
 
 # libFuzzer targets (fuzz/) for the scenario, topology, flow-file and CDF parsers, FUZZ_SECONDS each, on the
 # seed corpus fuzz/corpus/<target> (new inputs go to $(FUZZ_BUILD)/corpus). A crash leaves
