@@ -382,6 +382,13 @@ void merge_stats(NetStats& into, const NetStats& o) {
 }
 
 // --- observers ---------------------------------------------------------------------------------------
+// A call made during the running event: logged with its time and key, replayed between windows.
+void Network::log_call(NetPartition::Call c) {
+  c.t = now();
+  c.key = sim_.current_key();
+  part().calls.push_back(std::move(c));
+}
+
 void Network::notify_pfc(const Node& n, int port, int prio, bool pause) {
   NetPartition::Call c;
   c.type = NetPartition::Call::kPfc;
@@ -389,9 +396,7 @@ void Network::notify_pfc(const Node& n, int port, int prio, bool pause) {
   c.port = port;
   c.prio = prio;
   c.flag = pause;
-  c.t = now();
-  c.key = sim_.current_key();
-  part().calls.push_back(c);
+  log_call(std::move(c));
 }
 
 void Network::notify_delivered(const Qp& qp, Bytes payload) {
@@ -399,9 +404,7 @@ void Network::notify_delivered(const Qp& qp, Bytes payload) {
   c.type = NetPartition::Call::kDelivered;
   c.slot = qp.slot;
   c.payload = payload;
-  c.t = now();
-  c.key = sim_.current_key();
-  part().calls.push_back(c);
+  log_call(std::move(c));
 }
 
 void Network::notify_cnp(const Qp& qp, bool from_switch) {
@@ -409,9 +412,7 @@ void Network::notify_cnp(const Qp& qp, bool from_switch) {
   c.type = NetPartition::Call::kCnp;
   c.slot = qp.slot;
   c.flag = from_switch;
-  c.t = now();
-  c.key = sim_.current_key();
-  part().calls.push_back(c);
+  log_call(std::move(c));
 }
 
 // The calls of every partition in the order of their events (one event's calls are in one partition).

@@ -239,6 +239,7 @@ class Network : private Coordinator, private DependentFlows::Releaser {
   bool pending_work() const override;
   void before_window(Time now, Time end) override;
   void after_window(Time end, bool grid) override;
+  void log_call(NetPartition::Call c);
   void replay_calls();
   void finish_flows();
 
