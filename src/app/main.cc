@@ -174,6 +174,7 @@ struct SweepArgs {
   std::vector<std::string> grid, sets;
   int jobs = 1;
   int threads = 1;  // of each run
+  bool mpi = false;  // under mpirun: rank 0 hands the runs to the other ranks
   bool force = false, quiet = false;
 };
 
@@ -278,6 +279,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
   sweep->add_option("--threads", a.threads,
                     "Threads of each run (docs/parallel.md); -j x --threads is kept within the cores")
       ->check(CLI::Range(1, 1024));
+  sweep->add_flag("--mpi", a.mpi,
+                  "Under mpirun (docs/cluster.md): rank 0 hands the runs, one at a time, to the other ranks, "
+                  "each run a process on that rank's machine; -j is then the rank count less one");
   sweep->add_option("--set", a.sets, "Override a scenario value in every run")->type_name("KEY=VALUE");
   sweep->add_flag("--force", a.force, "Re-run complete runs too (otherwise they are skipped)");
   sweep->add_flag("-q,--quiet", a.quiet, "No per-run lines and no progress line");
@@ -458,6 +462,7 @@ int sweep_command(const SweepArgs& a) {
   }
   opt.force = a.force;
   opt.quiet = a.quiet;
+  opt.mpi = a.mpi;
   return run_sweep(opt);
 }
 

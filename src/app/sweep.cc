@@ -1,5 +1,7 @@
 #include "app/sweep.h"
 
+#include "app/mpi_sweep.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -170,12 +172,19 @@ struct Child {
 };
 
 // Starts `rocesim run` for one point: stdout to /dev/null, stderr to `log`, progress reports on a pipe.
-Child spawn_run(const SweepOptions& opt, const std::string& scenario, const SweepPoint& p,
-                const fs::path& run_dir, const fs::path& log, bool force) {
+// The command line of one point's run.
+std::vector<std::string> run_args(const SweepOptions& opt, const std::string& scenario, const SweepPoint& p,
+                                  const fs::path& run_dir, bool force) {
   std::vector<std::string> args{opt.binary, "run", scenario, "-o", run_dir.string(), "-q"};
   if (force) args.push_back("--force");
   for (const auto& s : opt.sets) args.insert(args.end(), {"--set", s});
   for (const auto& s : p.sets) args.insert(args.end(), {"--set", s});
+  return args;
+}
+
+Child spawn_run(const SweepOptions& opt, const std::string& scenario, const SweepPoint& p,
+                const fs::path& run_dir, const fs::path& log, bool force) {
+  std::vector<std::string> args = run_args(opt, scenario, p, run_dir, force);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -799,16 +808,14 @@ int finish_interrupted_sweep(const SweepOptions& opt, const std::vector<SweepPoi
 }
 
 // results.csv, the short table and the closing lines; the exit status of the sweep.
-int finish_sweep(const SweepOptions& opt, const std::vector<SweepPoint>& points, const SweepLoop& loop,
-                 size_t skipped, Clock::time_point t0) {
+int finish_sweep(const SweepOptions& opt, const std::vector<SweepPoint>& points, size_t done_runs,
+                 const std::vector<std::string>& failures, size_t skipped, Clock::time_point t0) {
   const size_t n = points.size();
   const size_t complete = write_results_csv(opt.out_dir, opt.grid, points);
   const fs::path logs = opt.out_dir / "logs";
   std::error_code ec;
   if (fs::exists(logs, ec) && fs::is_empty(logs, ec)) fs::remove(logs, ec);
   if (!opt.quiet) print_summary_table(opt.out_dir, points);
-  const size_t done_runs = loop.done_runs();
-  const auto& failures = loop.failures();
   if (!opt.quiet)
     fmt::print("sweep finished in {}: {} run{} done, {} skipped, {} failed\nresults: {}\n",
                format_duration(seconds_since(t0)), done_runs, done_runs == 1 ? "" : "s", skipped,
@@ -822,9 +829,61 @@ int finish_sweep(const SweepOptions& opt, const std::vector<SweepPoint>& points,
   return 0;
 }
 
+// `--mpi` with more than one rank: the pending runs go to the other ranks, one at a time each.
+int run_on_ranks(const SweepOptions& opt, const std::string& scenario, const std::vector<SweepPoint>& points,
+                 const std::vector<size_t>& pending, size_t skipped, Clock::time_point t0) {
+  std::vector<RemoteRun> runs;
+  for (size_t i : pending) {
+    const std::string dname = safe_dir_name(points[i].name);
+    const bool replace = opt.force || fs::exists(opt.out_dir / dname);
+    runs.push_back({run_args(opt, scenario, points[i], opt.out_dir / dname, replace),
+                    (opt.out_dir / "logs" / (dname + ".log")).string()});
+  }
+  size_t done_runs = 0, finished = skipped;
+  std::vector<std::string> failures;
+  hand_out_runs(runs, [&](size_t k, int status, double wall) {
+    const std::string& name = points[pending[k]].name;
+    ++finished;
+    const bool ok = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+                    fs::exists(opt.out_dir / safe_dir_name(name) / "summary.json");
+    if (ok) {
+      ++done_runs;
+      std::error_code ec;
+      fs::remove(runs[k].log, ec);
+      if (!opt.quiet) fmt::print("[{}/{}] {} done in {}\n", finished, points.size(), name, format_duration(wall));
+    } else {
+      failures.push_back(name);
+      std::string tail = tail_lines(runs[k].log, 12);
+      fmt::print(stderr, "[{}/{}] {} FAILED ({}) after {}; its stderr ({}):\n{}\n", finished, points.size(), name,
+                 status < 0 ? "could not start" : describe_status(status), format_duration(wall), runs[k].log,
+                 tail.empty() ? "(no output)" : tail);
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+  });
+  return finish_sweep(opt, points, done_runs, failures, skipped, t0);
+}
+
 }  // namespace
 
 int run_sweep(const SweepOptions& opt) {
+  if (!opt.mpi) return run_sweep_here(opt, 1);
+  MpiSession mpi;
+  if (mpi.rank() != 0) {
+    serve_runs();
+    return 0;
+  }
+  try {
+    return run_sweep_here(opt, mpi.size());
+  } catch (...) {
+    if (mpi.size() > 1) stop_serving();
+    throw;
+  }
+}
+
+// The sweep on this process (rank 0 of `ranks`): directory, resume, the runs (here, or on the other ranks),
+// results.csv and the table.
+int run_sweep_here(const SweepOptions& opt, int ranks) {
   const auto t0 = Clock::now();
   if (opt.jobs < 1) throw InputError("-j", 0, "needs at least 1 job");
   if (opt.grid.empty()) throw InputError("--grid", 0, "a sweep needs at least one KEY=V1,V2,... grid axis");
@@ -842,6 +901,7 @@ int run_sweep(const SweepOptions& opt) {
   std::vector<size_t> pending = runs_to_do(opt, points);
   const size_t skipped = points.size() - pending.size();
   if (!pending.empty()) fs::create_directories(opt.out_dir / "logs");
+  if (ranks > 1) return run_on_ranks(opt, scenario, points, pending, skipped, t0);
   InterruptGuard guard;
   SweepLoop loop(opt, scenario, points, std::move(pending), t0);
   loop.run();
@@ -849,7 +909,7 @@ int run_sweep(const SweepOptions& opt) {
     loop.stop_running();
     return finish_interrupted_sweep(opt, points);
   }
-  return finish_sweep(opt, points, loop, skipped, t0);
+  return finish_sweep(opt, points, loop.done_runs(), loop.failures(), skipped, t0);
 }
 
 int run_python_tool(const std::string& tool, const std::vector<std::string>& tool_args) {

@@ -35,6 +35,7 @@ struct SweepOptions {
   bool force = false;                     // re-run complete runs too
   bool quiet = false;                     // no per-run lines, no progress line
   std::string binary = "/proc/self/exe";  // the rocesim executable the runs use
+  bool mpi = false;                       // under mpirun: rank 0 hands the runs to the others (app/mpi_sweep.h)
 };
 
 // Parses "key=v1,v2,..." arguments. Throws InputError on a malformed or repeated key or an empty value.
@@ -64,6 +65,8 @@ size_t write_results_csv(const std::filesystem::path& out_dir, const std::vector
 // Runs the sweep; returns the process exit status (0: every run complete; 1: some run failed;
 // 130: interrupted). Throws InputError for bad input (grid, scenario, sweep directory).
 int run_sweep(const SweepOptions& opt);
+// run_sweep's work on this process; `ranks` > 1: the runs go to MPI ranks 1..ranks-1.
+int run_sweep_here(const SweepOptions& opt, int ranks);
 
 // `rocesim report DIR`: runs tools/report.py on a run directory or a sweep directory (it writes
 // DIR/report.html and DIR/figures/*.png and prints the page's path). Returns its exit status. The Python is

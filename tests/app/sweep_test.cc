@@ -498,6 +498,66 @@ TEST_F(SweepRun, ThreadsKeepJobsTimesThreadsWithinTheCoresAndChangeNoResult) {
   EXPECT_EQ(j["performance"]["parallel"]["threads"].get<int>(), 2);
 }
 
+// `sweep --mpi` under mpirun (app/mpi_sweep.h), 3 ranks oversubscribed on this machine. Open MPI is
+// optional: without it in this build or on this machine the tests say so and skip.
+std::string mpi_missing() {
+#ifndef ROCESIM_HAVE_MPI
+  return "this build has no Open MPI (apt-get install openmpi-bin libopenmpi-dev, or scripts/setup, and rebuild)";
+#else
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return "mpirun is not on the PATH (openmpi-bin)";
+  return "";
+#endif
+}
+
+std::vector<std::string> mpirun(int ranks) {
+  std::vector<std::string> a{"mpirun", "--oversubscribe", "-np", std::to_string(ranks)};
+  if (::getuid() == 0) a.push_back("--allow-run-as-root");  // CI runs as root
+  a.push_back(kBinary);
+  return a;
+}
+
+TEST_F(SweepRun, MpiSweepEqualsTheLocalSweepAndResumes) {
+  if (const std::string why = mpi_missing(); !why.empty()) GTEST_SKIP() << why;
+  const Proc local = sweep();
+  ASSERT_EQ(local.code(), 0) << local.describe();
+  const fs::path dir = *tmp_ / "mpi";
+  std::vector<std::string> a = mpirun(3);
+  for (const std::string x : {"sweep", "", "--grid", "scheme=dcqcn,none", "seed=1,2", "--mpi", "-o", ""})
+    a.push_back(x);
+  a[a.size() - 7] = (*tmp_ / "tiny.toml").string();
+  a.back() = dir.string();
+  const auto t0 = std::chrono::steady_clock::now();
+  const Proc p = finish(start(a, tmp_->path()), tmp_->path(), t0);
+  ASSERT_EQ(p.code(), 0) << p.describe();
+  EXPECT_EQ(count(p.out, " done in "), 4u) << p.out;
+  auto results_of = [](const fs::path& d) {
+    auto rows = read_csv(d / "results.csv");
+    for (auto& r : rows) r.erase("wall_seconds");
+    return rows;
+  };
+  EXPECT_EQ(results_of(dir), results_of(out_));
+  for (const auto& r : kRuns) EXPECT_TRUE(fs::exists(dir / r / "summary.json")) << r;
+  // Again: every run is complete, none runs.
+  const Proc again = finish(start(a, tmp_->path()), tmp_->path(), t0);
+  ASSERT_EQ(again.code(), 0) << again.describe();
+  EXPECT_EQ(count(again.out, "skipped (already complete)"), 4u) << again.out;
+  EXPECT_EQ(results_of(dir), results_of(out_));
+}
+
+TEST_F(SweepRun, MpiFailingRunIsNamedAndTheOthersFinish) {
+  if (const std::string why = mpi_missing(); !why.empty()) GTEST_SKIP() << why;
+  std::vector<std::string> a = mpirun(2);
+  for (const std::string& x : {std::string("sweep"), (*tmp_ / "tiny.toml").string(), std::string("--grid"),
+                               std::string("scheme=dcqcn,nonexistent"), std::string("--mpi"), std::string("-o"),
+                               out_.string()})
+    a.push_back(x);
+  const Proc p = finish(start(a, tmp_->path()), tmp_->path(), std::chrono::steady_clock::now());
+  EXPECT_NE(p.code(), 0) << p.describe();
+  EXPECT_NE(p.err.find("scheme=nonexistent FAILED (exit status 2)"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("1 of 2 runs failed"), std::string::npos) << p.err;
+  EXPECT_TRUE(fs::exists(out_ / "scheme=dcqcn" / "summary.json"));
+}
+
 TEST_F(SweepRun, ResumesSkippingCompleteRunsAndRedoesADeletedOne) {
   ASSERT_EQ(sweep().code(), 0);
   const std::string results = read_file(out_ / "results.csv");
