@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -97,9 +98,17 @@ void hand_out_runs(const std::vector<RemoteRun>& runs, const std::function<void(
   };
   for (int rank = 1; rank < size && next < runs.size(); ++rank) send(rank);
   while (busy > 0) {
-    int status = 0;
+    // Poll rather than block: Open MPI's blocking receive spins, and rank 0 shares a machine with ranks
+    // that run simulations.
+    int ready = 0;
     MPI_Status st;
-    MPI_Recv(&status, 1, MPI_INT, MPI_ANY_SOURCE, kTagStatus, MPI_COMM_WORLD, &st);
+    MPI_Iprobe(MPI_ANY_SOURCE, kTagStatus, MPI_COMM_WORLD, &ready, &st);
+    if (!ready) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    int status = 0;
+    MPI_Recv(&status, 1, MPI_INT, st.MPI_SOURCE, kTagStatus, MPI_COMM_WORLD, &st);
     const int rank = st.MPI_SOURCE;
     const size_t k = static_cast<size_t>(running[rank]);
     running[rank] = -1;
@@ -119,7 +128,10 @@ void stop_serving() {
 void serve_runs() {
   for (;;) {
     MPI_Status st;
-    MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    for (int ready = 0; !ready;) {  // polling, as in hand_out_runs
+      MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &ready, &st);
+      if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     int n = 0;
     MPI_Get_count(&st, MPI_CHAR, &n);
     std::string msg(static_cast<size_t>(n), '\0');
