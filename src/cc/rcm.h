@@ -130,15 +130,21 @@ class Rcm : public Dcqcn {
 };
 
 // The per-switch state (public accessors for tests and scenarios).
-class RcmAgent : public SwitchAgent, public EventHandler {
+// As a SwitchAgent it sees the output queues (on_enqueue: CFR, the outputs' CRD, RCC's accounting) and the
+// CNs (on_switch_message); as an InputAgent the inputs (on_input_enqueue: the inputs' CRD), the crossbar
+// (hold, on_crossbar_idle: RCC) and the choice among equal-cost ports (select_port: SAR).
+class RcmAgent : public SwitchAgent, public InputAgent, public EventHandler {
  public:
   RcmAgent(Network& net, Switch& sw, Rcm& scheme);
 
-  void on_input_enqueue(const Packet& p, int in_port) override;
+  // SwitchAgent
   void on_enqueue(Packet& p, int port) override;
+  void on_switch_message(const Packet& p, int in_port) override;
+  InputAgent* input_agent() override { return this; }
+  // InputAgent
+  void on_input_enqueue(const Packet& p, int in_port) override;
   bool hold(const Packet& p, int out_port) override;
   bool on_crossbar_idle(int out_port) override;
-  void on_switch_message(const Packet& p, int in_port) override;
   int select_port(const Packet& p, const uint16_t* ports, int n, int hashed_port) override;
   void on_event(uint32_t kind, uint64_t arg) override;  // the next RCC period of a strict port
 

@@ -24,6 +24,30 @@ struct RxDecision {
   uint8_t ack_flags = 0;         // flags to put on the ACK (Packet::kFlag*)
 };
 
+// Hooks on a switch's input side, between a packet's arrival and its egress queue: the choice among
+// equal-cost ports, the input's accounting, and the crossbar of the input-and-output queued model. For a
+// scheme that acts inside the switch before the egress (hop-by-hop control that detours or holds flows);
+// its SwitchAgent also implements this and returns itself from SwitchAgent::input_agent. Every hook has a
+// cheap default.
+class InputAgent {
+ public:
+  virtual ~InputAgent() = default;
+  // Picks the egress among `n` > 1 equal-cost `ports` (ECMP's hash chose `hashed_port`); returns a port.
+  virtual int select_port(const Packet& p, const uint16_t* ports, int n, int hashed_port) {
+    (void)p; (void)ports; (void)n;
+    return hashed_port;
+  }
+  // A data packet was admitted from `in_port` (its input queue under the input-and-output queued model,
+  // its ingress counter under the shared buffer); Switch::input_bytes(in_port) includes it.
+  virtual void on_input_enqueue(const Packet& p, int in_port) { (void)p; (void)in_port; }
+  // Input-and-output queued model: true keeps `p` (the head of its input queue) from crossing to its
+  // output `out_port` now; the crossbar serves other waiting inputs instead.
+  virtual bool hold(const Packet& p, int out_port) { (void)p; (void)out_port; return false; }
+  // The crossbar of `out_port` has room but every waiting input is held: return true to try once more
+  // (after releasing some holds), false to leave them waiting until the next dequeue or crossbar_kick.
+  virtual bool on_crossbar_idle(int out_port) { (void)out_port; return false; }
+};
+
 // Hooks a scheme can install on each switch. Every hook has a cheap default.
 class SwitchAgent {
  public:
@@ -44,23 +68,12 @@ class SwitchAgent {
     (void)port;
     (void)out;
   }
-  // Picks the egress among `n` > 1 equal-cost `ports` (ECMP's hash chose `hashed_port`); returns a port.
-  virtual int select_port(const Packet& p, const uint16_t* ports, int n, int hashed_port) {
-    (void)p; (void)ports; (void)n;
-    return hashed_port;
-  }
-  // A data packet was admitted from `in_port` (its input queue under the input-and-output queued model,
-  // its ingress counter under the shared buffer); Switch::input_bytes(in_port) includes it.
-  virtual void on_input_enqueue(const Packet& p, int in_port) { (void)p; (void)in_port; }
-  // Input-and-output queued model: true keeps `p` (the head of its input queue) from crossing to its
-  // output `out_port` now; the crossbar serves other waiting inputs instead.
-  virtual bool hold(const Packet& p, int out_port) { (void)p; (void)out_port; return false; }
-  // The crossbar of `out_port` has room but every waiting input is held: return true to try once more
-  // (after releasing some holds), false to leave them waiting until the next dequeue or crossbar_kick.
-  virtual bool on_crossbar_idle(int out_port) { (void)out_port; return false; }
   // A switch-to-switch message (PktType::kCtrl at priority 0) arrived on `in_port`: sent to the neighbour
   // with Switch::send_to_neighbour, or addressed to this switch through Network::inject. Freed after the call.
   virtual void on_switch_message(const Packet& p, int in_port) { (void)p; (void)in_port; }
+  // The agent's hooks on the switch's input side, if it has any (the switch asks once, when the agent is
+  // installed): an agent that implements InputAgent returns itself.
+  virtual InputAgent* input_agent() { return nullptr; }
 };
 
 struct CcNeeds {

@@ -1,0 +1,70 @@
+#include "net/switch_egress.h"
+
+#include "net/network.h"
+#include "net/switch.h"
+
+namespace rocesim {
+
+void EgressScheduler::configure() {
+  const std::vector<Port>& ports = sw_.ports_;
+  ecn_.assign(ports.size(), {});
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const double scale = s_.ecn_scale_with_rate ? ports[i].rate / s_.ecn_ref_rate : 1.0;
+    ecn_[i] = EgressEcn{static_cast<Bytes>(static_cast<double>(s_.kmin_bytes) * scale),
+                        static_cast<Bytes>(static_cast<double>(s_.kmax_bytes) * scale), s_.pmax};
+  }
+  mark_rng_ = Rng::stream(sw_.net_.seed(), "ecn", static_cast<uint64_t>(sw_.id_));
+}
+
+Packet* EgressScheduler::next_data(Port& port) {
+  for (int k = 0; k < kNumPriorities - 1; ++k) {
+    const int prio = 1 + (port.rr_next - 1 + k) % (kNumPriorities - 1);
+    if (port.paused[prio] || port.q[prio].empty()) continue;
+    if (!sw_.credit_ok(port, prio, port.q[prio].head->size)) continue;
+    port.rr_next = prio % (kNumPriorities - 1) + 1;
+    Packet* p = port.q[prio].pop();
+    sw_.credit_consume(port, prio, p->size);
+    port.data_bytes -= p->size;
+    return p;
+  }
+  return nullptr;
+}
+
+void EgressScheduler::on_departure(Packet& p, Port& port, SwitchAgent* agent) {
+  if (!(agent && agent->mark(p, port.index)) && s_.ecn_enabled) red_mark(p, port);
+  if (s_.int_enabled) stamp_int(p, port);
+}
+
+// RED marking on the egress queue seen at dequeue (algorithms.md 1.3).
+void EgressScheduler::red_mark(Packet& p, Port& port) {
+  if (p.ecn == kNotEct || p.ecn == kCe) return;
+  const EgressEcn& e = ecn_[port.index];
+  const Bytes q = port.q[p.prio].bytes;
+  bool mark = false;
+  if (q > e.kmax) {
+    mark = true;
+  } else if (q > e.kmin) {
+    const double prob = e.kmax > e.kmin
+                            ? e.pmax * static_cast<double>(q - e.kmin) / static_cast<double>(e.kmax - e.kmin)
+                            : 1.0;
+    mark = mark_rng_.uniform() < prob;
+  }
+  if (mark) {
+    p.ecn = kCe;
+    ++port.stats.ecn_marked;
+  }
+}
+
+// One INT hop record (algorithms.md 1.4): when the packet leaves, the port's bytes sent including it, its
+// egress queue and its rate.
+void EgressScheduler::stamp_int(Packet& p, const Port& port) {
+  if (!p.hops || p.n_hops >= kMaxIntHops) return;
+  IntHop& h = p.hops[p.n_hops++];
+  h.ts = sw_.net_.now();
+  h.tx_bytes = port.tx_bytes + p.size;
+  h.qlen_bytes = port.data_bytes;
+  h.rate = port.rate;
+  h.extra = 0;
+}
+
+}  // namespace rocesim

@@ -1,0 +1,64 @@
+// The egress scheduler of a switch port: PFC frames first, then the control class (strict priority, never
+// paused), then data priorities 1-7 round robin, skipping those paused by the peer's PFC or short of
+// credits. A data packet that leaves is marked by RED on its egress queue (docs/algorithms.md section 1.3;
+// per-port Kmin/Kmax/Pmax, optionally scaled with the port's rate) unless the scheme's agent marks instead,
+// and stamped with an INT hop record (section 1.4). One object per switch, touching only that switch's
+// state (its marking draws come from the switch's own random stream).
+#pragma once
+#include <vector>
+
+#include "core/rng.h"
+#include "net/cc_api.h"
+#include "net/node.h"
+#include "net/packet.h"
+#include "net/settings.h"
+
+namespace rocesim {
+
+class Switch;
+
+struct EgressEcn {
+  Bytes kmin = 0, kmax = 0;
+  double pmax = 0;
+};
+
+class EgressScheduler {
+ public:
+  EgressScheduler(Switch& sw, const SwitchSettings& s) : sw_(sw), s_(s) {}
+  // Sets each wired port's RED thresholds and the switch's marking stream.
+  void configure();
+
+  // A PFC frame or a control packet of `port`, if any: they go before data.
+  static Packet* next_control(Port& port) {
+    if (!port.pfc_q.empty()) return port.pfc_q.pop();
+    if (!port.q[0].empty()) return port.q[0].pop();
+    return nullptr;
+  }
+  // The next data packet of `port` (round robin over the priorities that may send), taken off its queue
+  // and its credits consumed; nullptr when none may go.
+  Packet* next_data(Port& port);
+  // A data packet leaves on `port`: the agent's mark or RED, then INT.
+  void on_departure(Packet& p, Port& port, SwitchAgent* agent);
+  // True when the port has something it may send once the wire is free.
+  static bool has_backlog(const Port& port) {
+    if (!port.pfc_q.empty() || !port.q[0].empty()) return true;
+    if (port.data_bytes == 0) return false;
+    for (int prio = 1; prio < kNumPriorities; ++prio)
+      if (!port.paused[prio] && !port.q[prio].empty()) return true;
+    return false;
+  }
+
+  const EgressEcn& ecn(int port) const { return ecn_[port]; }
+  void set_ecn(int port, const EgressEcn& e) { ecn_[port] = e; }
+
+ private:
+  void red_mark(Packet& p, Port& port);
+  void stamp_int(Packet& p, const Port& port);
+
+  Switch& sw_;
+  const SwitchSettings& s_;
+  std::vector<EgressEcn> ecn_;  // per port
+  Rng mark_rng_;
+};
+
+}  // namespace rocesim
