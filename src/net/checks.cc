@@ -361,7 +361,7 @@ std::string NetChecker::check_switch(int id) const {
     return fmt::format("{}: buffer counter {} bytes, packets queued {} bytes, buffer size {}", name(id),
                        s.buffer_used(), total, cfg.buffer_bytes);
   const Bytes reserve = cfg.reserve_bytes;
-  // Credit mode accounts like static PFC (switch.cc): whole bytes per ingress, no shared pool.
+  // Credit mode accounts like static PFC (net/switch_mmu.cc): whole bytes per ingress, no shared pool.
   const bool dynamic = cfg.pfc_mode == PfcThresholdMode::kDynamic && !cfg.credit_enabled;
   Bytes shared = 0;
   for (int port = 0; port < nports; ++port) {

@@ -8,7 +8,8 @@ namespace rocesim {
 
 enum class PfcThresholdMode { kDynamic, kStatic };
 
-// Switch architecture (net/switch.h): the shared-buffer MMU, or input-and-output queued.
+// Switch architecture: the shared-buffer MMU (net/switch_mmu.h), or input-and-output queued
+// (net/switch_crossbar.h).
 enum class SwitchModel { kSharedBuffer, kInputOutputQueued };
 // Input queues of the input-and-output queued model: one FIFO per (ingress port, priority), or virtual
 // output queues (one per (ingress port, priority, egress port), sharing the FIFO's byte limit and PFC).
