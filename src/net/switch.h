@@ -1,8 +1,7 @@
 // A switch: a node that forwards packets between its ports, composed of parts with one job each:
-//   SwitchMmu       (net/switch_mmu.h)      buffer accounting per ingress (port, priority) and PFC
-//   thresholds; Crossbar        (net/switch_crossbar.h) the input queues of the input-and-output queued
-//   model; EgressScheduler (net/switch_egress.h)   which packet a port sends next, RED marking and INT
-//   stamping.
+// - SwitchMmu (net/switch_mmu.h): buffer accounting per ingress (port, priority) and PFC thresholds;
+// - Crossbar (net/switch_crossbar.h): the input queues of the input-and-output queued model;
+// - EgressScheduler (net/switch_egress.h): which packet a port sends next, RED marking, INT stamping.
 // The switch itself routes (ECMP, or the scheme's InputAgent::select_port), hands packets from part to part
 // (`forward`, `dequeue`) and carries the scheme's agents and switch-to-switch messages. A data packet is
 // accounted to its ingress (port, priority) for PFC and to its egress queue for ECN and INT; see
