@@ -30,31 +30,6 @@ Packet* EgressScheduler::next_data(Port& port) {
   return nullptr;
 }
 
-void EgressScheduler::on_departure(Packet& p, Port& port, SwitchAgent* agent) {
-  if (!(agent && agent->mark(p, port.index)) && s_.ecn_enabled) red_mark(p, port);
-  if (s_.int_enabled) stamp_int(p, port);
-}
-
-// RED marking on the egress queue seen at dequeue (algorithms.md 1.3).
-void EgressScheduler::red_mark(Packet& p, Port& port) {
-  if (p.ecn == kNotEct || p.ecn == kCe) return;
-  const EgressEcn& e = ecn_[port.index];
-  const Bytes q = port.q[p.prio].bytes;
-  bool mark = false;
-  if (q > e.kmax) {
-    mark = true;
-  } else if (q > e.kmin) {
-    const double prob = e.kmax > e.kmin
-                            ? e.pmax * static_cast<double>(q - e.kmin) / static_cast<double>(e.kmax - e.kmin)
-                            : 1.0;
-    mark = mark_rng_.uniform() < prob;
-  }
-  if (mark) {
-    p.ecn = kCe;
-    ++port.stats.ecn_marked;
-  }
-}
-
 // One INT hop record (algorithms.md 1.4): when the packet leaves, the port's bytes sent including it, its
 // egress queue and its rate.
 void EgressScheduler::stamp_int(Packet& p, const Port& port) {

@@ -37,8 +37,12 @@ class EgressScheduler {
   // The next data packet of `port` (round robin over the priorities that may send), taken off its queue
   // and its credits consumed; nullptr when none may go.
   Packet* next_data(Port& port);
-  // A data packet leaves on `port`: the agent's mark or RED, then INT.
-  void on_departure(Packet& p, Port& port, SwitchAgent* agent);
+  // A data packet leaves on `port`: the agent's mark or RED, then INT. Inline with RED: every data packet
+  // of every hop passes here.
+  void on_departure(Packet& p, Port& port, SwitchAgent* agent) {
+    if (!(agent && agent->mark(p, port.index)) && s_.ecn_enabled) red_mark(p, port);
+    if (s_.int_enabled) stamp_int(p, port);
+  }
   // True when the port has something it may send once the wire is free.
   static bool has_backlog(const Port& port) {
     if (!port.pfc_q.empty() || !port.q[0].empty()) return true;
@@ -52,7 +56,25 @@ class EgressScheduler {
   void set_ecn(int port, const EgressEcn& e) { ecn_[port] = e; }
 
  private:
-  void red_mark(Packet& p, Port& port);
+  // RED marking on the egress queue seen at dequeue (algorithms.md 1.3).
+  void red_mark(Packet& p, Port& port) {
+    if (p.ecn == kNotEct || p.ecn == kCe) return;
+    const EgressEcn& e = ecn_[port.index];
+    const Bytes q = port.q[p.prio].bytes;
+    bool mark = false;
+    if (q > e.kmax) {
+      mark = true;
+    } else if (q > e.kmin) {
+      const double prob =
+          e.kmax > e.kmin ? e.pmax * static_cast<double>(q - e.kmin) / static_cast<double>(e.kmax - e.kmin)
+                          : 1.0;
+      mark = mark_rng_.uniform() < prob;
+    }
+    if (mark) {
+      p.ecn = kCe;
+      ++port.stats.ecn_marked;
+    }
+  }
   void stamp_int(Packet& p, const Port& port);
 
   Switch& sw_;
