@@ -8,7 +8,7 @@ DIR       ?= $(DEMO_OUT)
 # WERROR=ON builds with -Werror (cmake -DROCESIM_WERROR=ON): what CI does (.ci/run; also when CI=true).
 WERROR    ?= $(if $(filter true,$(CI)),ON,OFF)
 
-.PHONY: all setup build build-rocesim run report reproduce test test-sanitize test-tsan fuzz bench clean format
+.PHONY: all setup build build-rocesim run report reproduce test test-sanitize test-tsan fuzz bench clean format format-check
 
 all: build
 
@@ -40,7 +40,7 @@ reproduce: build-rocesim
 report: build-rocesim
 	@$(BUILD)/rocesim report $(DIR)
 
-test: build
+test: build format-check
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 	@$(MAKE) --no-print-directory test-sanitize
 	@$(MAKE) --no-print-directory test-tsan
@@ -101,8 +101,13 @@ bench: build
 soak: build
 	$(BUILD)/soak_flows
 
+FORMAT_FILES = $$(find src tests bench fuzz -name '*.cc' -o -name '*.h')
 format:
-	clang-format -i $$(find src tests bench -name '*.cc' -o -name '*.h')
+	clang-format -i $(FORMAT_FILES)
+
+# Every C++ file as .clang-format writes it (make test runs this; `make format` fixes what it reports).
+format-check: setup
+	@clang-format --dry-run --Werror $(FORMAT_FILES) || { echo "not formatted: run make format" >&2; exit 1; }
 
 clean:
 	rm -rf $(BUILD)

@@ -2,8 +2,8 @@
 #include <benchmark/benchmark.h>
 
 #include "core/event_queue.h"
-#include "core/simulator.h"
 #include "core/rng.h"
+#include "core/simulator.h"
 
 using namespace rocesim;
 

@@ -1,10 +1,10 @@
 // The standard benchmark: the 320-host 3-tier fat-tree, WebSearch at 30 % load, DCQCN, 10 ms simulated.
 // Prints the figures of issue 2 (targets: >= 5 M packet-hops per wall second, < 1 GiB).
 // Usage: bench_fattree [duration_ms] [load]
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 #include "app/run.h"
 #include "config/scenario.h"
@@ -39,7 +39,8 @@ load = {}
   fmt::print("  packet-hops           {}\n", p["packet_hops"].get<uint64_t>());
   fmt::print("  wall seconds          {:.3f}\n", r.wall_seconds);
   fmt::print("  events/s              {:.3f} M\n", p["events_per_second"].get<double>() / 1e6);
-  fmt::print("  packet-hops/s         {:.3f} M   (target >= 5 M)\n", p["packet_hops_per_second"].get<double>() / 1e6);
+  fmt::print("  packet-hops/s         {:.3f} M   (target >= 5 M)\n",
+             p["packet_hops_per_second"].get<double>() / 1e6);
   fmt::print("  peak memory           {:.1f} MiB (target < 1024 MiB)\n", peak_rss_bytes() / 1048576.0);
   return 0;
 }

@@ -67,8 +67,8 @@ Measured run(const std::string& rocesim, const Case& c, const fs::path& scratch,
   if (pid == 0) {
     if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(127);
     const std::string t = std::to_string(threads);
-    execl(rocesim.c_str(), rocesim.c_str(), "run", scenario.c_str(), "-o", out.c_str(), "--force", "--threads",
-          t.c_str(), static_cast<char*>(nullptr));
+    execl(rocesim.c_str(), rocesim.c_str(), "run", scenario.c_str(), "-o", out.c_str(), "--force",
+          "--threads", t.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   int status = 0;
@@ -163,10 +163,11 @@ int main(int argc, char** argv) {
       const double speedup = one_thread_wall > 0 ? one_thread_wall / m.wall_s : 0;
       const double rate = m.hops / m.wall_s / 1e6;
       const double cpu_rate = m.hops / m.cpu_s / 1e6;  // unlike wall time, not inflated by other processes
-      fmt::print("{:>7} {:>6} {:>7} {:>12} {:>8.2f} {:>8.2f} {:>10.2f} {:>14.2f} {:>10.1f} {:>7} {:>8.2f} {:>5.1f}% "
-                 "{:>8.2f}\n",
-                 c.name, c.hosts, m.flows, m.hops, m.wall_s, m.cpu_s, rate, cpu_rate, m.peak_kib / 1024.0,
-                 m.threads, speedup, 100 * m.wait_fraction, m.balance);
+      fmt::print(
+          "{:>7} {:>6} {:>7} {:>12} {:>8.2f} {:>8.2f} {:>10.2f} {:>14.2f} {:>10.1f} {:>7} {:>8.2f} {:>5.1f}% "
+          "{:>8.2f}\n",
+          c.name, c.hosts, m.flows, m.hops, m.wall_s, m.cpu_s, rate, cpu_rate, m.peak_kib / 1024.0, m.threads,
+          speedup, 100 * m.wait_fraction, m.balance);
       out << fmt::format("{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.1f},{},{},{:.3f},{:.4f},{:.3f}\n",
                          c.name, c.hosts, c.arrivals_us, m.flows, m.events, m.hops, m.wall_s, m.cpu_s, rate,
                          cpu_rate, m.peak_kib / 1024.0, m.threads, m.partitions, speedup, m.wait_fraction,

@@ -10,6 +10,7 @@
 // the workload at `load`, stop after `flows` flows have finished. `make bench` builds it; run it with
 //   build/soak_flows                       (1 M fb_hadoop flows: about 2 CPU minutes), or make soak
 //   build/soak_flows 200000 google_rpc     (a quick look)
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -19,8 +20,6 @@
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "app/run.h"
 #include "config/scenario.h"
@@ -122,12 +121,13 @@ fct_hpcc = true
                                  : 0.0);
   }
   fmt::print("peak VmRSS {:.1f} MiB (getrusage maxrss {:.1f} MiB); {} flows finished; {:.1f} s wall\n",
-             peak / 1048576.0, peak_rss_bytes() / 1048576.0,
-             r.summary["flows"]["finished"].get<uint64_t>(), series.back().wall_s);
+             peak / 1048576.0, peak_rss_bytes() / 1048576.0, r.summary["flows"]["finished"].get<uint64_t>(),
+             series.back().wall_s);
   if (!series_csv.empty()) {
     std::ofstream f(series_csv);
     f << "flows,sim_ms,wall_s,vm_rss_bytes\n";
-    for (const Sample& x : series) f << fmt::format("{},{:.3f},{:.3f},{}\n", x.flows, x.sim_ms, x.wall_s, x.rss);
+    for (const Sample& x : series)
+      f << fmt::format("{},{:.3f},{:.3f},{}\n", x.flows, x.sim_ms, x.wall_s, x.rss);
   }
   return 0;
 }

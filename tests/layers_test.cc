@@ -86,4 +86,38 @@ TEST(Layers, CommentsCiteOnlyDocumentsOfTheRepository) {
   EXPECT_GT(cited, 0);
 }
 
+// The tutorial quotes the code with file and line numbers ("`src/cc/dctcp.h`, lines 23-34:" then a code
+// block): each quote must be those lines as they are now.
+TEST(Docs, TutorialExcerptsAreTheCodeAtTheirLines) {
+  const fs::path root = fs::path(ROCESIM_TEST_DIR).parent_path();
+  auto lines_of = [](const fs::path& p) {
+    std::vector<std::string> v;
+    std::ifstream in(p);
+    for (std::string l; std::getline(in, l);) v.push_back(l);
+    return v;
+  };
+  const std::vector<std::string> doc = lines_of(root / "docs" / "tutorial-adding-a-scheme.md");
+  const std::regex head(R"(^`([^`]+)`, lines? (\d+)(?:-(\d+))?:\s*$)");
+  int quotes = 0;
+  for (size_t i = 0; i + 1 < doc.size(); ++i) {
+    std::smatch m;
+    if (!std::regex_match(doc[i], m, head)) continue;
+    size_t j = i + 1;
+    while (j < doc.size() && doc[j].empty()) ++j;  // a blank line may stand between
+    if (j >= doc.size() || doc[j].rfind("```", 0) != 0) continue;
+    ++j;
+    const int a = std::stoi(m[2].str()), b = m[3].matched ? std::stoi(m[3].str()) : a;
+    const std::vector<std::string> src = lines_of(root / m[1].str());
+    std::vector<std::string> block;
+    while (j < doc.size() && doc[j].rfind("```", 0) != 0) block.push_back(doc[j++]);
+    ++quotes;
+    ASSERT_LE(static_cast<size_t>(b), src.size()) << doc[i];
+    const std::vector<std::string> want(src.begin() + (a - 1), src.begin() + b);
+    EXPECT_EQ(block, want) << "docs/tutorial-adding-a-scheme.md:" << i + 1 << " quotes " << m[1].str()
+                           << " lines " << a << "-" << b
+                           << ", which now read otherwise: update the quote or its numbers";
+  }
+  EXPECT_GE(quotes, 10);
+}
+
 }  // namespace

@@ -2,8 +2,8 @@
 #pragma once
 #include <functional>
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "core/simulator.h"
 #include "net/network.h"
@@ -31,7 +31,8 @@ class Ticker : public EventHandler {
     id_ = net_.sim().add_handler(this);
     net_.sim().at(first, id_, 0);
   }
-  Ticker(Network& net, Time period, std::function<void(Time)> fn) : Ticker(net, period, period, std::move(fn)) {}
+  Ticker(Network& net, Time period, std::function<void(Time)> fn)
+      : Ticker(net, period, period, std::move(fn)) {}
   void on_event(uint32_t, uint64_t) override {
     fn_(net_.now());
     net_.sim().after(period_, id_, 0);
@@ -71,8 +72,8 @@ inline TopoSpec switch_ring(int n, int hosts) {
   return t;
 }
 
-// Static PFC at Xoff/Xon with the DCQCN paper's RED (Kmin 5 KB, Kmax 200 KB, Pmax 1 %, not scaled with the port
-// rate), as the seeds' victim experiments use.
+// Static PFC at Xoff/Xon with the DCQCN paper's RED (Kmin 5 KB, Kmax 200 KB, Pmax 1 %, not scaled with the
+// port rate), as the seeds' victim experiments use.
 inline SwitchSettings static_pfc_paper_red(Bytes xoff, Bytes xon) {
   SwitchSettings sw;
   sw.pfc_mode = PfcThresholdMode::kStatic;
@@ -85,15 +86,17 @@ inline SwitchSettings static_pfc_paper_red(Bytes xoff, Bytes xon) {
   return sw;
 }
 
-// The mercury_victim traffic: F1 = H1 -> R1 and F2 = H2 -> R2 (flows 0 and 1) of `long_bytes` from t = 0, then
-// B1..B8 each send `per_sender` 50 KB flows to R2, one every `gap` from 3 ms.
-inline std::vector<FlowSpec> victim_flows(const TopoSpec& t, Bytes long_bytes, int per_sender, double gap_us) {
+// The mercury_victim traffic: F1 = H1 -> R1 and F2 = H2 -> R2 (flows 0 and 1) of `long_bytes` from t = 0,
+// then B1..B8 each send `per_sender` 50 KB flows to R2, one every `gap` from 3 ms.
+inline std::vector<FlowSpec> victim_flows(const TopoSpec& t, Bytes long_bytes, int per_sender,
+                                          double gap_us) {
   const int r2 = lookup_node(t, "R2");
   std::vector<FlowSpec> flows{flow(lookup_node(t, "H1"), lookup_node(t, "R1"), long_bytes),
                               flow(lookup_node(t, "H2"), r2, long_bytes)};
   for (int b = 1; b <= 8; ++b)
     for (int k = 0; k < per_sender; ++k)
-      flows.push_back(flow(lookup_node(t, "B" + std::to_string(b)), r2, 50'000, Time::from_us(3000 + gap_us * k)));
+      flows.push_back(
+          flow(lookup_node(t, "B" + std::to_string(b)), r2, 50'000, Time::from_us(3000 + gap_us * k)));
   return flows;
 }
 

@@ -1,17 +1,16 @@
 // The `rocesim` command: run, validate, list, sweep, compare-fct, report, reproduce. Each subcommand has
 // its options struct, an add_*_command that declares them, and a *_command that carries it out.
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "app/run.h"
 #include "app/sweep.h"
@@ -31,15 +30,15 @@ namespace {
 void print_table(const Scenario& s, const RunResult& r, const std::string& out_dir) {
   const auto& j = r.summary;
   fmt::print("\n{} ({} scheme, seed {}): {} of {} flows finished in {:.3f} ms simulated, {:.2f} s wall\n",
-             s.name, s.scheme, s.seed, j["flows"]["finished"].get<uint64_t>(), j["flows"]["started"].get<uint64_t>(),
-             j["simulated_time_ms"].get<double>(), r.wall_seconds);
+             s.name, s.scheme, s.seed, j["flows"]["finished"].get<uint64_t>(),
+             j["flows"]["started"].get<uint64_t>(), j["simulated_time_ms"].get<double>(), r.wall_seconds);
   fmt::print("  {:<14} {:>8} {:>12} {:>12} {:>12}\n", "flow size", "flows", "slowdown p50", "slowdown p99",
              "FCT p99 (us)");
   for (const auto& b : j["fct"]["buckets"]) {
     if (b["count"].get<uint64_t>() == 0) continue;
     fmt::print("  {:<14} {:>8} {:>12.2f} {:>12.2f} {:>12.1f}\n", b["label"].get<std::string>(),
-               b["count"].get<uint64_t>(), b["slowdown"]["p50"].get<double>(), b["slowdown"]["p99"].get<double>(),
-               b["fct_us"]["p99"].get<double>());
+               b["count"].get<uint64_t>(), b["slowdown"]["p50"].get<double>(),
+               b["slowdown"]["p99"].get<double>(), b["fct_us"]["p99"].get<double>());
   }
   const auto& all = j["fct"];
   fmt::print("  {:<14} {:>8} {:>12.2f} {:>12.2f} {:>12.1f}\n", "all", all["count"].get<uint64_t>(),
@@ -64,8 +63,8 @@ void print_table(const Scenario& s, const RunResult& r, const std::string& out_d
   if (j.contains("jobs"))
     for (const auto& job : j["jobs"]) {
       fmt::print("  job {} ({}, {} ranks): {} of {} iterations", job["job"].get<std::string>(),
-                 job["collective"].get<std::string>(), job["ranks"].get<int>(), job["iterations_finished"].get<int>(),
-                 job["iterations"].get<int>());
+                 job["collective"].get<std::string>(), job["ranks"].get<int>(),
+                 job["iterations_finished"].get<int>(), job["iterations"].get<int>());
       if (job.contains("iteration_us")) {
         fmt::print(", mean {:.1f} us", job["iteration_us"]["mean"].get<double>());
         if (job.contains("slowdown"))
@@ -110,8 +109,9 @@ Scenario load_source(const Source& src, const std::vector<std::string>& user_set
                      "--hpcc-config: the config's CC_MODE chooses the scheme and the profile is hpcc-sim; "
                      "drop --scheme / --profile (use --set to change a value)");
   if (!src.scheme.empty() && !src.scenario.empty())
-    throw InputError("command line", 0,
-                     "--scheme goes with --topology-file/--flow-file; with a scenario file use --set cc.scheme=NAME");
+    throw InputError(
+        "command line", 0,
+        "--scheme goes with --topology-file/--flow-file; with a scenario file use --set cc.scheme=NAME");
   std::vector<std::string> sets;
   if (!src.profile.empty()) sets.push_back("profile=" + src.profile);
   if (!src.scheme.empty()) sets.push_back("cc.scheme=" + src.scheme);
@@ -173,7 +173,7 @@ struct SweepArgs {
   std::string scenario, out_dir;
   std::vector<std::string> grid, sets;
   int jobs = 1;
-  int threads = 1;  // of each run
+  int threads = 1;   // of each run
   bool mpi = false;  // under mpirun: rank 0 hands the runs to the other ranks
   bool force = false, quiet = false;
 };
@@ -199,8 +199,10 @@ struct ReproduceArgs {
 };
 
 CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
-  auto* run = app.add_subcommand("run", "Run a scenario and write flows.csv, summary.json and scenario.resolved.toml (and "
-                                 "collectives.csv with collective or dependency_trace jobs)");
+  auto* run =
+      app.add_subcommand("run",
+                         "Run a scenario and write flows.csv, summary.json and scenario.resolved.toml (and "
+                         "collectives.csv with collective or dependency_trace jobs)");
   run->add_option("scenario", a.src.scenario,
                   "Scenario file (TOML), or a name under scenarios/ such as 'demo'");
   run->add_option("--topology-file", a.src.topology_file,
@@ -268,16 +270,17 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
   auto* sweep = app.add_subcommand("sweep",
                                    "Run the cartesian product of a grid of values, one run directory each, "
                                    "in parallel processes; write results.csv");
-  sweep->add_option("scenario", a.scenario, "Scenario file (TOML), or a name under scenarios/")
-      ->required();
-  sweep->add_option("--grid", a.grid,
-                    "KEY=V1,V2,...: scheme, load (every [[traffic]]), seed, or any dotted key")
+  sweep->add_option("scenario", a.scenario, "Scenario file (TOML), or a name under scenarios/")->required();
+  sweep
+      ->add_option("--grid", a.grid,
+                   "KEY=V1,V2,...: scheme, load (every [[traffic]]), seed, or any dotted key")
       ->required()
       ->expected(1, -1);
   sweep->add_option("-o,--out", a.out_dir, "Sweep directory (default: runs/<scenario>-sweep)");
   sweep->add_option("-j,--jobs", a.jobs, "Runs at once")->check(CLI::Range(1, 1024));
-  sweep->add_option("--threads", a.threads,
-                    "Threads of each run (docs/parallel.md); -j x --threads is kept within the cores")
+  sweep
+      ->add_option("--threads", a.threads,
+                   "Threads of each run (docs/parallel.md); -j x --threads is kept within the cores")
       ->check(CLI::Range(1, 1024));
   sweep->add_flag("--mpi", a.mpi,
                   "Under mpirun (docs/cluster.md): rank 0 hands the runs, one at a time, to the other ranks, "
@@ -329,18 +332,23 @@ CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& a) {
       "draw its figures; write OUT/report.html and regenerate docs/REPRODUCTION.md");
   reproduce->add_option("paper", a.papers, "Paper key(s): mercury, rcm, icc, tcd, lscc (see --list), or all")
       ->expected(0, -1);
-  reproduce->add_option("--scale", a.scale, "quick: smaller fabrics or shorter runs (said in the report); full: "
-                                            "the papers' sizes")
+  reproduce
+      ->add_option("--scale", a.scale,
+                   "quick: smaller fabrics or shorter runs (said in the report); full: "
+                   "the papers' sizes")
       ->check(CLI::IsMember({"quick", "full"}));
   a.jobs_option = reproduce->add_option("-j,--jobs", a.jobs, "Runs at once")->check(CLI::Range(1, 1024));
   reproduce->add_option("-o,--out", a.out_dir, "Output directory (default runs/reproduce-SCALE)");
-  reproduce->add_option("--docs", a.docs_dir, "Where REPRODUCTION.md and reproduction/*.json go (default: the "
-                                              "repository's docs/)");
+  reproduce->add_option("--docs", a.docs_dir,
+                        "Where REPRODUCTION.md and reproduction/*.json go (default: the "
+                        "repository's docs/)");
   reproduce->add_option("--set", a.sets, "Override a scenario value in every run")->type_name("KEY=VALUE");
   reproduce->add_option("--only", a.only, "test: only each paper's small test sweep")
       ->check(CLI::IsMember({"test"}));
-  reproduce->add_flag("--no-run", a.no_run, "Evaluate the claims and draw the figures from existing results only");
-  reproduce->add_flag("--force", a.force, "Re-run complete runs too (otherwise an interrupted reproduction resumes)");
+  reproduce->add_flag("--no-run", a.no_run,
+                      "Evaluate the claims and draw the figures from existing results only");
+  reproduce->add_flag("--force", a.force,
+                      "Re-run complete runs too (otherwise an interrupted reproduction resumes)");
   reproduce->add_flag("-q,--quiet", a.quiet, "Print only the report's path");
   reproduce->add_flag("--list", a.list_papers, "List the papers, their sweeps and claims");
   return reproduce;
@@ -396,21 +404,20 @@ int compare_command(const CompareArgs& a) {
   const FlowSlowdowns ref = read_hpcc_fct(a.ref);
   const FlowSlowdowns res = read_result_slowdowns(a.result);
   const auto rows = compare_slowdowns(ref, res, buckets);
-  fmt::print(
-      "slowdown (fct / standalone fct, clipped at 1): ref {} ({} flows) vs result {} ({} flows{})\n",
-      ref.source, ref.flows.size(), res.source, res.flows.size(),
-      res.unfinished ? fmt::format(", {} unfinished left out", res.unfinished) : "");
+  fmt::print("slowdown (fct / standalone fct, clipped at 1): ref {} ({} flows) vs result {} ({} flows{})\n",
+             ref.source, ref.flows.size(), res.source, res.flows.size(),
+             res.unfinished ? fmt::format(", {} unfinished left out", res.unfinished) : "");
   fmt::print("{}", format_slowdown_table(rows, a.min_flows));
   const WorstErrors w = worst_errors(rows, a.min_flows);
   bool fail = false;
   if (a.max_p50 > 0 && 100 * std::abs(w.p50) > a.max_p50) {
-    fmt::print(stderr, "error: p50 of bucket {} differs by {:+.1f}% (limit {}%)\n", w.p50_bucket,
-               100 * w.p50, a.max_p50);
+    fmt::print(stderr, "error: p50 of bucket {} differs by {:+.1f}% (limit {}%)\n", w.p50_bucket, 100 * w.p50,
+               a.max_p50);
     fail = true;
   }
   if (a.max_p99 > 0 && 100 * std::abs(w.p99) > a.max_p99) {
-    fmt::print(stderr, "error: p99 of bucket {} differs by {:+.1f}% (limit {}%)\n", w.p99_bucket,
-               100 * w.p99, a.max_p99);
+    fmt::print(stderr, "error: p99 of bucket {} differs by {:+.1f}% (limit {}%)\n", w.p99_bucket, 100 * w.p99,
+               a.max_p99);
     fail = true;
   }
   return fail ? 1 : 0;
@@ -438,7 +445,8 @@ int validate_command(const ValidateArgs& a) {
                               : fmt::format("{:.0f} KB", need / 1e3))
             << " of memory before the first event)\n"
             << s.resolved << "\n";
-  if (!s.resolved_notes.empty()) std::cout << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
+  if (!s.resolved_notes.empty())
+    std::cout << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
   return 0;
 }
 
@@ -454,10 +462,11 @@ int sweep_command(const SweepArgs& a) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (a.jobs * a.threads > cores) {
       opt.jobs = std::max(1, cores / a.threads);
-      fmt::print(stderr,
-                 "note: -j {} x --threads {} is more than this machine's {} cores: running {} at once (results "
-                 "do not depend on it)\n",
-                 a.jobs, a.threads, cores, opt.jobs);
+      fmt::print(
+          stderr,
+          "note: -j {} x --threads {} is more than this machine's {} cores: running {} at once (results "
+          "do not depend on it)\n",
+          a.jobs, a.threads, cores, opt.jobs);
     }
   }
   opt.force = a.force;
@@ -468,11 +477,14 @@ int sweep_command(const SweepArgs& a) {
 
 // `rocesim reproduce` is tools/reproduce.py, given this binary and the options.
 int reproduce_command(const ReproduceArgs& a) {
-  if (a.papers.empty() && !a.list_papers) throw InputError("reproduce", 0, "name a paper (or all); see --list");
+  if (a.papers.empty() && !a.list_papers)
+    throw InputError("reproduce", 0, "name a paper (or all); see --list");
   std::error_code ec;
-  std::vector<std::string> args{"--rocesim", fs::canonical("/proc/self/exe", ec).string(), "--scale", a.scale,
-                                "-j", std::to_string(a.jobs)};
-  if (a.jobs_option->count() == 0) args.back() = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::string> args{"--rocesim", fs::canonical("/proc/self/exe", ec).string(),
+                                "--scale",   a.scale,
+                                "-j",        std::to_string(a.jobs)};
+  if (a.jobs_option->count() == 0)
+    args.back() = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
   if (!a.out_dir.empty()) args.insert(args.end(), {"-o", a.out_dir});
   if (!a.docs_dir.empty()) args.insert(args.end(), {"--docs", a.docs_dir});
   if (!a.only.empty()) args.insert(args.end(), {"--only", a.only});

@@ -1,6 +1,7 @@
 #include "app/mpi_sweep.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <cstring>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "core/error.h"
 
@@ -84,7 +83,8 @@ MpiSession::~MpiSession() { MPI_Finalize(); }
 void hand_out_runs(const std::vector<RemoteRun>& runs, const std::function<void(size_t, int, double)>& done) {
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size < 2) throw InputError("--mpi", 0, "needs at least 2 ranks (rank 0 hands out the runs): mpirun -np N");
+  if (size < 2)
+    throw InputError("--mpi", 0, "needs at least 2 ranks (rank 0 hands out the runs): mpirun -np N");
   using Clock = std::chrono::steady_clock;
   std::vector<long> running(size, -1);  // per rank: the run it has, or -1
   std::vector<Clock::time_point> since(size);

@@ -1,6 +1,6 @@
 #include "app/run.h"
-#include "app/progress.h"
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -13,8 +13,7 @@
 #include <fstream>
 #include <map>
 
-#include <fmt/format.h>
-
+#include "app/progress.h"
 #include "net/host.h"
 #include "net/switch.h"
 #include "stats/collective_stats.h"
@@ -64,28 +63,33 @@ nlohmann::json pfc_summary(Network& net) {
       paused_us += paused.us();
       const auto& names = net.topo().node_names;
       const int peer = p.peer->id();
-      ports.push_back({{"node", id},
-                       {"node_name", names.size() > static_cast<size_t>(id) ? names[id] : std::to_string(id)},
-                       {"port", p.index},
-                       {"peer", peer},
-                       {"peer_name", names.size() > static_cast<size_t>(peer) ? names[peer] : std::to_string(peer)},
-                       {"pauses_sent", p.stats.pause_sent},
-                       {"resumes_sent", p.stats.resume_sent},
-                       {"pauses_received", p.stats.pause_received},
-                       {"paused_time_us", paused.us()}});
+      ports.push_back(
+          {{"node", id},
+           {"node_name", names.size() > static_cast<size_t>(id) ? names[id] : std::to_string(id)},
+           {"port", p.index},
+           {"peer", peer},
+           {"peer_name", names.size() > static_cast<size_t>(peer) ? names[peer] : std::to_string(peer)},
+           {"pauses_sent", p.stats.pause_sent},
+           {"resumes_sent", p.stats.resume_sent},
+           {"pauses_received", p.stats.pause_received},
+           {"paused_time_us", paused.us()}});
     }
   }
-  return {{"pauses_sent", pauses}, {"resumes_sent", resumes}, {"paused_time_us", paused_us}, {"ports", ports}};
+  return {
+      {"pauses_sent", pauses}, {"resumes_sent", resumes}, {"paused_time_us", paused_us}, {"ports", ports}};
 }
 
 // The switch agents' named per-port counters (SwitchAgent::port_counters), ports with any non-zero value,
-// plus under "totals" their sums over all ports (the largest value for counters named max_*). Empty when the scheme reports none.
+// plus under "totals" their sums over all ports (the largest value for counters named max_*). Empty when the
+// scheme reports none.
 nlohmann::json scheme_counters(Network& net) {
   nlohmann::json ports = nlohmann::json::array();
   std::map<std::string, double> totals;
   std::vector<std::pair<const char*, double>> c;
   const auto& names = net.topo().node_names;
-  auto name_of = [&](int id) { return names.size() > static_cast<size_t>(id) ? names[id] : std::to_string(id); };
+  auto name_of = [&](int id) {
+    return names.size() > static_cast<size_t>(id) ? names[id] : std::to_string(id);
+  };
   for (int id = 0; id < net.num_nodes(); ++id) {
     Node& n = net.node(id);
     if (!n.is_switch()) continue;
@@ -95,7 +99,8 @@ nlohmann::json scheme_counters(Network& net) {
       c.clear();
       a->port_counters(p.index, c);
       if (std::none_of(c.begin(), c.end(), [](const auto& kv) { return kv.second != 0; })) continue;
-      nlohmann::json e = {{"node_name", name_of(id)}, {"port", p.index}, {"peer_name", name_of(p.peer->id())}};
+      nlohmann::json e = {
+          {"node_name", name_of(id)}, {"port", p.index}, {"peer_name", name_of(p.peer->id())}};
       for (const auto& [k, v] : c) {
         e[k] = v;
         // Counters named max_* are per-port maxima: their "total" is the largest; the others add up.
@@ -218,7 +223,8 @@ void check_output_dir(const std::filesystem::path& out, bool force) {
   std::error_code ec;
   if (!fs::exists(out, ec)) return;
   if (!fs::is_directory(out, ec))
-    throw std::runtime_error(fmt::format("{} exists and is not a directory; choose another -o", out.string()));
+    throw std::runtime_error(
+        fmt::format("{} exists and is not a directory; choose another -o", out.string()));
   if (fs::is_empty(out, ec)) return;
   const bool is_result = fs::exists(out / "summary.json", ec) || fs::exists(out / "flows.csv", ec);
   if (!is_result)
@@ -226,7 +232,8 @@ void check_output_dir(const std::filesystem::path& out, bool force) {
         fmt::format("{} is a non-empty directory that does not hold rocesim results; refusing to replace it",
                     out.string()));
   if (!force)
-    throw std::runtime_error(fmt::format("{} already holds results; use --force to replace them", out.string()));
+    throw std::runtime_error(
+        fmt::format("{} already holds results; use --force to replace them", out.string()));
 }
 
 namespace {
@@ -290,14 +297,17 @@ void check_flows_started(const Scenario& s, Network& net, const DagRunner* jobs,
         "no flow started: the scenario's flows ([[flows]], [flow_file], [[traffic]]) produced none "
         "(an empty flow file, or traffic whose hosts or stop_us leave nothing to send)");
   if (after.count > 0 && s.traffic.empty())
-    res.warnings.push_back(flows_after_end_message(s, after.count, st.flows_started + after.count, after.last));
+    res.warnings.push_back(
+        flows_after_end_message(s, after.count, st.flows_started + after.count, after.last));
   if (jobs && jobs->unreleased() + net.released_waiting() > 0 && !res.partial &&
       res.stopped.kind == CheckFailure::Kind::kNone)
-    res.warnings.push_back(fmt::format(
-        "{} flows of the collective / dependency_trace jobs never started: the run ended at {} ms (duration_ms) "
-        "before the flows they wait for finished; collectives.csv lists the iterations that did finish (raise "
-        "duration_ms to run them all)",
-        jobs->unreleased() + net.released_waiting(), net.now().ms()));
+    res.warnings.push_back(
+        fmt::format("{} flows of the collective / dependency_trace jobs never started: the run ended at {} "
+                    "ms (duration_ms) "
+                    "before the flows they wait for finished; collectives.csv lists the iterations that did "
+                    "finish (raise "
+                    "duration_ms to run them all)",
+                    jobs->unreleased() + net.released_waiting(), net.now().ms()));
 }
 
 // summary.json's counters: flows, FCT, PFC, CNPs, drops, transport, switch, performance.
@@ -331,15 +341,17 @@ nlohmann::json summary_json(const Scenario& s, Network& net, const RunResult& re
                     {"timeouts", st.timeouts},
                     {"bytes_delivered", st.bytes_delivered},
                     {"out_of_order_packets", st.out_of_order_packets}};
-  j["switch"] = {{"max_ingress_bytes", st.max_ingress_bytes}, {"max_buffer_bytes", st.max_switch_buffer_bytes},
+  j["switch"] = {{"max_ingress_bytes", st.max_ingress_bytes},
+                 {"max_buffer_bytes", st.max_switch_buffer_bytes},
                  {"switch_messages", st.switch_messages}};
-  j["performance"] = {{"events", events},
-                      {"packet_hops", st.packet_hops},
-                      {"wall_seconds", res.wall_seconds},
-                      {"events_per_second", res.wall_seconds > 0 ? events / res.wall_seconds : 0.0},
-                      {"packet_hops_per_second", res.wall_seconds > 0 ? st.packet_hops / res.wall_seconds : 0.0},
-                      {"peak_memory_bytes", peak_rss_bytes()},
-                      {"parallel", parallel_json(net, res.wall_seconds)}};
+  j["performance"] = {
+      {"events", events},
+      {"packet_hops", st.packet_hops},
+      {"wall_seconds", res.wall_seconds},
+      {"events_per_second", res.wall_seconds > 0 ? events / res.wall_seconds : 0.0},
+      {"packet_hops_per_second", res.wall_seconds > 0 ? st.packet_hops / res.wall_seconds : 0.0},
+      {"peak_memory_bytes", peak_rss_bytes()},
+      {"parallel", parallel_json(net, res.wall_seconds)}};
   return j;
 }
 
@@ -350,8 +362,12 @@ nlohmann::json stopped_json(const CheckFailure& f) {
     stop["since_us"] = f.since.us();
     nlohmann::json cycle = nlohmann::json::array();
     for (const DeadlockEdge& e : f.cycle)
-      cycle.push_back({{"node", e.node}, {"port", e.port}, {"priority", e.prio}, {"peer", e.peer},
-                       {"peer_port", e.peer_port}, {"paused_since_us", e.since.us()},
+      cycle.push_back({{"node", e.node},
+                       {"port", e.port},
+                       {"priority", e.prio},
+                       {"peer", e.peer},
+                       {"peer_port", e.peer_port},
+                       {"paused_since_us", e.since.us()},
                        {"queued_bytes", e.queued}});
     stop["cycle"] = cycle;
   }
@@ -370,7 +386,8 @@ void write_result_dir(const fs::path& tmp, const fs::path& out, const Scenario& 
                                             net.now().ms(), st.flows_finished, st.flows_started));
   {
     std::ostringstream os;
-    os << "# Every value this run used, defaults included (rocesim " ROCESIM_VERSION ")\n" << s.resolved << "\n";
+    os << "# Every value this run used, defaults included (rocesim " ROCESIM_VERSION ")\n"
+       << s.resolved << "\n";
     if (!s.resolved_notes.empty()) os << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
     write_file(tmp / "scenario.resolved.toml", os.str());
   }
@@ -490,12 +507,13 @@ int64_t check_run_memory(const Scenario& s) {
   const int64_t need = estimate_run_memory_bytes(s), avail = available_memory_bytes();
   const int64_t jobs = estimate_job_memory_bytes(s);
   if (avail > 0 && need > avail)
-    throw std::runtime_error(fmt::format(
-        "{}: this run needs at least {:.1f} GB ({} nodes: the routing tables alone take {:.1f} GB{}) but only "
-        "{:.1f} GB of memory is available; use a smaller topology{}",
-        s.name, need / 1e9, s.topo.num_nodes, Network::estimate_route_table_bytes(s.topo) / 1e9,
-        jobs > 0 ? fmt::format("; the collective jobs' flow graphs {:.1f} GB", jobs / 1e9) : "", avail / 1e9,
-        jobs > 0 ? " or smaller jobs (fewer ranks or chunks)" : ""));
+    throw std::runtime_error(
+        fmt::format("{}: this run needs at least {:.1f} GB ({} nodes: the routing tables alone take {:.1f} "
+                    "GB{}) but only "
+                    "{:.1f} GB of memory is available; use a smaller topology{}",
+                    s.name, need / 1e9, s.topo.num_nodes, Network::estimate_route_table_bytes(s.topo) / 1e9,
+                    jobs > 0 ? fmt::format("; the collective jobs' flow graphs {:.1f} GB", jobs / 1e9) : "",
+                    avail / 1e9, jobs > 0 ? " or smaller jobs (fewer ranks or chunks)" : ""));
   return need;
 }
 

@@ -1,10 +1,9 @@
 // Running one scenario and writing its result directory.
 #pragma once
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "config/scenario.h"
 #include "net/checks.h"
@@ -13,10 +12,10 @@
 namespace rocesim {
 
 struct RunOptions {
-  std::string out_dir;           // empty: do not write files
-  bool fct_hpcc = false;         // also write fct.txt in the ns-3 layout
-  bool progress = false;         // live progress line on stderr
-  bool force = false;            // replace an existing result directory
+  std::string out_dir;    // empty: do not write files
+  bool fct_hpcc = false;  // also write fct.txt in the ns-3 layout
+  bool progress = false;  // live progress line on stderr
+  bool force = false;     // replace an existing result directory
   // The ns-3 HPCC simulator's own outputs at paths of its config (FCT_OUTPUT_FILE, PFC_OUTPUT_FILE);
   // empty = not written. fct.txt: stats/writers.h; pfc.txt: one line per PFC frame received,
   // "time_ns node node_type ifindex 1/0" (node_type 1 = switch; ifindex = port + 1; 1 = pause).
@@ -32,10 +31,10 @@ struct RunOptions {
 
 struct RunResult {
   nlohmann::json summary;
-  std::vector<FlowRecord> flows;     // in completion order; only with RunOptions::keep_flows
+  std::vector<FlowRecord> flows;  // in completion order; only with RunOptions::keep_flows
   double wall_seconds = 0;
-  CheckFailure stopped;              // kind kNone unless a check stopped the run
-  bool partial = false;              // interrupted by request_stop()
+  CheckFailure stopped;  // kind kNone unless a check stopped the run
+  bool partial = false;  // interrupted by request_stop()
   // Things the user must hear about (also under "warnings" in summary.json), e.g. flows that start after
   // the end of the run. `rocesim run` prints them on stderr.
   std::vector<std::string> warnings;

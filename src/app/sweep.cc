@@ -1,7 +1,5 @@
 #include "app/sweep.h"
 
-#include "app/mpi_sweep.h"
-
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -18,12 +16,13 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "app/mpi_sweep.h"
 #include "app/progress.h"
 #include "config/scenario.h"
 #include "core/error.h"
@@ -442,9 +441,16 @@ void print_summary_table(const fs::path& out_dir, const std::vector<SweepPoint>&
     const auto summary = complete_summary(out_dir / safe_dir_name(p.name));
     if (!summary) continue;
     const nlohmann::json& j = *summary;
-    const auto f2 = [](const nlohmann::json& v) { return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : "-"; };
-    Line l{p.name, num(at(j, "flows/finished")) + "/" + num(at(j, "flows/started")),
-           f2(at(j, "fct/slowdown/p50")), f2(at(j, "fct/slowdown/p99")), "-", "-", num(at(j, "pfc/pauses_sent"))};
+    const auto f2 = [](const nlohmann::json& v) {
+      return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : "-";
+    };
+    Line l{p.name,
+           num(at(j, "flows/finished")) + "/" + num(at(j, "flows/started")),
+           f2(at(j, "fct/slowdown/p50")),
+           f2(at(j, "fct/slowdown/p99")),
+           "-",
+           "-",
+           num(at(j, "pfc/pauses_sent"))};
     const auto buckets = at(j, "fct/buckets");
     if (buckets.is_array()) {
       const nlohmann::json* first = nullptr;
@@ -477,18 +483,17 @@ void print_summary_table(const fs::path& out_dir, const std::vector<SweepPoint>&
 namespace {
 
 // results.csv's metric columns: (column, path in a bucket's JSON) and (column, path in the summary).
-const std::vector<std::pair<std::string, std::string>> kBucketColumns = {
-    {"count", "count"},
-    {"fct_avg_us", "fct_us/avg"},
-    {"fct_p50_us", "fct_us/p50"},
-    {"fct_p95_us", "fct_us/p95"},
-    {"fct_p99_us", "fct_us/p99"},
-    {"fct_p999_us", "fct_us/p999"},
-    {"slowdown_avg", "slowdown/avg"},
-    {"slowdown_p50", "slowdown/p50"},
-    {"slowdown_p95", "slowdown/p95"},
-    {"slowdown_p99", "slowdown/p99"},
-    {"slowdown_p999", "slowdown/p999"}};
+const std::vector<std::pair<std::string, std::string>> kBucketColumns = {{"count", "count"},
+                                                                         {"fct_avg_us", "fct_us/avg"},
+                                                                         {"fct_p50_us", "fct_us/p50"},
+                                                                         {"fct_p95_us", "fct_us/p95"},
+                                                                         {"fct_p99_us", "fct_us/p99"},
+                                                                         {"fct_p999_us", "fct_us/p999"},
+                                                                         {"slowdown_avg", "slowdown/avg"},
+                                                                         {"slowdown_p50", "slowdown/p50"},
+                                                                         {"slowdown_p95", "slowdown/p95"},
+                                                                         {"slowdown_p99", "slowdown/p99"},
+                                                                         {"slowdown_p999", "slowdown/p999"}};
 const std::vector<std::pair<std::string, std::string>> kRunColumns = {
     {"flows_started", "flows/started"},
     {"flows_finished", "flows/finished"},
@@ -508,7 +513,9 @@ struct LeadColumns {
 LeadColumns lead_columns(const std::vector<GridAxis>& grid) {
   LeadColumns c;
   for (const auto& ax : grid) c.names.push_back(ax.key);
-  const auto has = [&](const std::string& k) { return std::find(c.names.begin(), c.names.end(), k) != c.names.end(); };
+  const auto has = [&](const std::string& k) {
+    return std::find(c.names.begin(), c.names.end(), k) != c.names.end();
+  };
   c.scheme = !has("scheme") && !has("cc.scheme");
   c.load = !has("load");
   c.seed = !has("seed");
@@ -723,7 +730,8 @@ class SweepLoop {
       if (ok)
         report_done(c, wall);
       else
-        report_failed(c, wall, r < 0 ? fmt::format("waitpid: {}", std::strerror(errno)) : describe_status(st));
+        report_failed(c, wall,
+                      r < 0 ? fmt::format("waitpid: {}", std::strerror(errno)) : describe_status(st));
     }
     return reaped;
   }
@@ -735,8 +743,8 @@ class SweepLoop {
     fs::remove(c.log, ec);
     if (opt_.quiet) return;
     const size_t left = pending_.size() - next_ + running_.size();
-    fmt::print("[{}/{}] {} done in {}{}\n", finished_, points_.size(), points_[c.point].name, format_duration(wall),
-               left ? fmt::format(" (sweep ETA {})", eta()) : "");
+    fmt::print("[{}/{}] {} done in {}{}\n", finished_, points_.size(), points_[c.point].name,
+               format_duration(wall), left ? fmt::format(" (sweep ETA {})", eta()) : "");
     std::fflush(stdout);
   }
 
@@ -747,14 +755,15 @@ class SweepLoop {
     if (tail.empty()) tail = "(no output)";
     std::string indented;
     for (const auto& l : split(tail, '\n')) indented += "    " + l + "\n";
-    fmt::print(stderr, "[{}/{}] {} FAILED ({}) after {}; its stderr ({}):\n{}", finished_, points_.size(), p.name,
-               why, format_duration(wall), c.log.string(), indented);
+    fmt::print(stderr, "[{}/{}] {} FAILED ({}) after {}; its stderr ({}):\n{}", finished_, points_.size(),
+               p.name, why, format_duration(wall), c.log.string(), indented);
     std::fflush(stderr);
   }
 
   void draw_status() {
     if (!line_.active() || !line_.due(Clock::now())) return;
-    std::string text = fmt::format("  {}/{} finished, {} running", finished_, points_.size(), running_.size());
+    std::string text =
+        fmt::format("  {}/{} finished, {} running", finished_, points_.size(), running_.size());
     for (const auto& c : running_)
       text += fmt::format(" | {} {:.0f}% {}", points_[c.point].name, 100 * c.fraction,
                           format_duration(c.elapsed()));
@@ -780,7 +789,8 @@ class SweepLoop {
     for (const auto& c : running_)
       work += c.fraction > 0.02 ? c.elapsed() / c.fraction - c.elapsed() : std::max(0.0, avg - c.elapsed());
     const size_t left = pending_.size() - next_ + running_.size();
-    return format_duration(work / static_cast<double>(std::max<size_t>(1, std::min<size_t>(opt_.jobs, left))));
+    return format_duration(work /
+                           static_cast<double>(std::max<size_t>(1, std::min<size_t>(opt_.jobs, left))));
   }
 
   const SweepOptions& opt_;
@@ -850,13 +860,14 @@ int run_on_ranks(const SweepOptions& opt, const std::string& scenario, const std
       ++done_runs;
       std::error_code ec;
       fs::remove(runs[k].log, ec);
-      if (!opt.quiet) fmt::print("[{}/{}] {} done in {}\n", finished, points.size(), name, format_duration(wall));
+      if (!opt.quiet)
+        fmt::print("[{}/{}] {} done in {}\n", finished, points.size(), name, format_duration(wall));
     } else {
       failures.push_back(name);
       std::string tail = tail_lines(runs[k].log, 12);
-      fmt::print(stderr, "[{}/{}] {} FAILED ({}) after {}; its stderr ({}):\n{}\n", finished, points.size(), name,
-                 status < 0 ? "could not start" : describe_status(status), format_duration(wall), runs[k].log,
-                 tail.empty() ? "(no output)" : tail);
+      fmt::print(stderr, "[{}/{}] {} FAILED ({}) after {}; its stderr ({}):\n{}\n", finished, points.size(),
+                 name, status < 0 ? "could not start" : describe_status(status), format_duration(wall),
+                 runs[k].log, tail.empty() ? "(no output)" : tail);
     }
     std::fflush(stdout);
     std::fflush(stderr);

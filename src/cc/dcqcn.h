@@ -20,20 +20,20 @@ namespace rocesim {
 
 struct DcqcnSettings {
   // Defaults: the "mellanox" variant at 100 Gb/s NICs.
-  std::string variant = "mellanox";        // "mellanox", "hpcc_sim" or "paper"
-  double g = 1.0 / 256;                    // alpha gain [paper, sim]
-  Time alpha_period = Time::from_us(1);    // K: 1 us [sim]; 55 us [paper]
-  Time dec_period = Time::from_us(4);      // rate-decrease check: 4 us [sim]; 50 us [paper]
-  Time inc_period = Time::from_us(300);    // rate-increase timer: 300 us [sim]; 55 us [paper]
-  Bytes byte_counter_bytes = 0;            // B: off [sim]; 10 MB [paper]
-  int fast_recovery_steps = 1;             // F: 1 [sim run.py]; 5 [paper]
-  Rate rate_ai = Rate::from_mbps(20);      // R_AI: 5 Mb/s x C/25G [sim]; 40 Mb/s [paper]
-  Rate rate_hai = Rate::from_mbps(200);    // R_HAI: 50 Mb/s x C/25G [sim]; 10 x R_AI [paper, unverified]
-  Rate min_rate = Rate::from_gbps(1);      // floor of the current rate [sim run.py]
-  Time cnp_interval = Time::from_us(50);   // NP: at most one CNP per flow per interval [paper]
-  bool cnp_on_ack = false;                 // NP flags the ACK of every CE packet instead [sim]
-  double rate_on_first_cnp = 1.0;          // Rc multiplier at the first CNP [sim]
-  bool clamp_target = false;               // Rt = Rc at every cut [paper]; only after an increase [sim]
+  std::string variant = "mellanox";       // "mellanox", "hpcc_sim" or "paper"
+  double g = 1.0 / 256;                   // alpha gain [paper, sim]
+  Time alpha_period = Time::from_us(1);   // K: 1 us [sim]; 55 us [paper]
+  Time dec_period = Time::from_us(4);     // rate-decrease check: 4 us [sim]; 50 us [paper]
+  Time inc_period = Time::from_us(300);   // rate-increase timer: 300 us [sim]; 55 us [paper]
+  Bytes byte_counter_bytes = 0;           // B: off [sim]; 10 MB [paper]
+  int fast_recovery_steps = 1;            // F: 1 [sim run.py]; 5 [paper]
+  Rate rate_ai = Rate::from_mbps(20);     // R_AI: 5 Mb/s x C/25G [sim]; 40 Mb/s [paper]
+  Rate rate_hai = Rate::from_mbps(200);   // R_HAI: 50 Mb/s x C/25G [sim]; 10 x R_AI [paper, unverified]
+  Rate min_rate = Rate::from_gbps(1);     // floor of the current rate [sim run.py]
+  Time cnp_interval = Time::from_us(50);  // NP: at most one CNP per flow per interval [paper]
+  bool cnp_on_ack = false;                // NP flags the ACK of every CE packet instead [sim]
+  double rate_on_first_cnp = 1.0;         // Rc multiplier at the first CNP [sim]
+  bool clamp_target = false;              // Rt = Rc at every cut [paper]; only after an increase [sim]
 
   // A variant's values for a given NIC speed (the simulator's R_AI and R_HAI scale with C/25G).
   static DcqcnSettings for_variant(const std::string& variant, Rate nic_rate);
@@ -56,18 +56,18 @@ class Dcqcn : public CongestionControl {
 
   // Sender state of one QP (public for tests and monitors).
   struct State {
-    Rate rc, rt;                  // current and target rate
+    Rate rc, rt;  // current and target rate
     double alpha = 1.0;
-    bool started = false;         // a CNP has arrived: timers run
+    bool started = false;  // a CNP has arrived: timers run
     bool cnp_since_alpha = false;
     bool cnp_since_dec = false;
     bool dec_pending = false;
-    Time alpha_anchor;            // last alpha-update boundary applied
-    Time dec_anchor;              // decrease checks happen at dec_anchor + k x dec_period
-    int t_cnt = 0;                // rate-increase timer expiries since the last cut
-    int bc_cnt = 0;               // byte-counter expiries since the last cut
+    Time alpha_anchor;  // last alpha-update boundary applied
+    Time dec_anchor;    // decrease checks happen at dec_anchor + k x dec_period
+    int t_cnt = 0;      // rate-increase timer expiries since the last cut
+    int bc_cnt = 0;     // byte-counter expiries since the last cut
     Bytes bytes_since_inc = 0;
-    uint32_t inc_gen = 0;         // invalidates a pending increase timer after a cut
+    uint32_t inc_gen = 0;  // invalidates a pending increase timer after a cut
     bool inc_pending = false;
   };
   const State& state(const Qp& qp) const { return st_[qp.slot]; }
@@ -76,7 +76,10 @@ class Dcqcn : public CongestionControl {
   enum Timer : uint32_t { kDecrease = 1, kIncrease = 2 };
   // Hooks for schemes that build on DCQCN (TCD, Mercury, PACC).
   virtual void on_increase_event(Qp& qp) { (void)qp; }
-  virtual bool increase_allowed(const Qp& qp) const { (void)qp; return true; }
+  virtual bool increase_allowed(const Qp& qp) const {
+    (void)qp;
+    return true;
+  }
   void congestion_notified(Qp& qp);
   State& st(const Qp& qp) { return st_[qp.slot]; }
 

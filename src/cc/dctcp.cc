@@ -14,11 +14,13 @@ void Dctcp::attach(Network& net) {
 void Dctcp::on_flow_start(Qp& qp) {
   State& s = st_.start(*net_, qp);
   s.alpha = s_.alpha_init;
-  s.rate = qp.line_rate;  // start at line rate [sim]
+  s.rate = qp.line_rate;                     // start at line rate [sim]
   s.cwnd = qp.line_rate.bps * t_.sec() / 8;  // window mode: one BDP of the NIC, C_nic x T
   qp.rate = qp.line_rate;
-  if (window_mode_) qp.window = std::max<Bytes>(s_.min_cwnd_bytes, static_cast<Bytes>(s.cwnd));
-  else if (s_.rate_window) qp.window = std::max<Bytes>(1, bytes_in(qp.line_rate, t_));
+  if (window_mode_)
+    qp.window = std::max<Bytes>(s_.min_cwnd_bytes, static_cast<Bytes>(s.cwnd));
+  else if (s_.rate_window)
+    qp.window = std::max<Bytes>(1, bytes_in(qp.line_rate, t_));
 }
 
 // algorithms.md 2.3 (c): count ECN echoes per ACK; once per window (ack > lastUpdateSeq) fold the
@@ -49,15 +51,19 @@ void Dctcp::on_ack(Qp& qp, const Packet& ack) {
 
   if (echo && !s.cwr) {
     const double cut = 1 - s.alpha / 2;
-    if (window_mode_) s.cwnd = std::max<double>(static_cast<double>(s_.min_cwnd_bytes), s.cwnd * cut);
-    else s.rate = std::max(s_.min_rate, s.rate * cut);
+    if (window_mode_)
+      s.cwnd = std::max<double>(static_cast<double>(s_.min_cwnd_bytes), s.cwnd * cut);
+    else
+      s.rate = std::max(s_.min_rate, s.rate * cut);
     s.cwr = true;
     s.high_seq = qp.snd_nxt;
   } else if (!s.cwr && new_window) {
     // Additive increase: one MTU per window (window mode), DCTCP_RATE_AI per window (rate mode).
     // The window is not capped (TCP: only ECN limits it); the rate stops at line rate.
-    if (window_mode_) s.cwnd += static_cast<double>(net_->nic_settings().mtu_bytes);
-    else s.rate = std::min(qp.line_rate, s.rate + s_.rate_ai);
+    if (window_mode_)
+      s.cwnd += static_cast<double>(net_->nic_settings().mtu_bytes);
+    else
+      s.rate = std::min(qp.line_rate, s.rate + s_.rate_ai);
   }
   apply(qp);
 }

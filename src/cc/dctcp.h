@@ -22,14 +22,14 @@
 namespace rocesim {
 
 struct DctcpSettings {
-  std::string mode = "rate";               // "rate" [sim CC_MODE 8] or "window" [paper]
-  double g = 1.0 / 16;                     // alpha gain [paper, sim EWMA_GAIN 0.0625]
-  double alpha_init = 1.0;                 // alpha of a new QP [sim]
-  Rate rate_ai = Rate::from_mbps(615);     // rate mode: increase per window [sim run.py: 1 MTU per 13 us]
-  Rate min_rate = Rate::from_gbps(1);      // rate mode: floor [sim run.py MIN_RATE 1000 Mb/s]
-  bool rate_window = true;                 // rate mode: window = rate x T [sim HAS_WIN 1, VAR_WIN 1]
-  Time t = Time::zero();                   // T; zero = the topology's longest base RTT [sim GLOBAL_T 1]
-  Bytes min_cwnd_bytes = 1000;             // window mode: floor of cwnd (one MTU) [paper]
+  std::string mode = "rate";            // "rate" [sim CC_MODE 8] or "window" [paper]
+  double g = 1.0 / 16;                  // alpha gain [paper, sim EWMA_GAIN 0.0625]
+  double alpha_init = 1.0;              // alpha of a new QP [sim]
+  Rate rate_ai = Rate::from_mbps(615);  // rate mode: increase per window [sim run.py: 1 MTU per 13 us]
+  Rate min_rate = Rate::from_gbps(1);   // rate mode: floor [sim run.py MIN_RATE 1000 Mb/s]
+  bool rate_window = true;              // rate mode: window = rate x T [sim HAS_WIN 1, VAR_WIN 1]
+  Time t = Time::zero();                // T; zero = the topology's longest base RTT [sim GLOBAL_T 1]
+  Bytes min_cwnd_bytes = 1000;          // window mode: floor of cwnd (one MTU) [paper]
 
   static std::vector<std::string> modes() { return {"rate", "window"}; }
 };
@@ -54,16 +54,16 @@ class Dctcp : public CongestionControl {
   // Sender state of one QP (public for tests and monitors).
   struct State {
     double alpha = 1.0;
-    Rate rate;                   // rate mode: current rate
-    double cwnd = 0;             // window mode: congestion window (bytes)
-    bool started = false;        // the first window boundary was seen
-    Bytes last_update_seq = 0;   // alpha is updated when an ACK passes this (snd_nxt at the last update)
-    uint32_t acks = 0;           // ACKs in the current window
-    uint32_t marked = 0;         // of which ECN echoes
-    bool cwr = false;            // cut once per window: until an ACK passes high_seq
+    Rate rate;                  // rate mode: current rate
+    double cwnd = 0;            // window mode: congestion window (bytes)
+    bool started = false;       // the first window boundary was seen
+    Bytes last_update_seq = 0;  // alpha is updated when an ACK passes this (snd_nxt at the last update)
+    uint32_t acks = 0;          // ACKs in the current window
+    uint32_t marked = 0;        // of which ECN echoes
+    bool cwr = false;           // cut once per window: until an ACK passes high_seq
     Bytes high_seq = 0;
-    double last_fraction = 0;    // F of the last completed window (for tests)
-    uint32_t windows = 0;        // alpha updates so far
+    double last_fraction = 0;  // F of the last completed window (for tests)
+    uint32_t windows = 0;      // alpha updates so far
   };
   const State& state(const Qp& qp) const { return st_[qp.slot]; }
 
@@ -72,7 +72,7 @@ class Dctcp : public CongestionControl {
 
   DctcpSettings s_;
   bool window_mode_;
-  Time t_;                       // T used for windows
+  Time t_;  // T used for windows
   PerQp<State> st_;
 };
 

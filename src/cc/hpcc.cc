@@ -92,7 +92,7 @@ double Hpcc::compute_window(const Qp& qp, double& u, double wc, int inc_stage, d
     w = wc / (u / s_.eta) + w_ai;  // multiplicative: Wc / (U / eta) + W_AI
     stage = 0;
   } else {
-    w = wc + w_ai;                 // additive: Wc + W_AI
+    w = wc + w_ai;  // additive: Wc + W_AI
     stage = inc_stage + 1;
   }
   const double w_min = s_.min_rate.bps * t_sec / 8, w_init = qp.line_rate.bps * t_sec / 8;

@@ -25,13 +25,13 @@ namespace rocesim {
 
 struct HpccSettings {
   // Defaults: the simulator's run.py at 100 Gb/s NICs.
-  double eta = 0.95;                       // target utilisation [paper, sim U_TARGET]
-  int max_stage = 0;                       // additive rounds before MI [sim run.py MI_THRESH 0]; 5 [paper]
-  Rate rate_ai = Rate::from_mbps(40);      // R_AI: 10 Mb/s x C/25G [sim run.py]; W_AI = R_AI x T
-  Time t = Time::zero();                   // T; zero = the topology's longest base RTT [sim GLOBAL_T 1]
-  Rate min_rate = Rate::from_gbps(1);      // floor of W / T [sim run.py MIN_RATE 1000 Mb/s]
-  bool fast_react = true;                  // react on every ACK from Wc [sim FAST_REACT 1]
-  double u_init = 1.0;                     // U of a new QP [sim]
+  double eta = 0.95;                   // target utilisation [paper, sim U_TARGET]
+  int max_stage = 0;                   // additive rounds before MI [sim run.py MI_THRESH 0]; 5 [paper]
+  Rate rate_ai = Rate::from_mbps(40);  // R_AI: 10 Mb/s x C/25G [sim run.py]; W_AI = R_AI x T
+  Time t = Time::zero();               // T; zero = the topology's longest base RTT [sim GLOBAL_T 1]
+  Rate min_rate = Rate::from_gbps(1);  // floor of W / T [sim run.py MIN_RATE 1000 Mb/s]
+  bool fast_react = true;              // react on every ACK from Wc [sim FAST_REACT 1]
+  double u_init = 1.0;                 // U of a new QP [sim]
 
   // The simulator's R_AI for a NIC speed (10 Mb/s x C/25G).
   static HpccSettings for_nic_rate(Rate nic_rate);
@@ -61,14 +61,14 @@ class Hpcc : public CongestionControl {
 
   // Sender state of one QP (public for tests and monitors).
   struct State {
-    double wc = 0;               // reference window (bytes)
-    double w = 0;                // current window (bytes)
-    double u = 1.0;              // smoothed utilisation estimate
+    double wc = 0;   // reference window (bytes)
+    double w = 0;    // current window (bytes)
+    double u = 1.0;  // smoothed utilisation estimate
     int inc_stage = 0;
     Bytes last_update_seq = 0;
-    bool have_ref = false;       // hop records of a previous ACK are stored
+    bool have_ref = false;  // hop records of a previous ACK are stored
     int n_hops = 0;
-    IntHop hop[kMaxIntHops];     // L: the last ACK's records
+    IntHop hop[kMaxIntHops];  // L: the last ACK's records
   };
   const State& state(const Qp& qp) const { return st_[qp.slot]; }
 
@@ -86,7 +86,7 @@ class Hpcc : public CongestionControl {
 
  private:
   HpccSettings s_;
-  Time t_;                       // T
+  Time t_;  // T
   PerQp<State> st_;
 };
 

@@ -79,7 +79,8 @@ void HpccStarAgent::on_dequeue(Packet& p, int port) {
   net_.pool().attach_int(d);
   // The local DC's records: everything stamped before this switch's own long-haul record.
   int local = p.n_hops;
-  if (local > 0 && p.hops[local - 1].rate == sw_.port(port).rate && p.hops[local - 1].ts == net_.now()) --local;
+  if (local > 0 && p.hops[local - 1].rate == sw_.port(port).rate && p.hops[local - 1].ts == net_.now())
+    --local;
   local = std::min(local, kMaxIntHops - 1);
   for (int h = 0; h < local; ++h) d->hops[h] = p.hops[h];
   IntHop& ph = d->hops[local];  // the pseudo queue as one more hop

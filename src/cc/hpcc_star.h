@@ -17,15 +17,15 @@
 #include <memory>
 #include <vector>
 
-#include "cc/per_qp.h"
 #include "cc/hpcc.h"
 #include "cc/lscc_rate.h"
+#include "cc/per_qp.h"
 
 namespace rocesim {
 
 struct HpccStarSettings {
-  HpccSettings hpcc;            // both loops [seed 004: eta 95 %]
-  LsccRateSettings rate;        // the rate calculation module, as LSCC's
+  HpccSettings hpcc;      // both loops [seed 004: eta 95 %]
+  LsccRateSettings rate;  // the rate calculation module, as LSCC's
 };
 
 class HpccStar : public Hpcc {
@@ -49,7 +49,7 @@ class HpccStar : public Hpcc {
   struct Near {
     double wc = 0, w = 0, u = 1;
     int inc_stage = 0;
-    Time last_update;           // reference update time (data packets sent after it close the "RTT")
+    Time last_update;  // reference update time (data packets sent after it close the "RTT")
     bool have_ref = false;
     int n_hops = 0;
     IntHop hop[kMaxIntHops];

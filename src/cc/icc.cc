@@ -11,8 +11,8 @@ namespace rocesim {
 
 CcNeeds Icc::needs() const {
   CcNeeds n;
-  n.ecn_marking = false;        // ICC does not use ECN
-  n.ack_high_priority = true;   // ACKs pass the switches as control packets (SwitchAgent::on_control)
+  n.ecn_marking = false;       // ICC does not use ECN
+  n.ack_high_priority = true;  // ACKs pass the switches as control packets (SwitchAgent::on_control)
   return n;
 }
 
@@ -149,7 +149,10 @@ void IccAgent::feedback(int port, bool immediate) {
   f.ts = now;
   ++ps.stamp;
   ps.last_fb = now;  // (re)starts the periodic timer
-  if (immediate) ++immediate_; else ++periodic_;
+  if (immediate)
+    ++immediate_;
+  else
+    ++periodic_;
 }
 
 void IccAgent::arm_timer(int port) {
@@ -179,7 +182,10 @@ void IccAgent::sweep() {
   const Time now = net_.now();
   last_sweep_ = now;
   for (auto it = flows_.begin(); it != flows_.end();) {
-    if (now - it->second.last_seen > s_.flow_idle) it = flows_.erase(it); else ++it;
+    if (now - it->second.last_seen > s_.flow_idle)
+      it = flows_.erase(it);
+    else
+      ++it;
   }
 }
 

@@ -54,25 +54,25 @@
 namespace rocesim {
 
 struct IccSettings {
-  double lu_threshold = 0.7;                     // LU_TH [seed 002]
-  Time sample_interval = Time::from_us(5);       // qlenRate2 taken 5 us after qlenRate1 [seed 002]
-  Time feedback_period = Time::from_us(15);      // periodic feedback [seed 002]
-  Time flow_window = Time::from_us(15);          // nFlows counting window [interp]
-  Time flow_idle = Time::from_us(1000);          // flow-memory entries idle this long are dropped [ours]
-  Bytes q_d_bytes = 0;                           // Q_d; 0 = min(q_d_fraction x the smallest PFC threshold
-                                                 //   of any switch port with an empty buffer (Xoff) [interp],
-                                                 //   q_d_cap_bytes)
-  Bytes q_d_cap_bytes = 500'000;                 // [ours, calibrated: Vmax lets the queue grow towards Q_d
-                                                 //   before it cuts; with Q_d = 3 MB (32 MB buffer) four
-                                                 //   flows hold a 330 KB average queue; <= 500 KB: < 1 KB]
-  double q_d_fraction = 0.8;                     // [interp, algorithms.md 3.3 (d)]
-  Rate min_rate = Rate::from_mbps(100);          // Rmin [interp]
+  double lu_threshold = 0.7;                 // LU_TH [seed 002]
+  Time sample_interval = Time::from_us(5);   // qlenRate2 taken 5 us after qlenRate1 [seed 002]
+  Time feedback_period = Time::from_us(15);  // periodic feedback [seed 002]
+  Time flow_window = Time::from_us(15);      // nFlows counting window [interp]
+  Time flow_idle = Time::from_us(1000);      // flow-memory entries idle this long are dropped [ours]
+  Bytes q_d_bytes = 0;                       // Q_d; 0 = min(q_d_fraction x the smallest PFC threshold
+                                             //   of any switch port with an empty buffer (Xoff) [interp],
+                                             //   q_d_cap_bytes)
+  Bytes q_d_cap_bytes = 500'000;             // [ours, calibrated: Vmax lets the queue grow towards Q_d
+                                             //   before it cuts; with Q_d = 3 MB (32 MB buffer) four
+                                             //   flows hold a 330 KB average queue; <= 500 KB: < 1 KB]
+  double q_d_fraction = 0.8;                 // [interp, algorithms.md 3.3 (d)]
+  Rate min_rate = Rate::from_mbps(100);      // Rmin [interp]
 };
 
 class Icc : public CongestionControl {
  public:
-  static constexpr uint32_t kInfo = 1;           // ACK cc_flags: carries ICC feedback
-  static constexpr uint32_t kCongested = 2;      // ACK cc_flags: the port judged itself congested
+  static constexpr uint32_t kInfo = 1;       // ACK cc_flags: carries ICC feedback
+  static constexpr uint32_t kCongested = 2;  // ACK cc_flags: the port judged itself congested
 
   explicit Icc(const IccSettings& s) : s_(s) {}
   std::string name() const override { return "icc"; }
@@ -88,7 +88,7 @@ class Icc : public CongestionControl {
   // The feedback an ACK carries (decoded).
   struct Feedback {
     Bytes qlen = 0;
-    double qlen_rate = 0;    // bytes per second
+    double qlen_rate = 0;  // bytes per second
     double lu = 0;
     Rate c;
     int n_flows = 1;
@@ -103,9 +103,9 @@ class Icc : public CongestionControl {
 
   struct State {
     Rate rate;
-    uint64_t feedbacks = 0;      // ACKs with feedback received
-    uint64_t decreases = 0;      // Vmax or Vmin applied
-    Time first_fb, last_fb;      // arrival times of the first and last feedback ACK
+    uint64_t feedbacks = 0;  // ACKs with feedback received
+    uint64_t decreases = 0;  // Vmax or Vmin applied
+    Time first_fb, last_fb;  // arrival times of the first and last feedback ACK
   };
   const State& state(const Qp& qp) const { return st_[qp.slot]; }
 
@@ -123,8 +123,8 @@ class IccAgent : public SwitchAgent, public EventHandler {
   void on_control(Packet& p, int port) override;
   void on_event(uint32_t kind, uint64_t arg) override;
 
-  uint64_t immediate_feedbacks() const { return immediate_; }   // stamps armed by the judgement
-  uint64_t periodic_feedbacks() const { return periodic_; }     // stamps armed by the timer
+  uint64_t immediate_feedbacks() const { return immediate_; }  // stamps armed by the judgement
+  uint64_t periodic_feedbacks() const { return periodic_; }    // stamps armed by the timer
   uint64_t congested_judgements() const { return congested_; }
   uint64_t acks_written() const { return written_; }
   size_t flows_remembered() const { return flows_.size(); }
@@ -136,7 +136,7 @@ class IccAgent : public SwitchAgent, public EventHandler {
     Bytes sample_q = 0;
     Bytes sample_tx = 0;
     bool sampled = false;
-    double r1 = 0, r2 = 0;       // bytes per second
+    double r1 = 0, r2 = 0;  // bytes per second
     double lu = 0;
     // flow counting
     Time epoch_start;

@@ -43,15 +43,15 @@ LsccAgent::LsccAgent(Network& net, Switch& sw, const LsccSettings& s)
     const Time rtt = s.rate.rtt > Time::zero() ? s.rate.rtt : p.delay * 2;
     long_flow_th_ = static_cast<Bytes>(s.long_flow_bdp * p.rate.bps * rtt.sec() / 8);
   }
-  flag_hold_ = s.flag_hold > Time::zero() ? s.flag_hold
-             : s.normal_cnp_multiple > 0 ? s.direct_cnp_interval * (2 * s.normal_cnp_multiple)
-                                         : s.direct_cnp_interval * 20;
+  flag_hold_ = s.flag_hold > Time::zero()  ? s.flag_hold
+               : s.normal_cnp_multiple > 0 ? s.direct_cnp_interval * (2 * s.normal_cnp_multiple)
+                                           : s.direct_cnp_interval * 20;
   if (!lp_.empty()) schedule(s.direct_cnp_interval, kDirectCnp);
 }
 
 LsccAgent::Entry* LsccAgent::find(int32_t sip, int32_t dip, uint16_t sport, uint16_t dport, bool insert) {
   uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(sip)) << 32 | static_cast<uint32_t>(dip)) ^
-                       (static_cast<uint64_t>(sport) << 48 | static_cast<uint64_t>(dport) << 16);
+                 (static_cast<uint64_t>(sport) << 48 | static_cast<uint64_t>(dport) << 16);
   const uint64_t h = splitmix64(key);
   for (size_t i = h & mask_, probes = 0; probes <= mask_; i = (i + 1) & mask_, ++probes) {
     Entry& e = table_[i];
@@ -63,7 +63,10 @@ LsccAgent::Entry* LsccAgent::find(int32_t sip, int32_t dip, uint16_t sport, uint
       }
       e = Entry{};
       e.used = true;
-      e.sip = sip; e.dip = dip; e.sport = sport; e.dport = dport;
+      e.sip = sip;
+      e.dip = dip;
+      e.sport = sport;
+      e.dport = dport;
       ++used_;
       return &e;
     }
@@ -96,7 +99,8 @@ void LsccAgent::on_enqueue(Packet& p, int port) {
 // (and goes on to the source).
 void LsccAgent::on_control(Packet& p, int port) {
   (void)port;
-  if (p.type != PktType::kCnp || (p.flags & Packet::kFlagFromSwitch) || p.in_port < 0 || long_index(p.in_port) < 0)
+  if (p.type != PktType::kCnp || (p.flags & Packet::kFlagFromSwitch) || p.in_port < 0 ||
+      long_index(p.in_port) < 0)
     return;
   if (Entry* e = find(p.dst, p.src, p.dport, p.sport, false)) {
     e->cnp = true;
@@ -124,13 +128,13 @@ void LsccAgent::send_direct_cnps() {
   for (Entry& e : table_) {
     if (!e.used || e.lport < 0) continue;
     const LongPort& l = lp_[static_cast<size_t>(e.lport)];
-    if (l.q_star < static_cast<double>(ls_.rate.q_star_ref_bytes)) continue;   // lines 2-3
+    if (l.q_star < static_cast<double>(ls_.rate.q_star_ref_bytes)) continue;  // lines 2-3
     if (e.cnp && now - e.flagged_at > flag_hold_) e.cnp = false;
-    if (!(e.cnp || e.tx_bytes < long_flow_th_)) continue;                      // lines 5-6
+    if (!(e.cnp || e.tx_bytes < long_flow_th_)) continue;  // lines 5-6
     if (e.qp >= net_.qp_capacity()) continue;
     Qp& qp = net_.qp(e.qp);
     if (!qp.in_use || qp.tag != e.tag) continue;  // the flow has finished
-    Packet* c = net_.make_cnp(qp, sw_.id());                                    // line 7
+    Packet* c = net_.make_cnp(qp, sw_.id());      // line 7
     ++direct_cnps_;
     ++net_.counters().cnps_from_switches;
     net_.inject(sw_.id(), c);

@@ -43,19 +43,19 @@ struct LsccSettings {
   // Sources: DCQCN with the Mellanox-recommended values [seed 004: "favourable values according to
   // Mellanox's recommendations"] = cc/dcqcn.h "mellanox"; the NP spacing is set from the two below.
   DcqcnSettings rp = sender_defaults();
-  LsccRateSettings rate;                           // T, Q_ref, Q*_ref, delta R, R_min/R_max (cc/lscc_rate.h)
-  Time direct_cnp_interval = Time::from_us(50);    // T_dcnp [interp; algorithms.md 3.4 (d)]
-  double normal_cnp_multiple = 10;                 // normal CNP interval / T_dcnp [seed 004: 10]; 0 = never
-  double long_flow_bdp = 1.2;                      // long-flow threshold in BDPs of the long-haul link [seed: "> BDP"]
-  Bytes long_flow_bytes = 0;                       // explicit threshold; 0 = long_flow_bdp x BDP
-  int flow_table_entries = 1024;                   // fixed flow-table capacity per switch [interp]
+  LsccRateSettings rate;                         // T, Q_ref, Q*_ref, delta R, R_min/R_max (cc/lscc_rate.h)
+  Time direct_cnp_interval = Time::from_us(50);  // T_dcnp [interp; algorithms.md 3.4 (d)]
+  double normal_cnp_multiple = 10;               // normal CNP interval / T_dcnp [seed 004: 10]; 0 = never
+  double long_flow_bdp = 1.2;     // long-flow threshold in BDPs of the long-haul link [seed: "> BDP"]
+  Bytes long_flow_bytes = 0;      // explicit threshold; 0 = long_flow_bdp x BDP
+  int flow_table_entries = 1024;  // fixed flow-table capacity per switch [interp]
   // How long a CNP flag stays set after the CNP (or CE mark) that set it; zero = 2 x the normal-CNP
   // interval (1 ms; T_dcnp x 20 when normal CNPs are off) [interp: the seed's ResetTable(T) would clear
   // the flags every T = 200 us, which leaves a long flow that gets a normal CNP every 500 us unflagged
   // most of the time, and the pseudo queue grows without bound in lscc/stability once the flows pass the
   // long-flow threshold].
   Time flag_hold = Time::zero();
-  bool mark_at_rate_calc = false;                  // RED at the rate-calculation hop [seed 004: disabled]
+  bool mark_at_rate_calc = false;  // RED at the rate-calculation hop [seed 004: disabled]
 };
 
 class Lscc : public Dcqcn {
@@ -94,9 +94,9 @@ class LsccAgent : public LsccSwitchAgent {
     int32_t sip = -1, dip = -1;
     uint16_t sport = 0, dport = 0;
     bool used = false;
-    bool cnp = false;          // set by a CNP or CE mark within the last flag_hold
+    bool cnp = false;  // set by a CNP or CE mark within the last flag_hold
     Time flagged_at;
-    int16_t lport = -1;        // index into lp_ of the long-haul egress the flow uses
+    int16_t lport = -1;  // index into lp_ of the long-haul egress the flow uses
     uint32_t qp = 0, tag = 0;
     Bytes tx_bytes = 0;
     Time last_seen;
@@ -108,8 +108,8 @@ class LsccAgent : public LsccSwitchAgent {
   LsccSettings ls_;
   Bytes long_flow_th_ = 0;
   Time flag_hold_;
-  std::vector<Entry> table_;     // open addressing, capacity a power of two
-  std::vector<Entry> scratch_;   // for rebuilding at ResetTable (sized once)
+  std::vector<Entry> table_;    // open addressing, capacity a power of two
+  std::vector<Entry> scratch_;  // for rebuilding at ResetTable (sized once)
   size_t mask_ = 0;
   int used_ = 0;
   uint64_t direct_cnps_ = 0, overflows_ = 0;

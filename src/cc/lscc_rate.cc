@@ -9,8 +9,13 @@
 namespace rocesim {
 
 LsccRateCalc::LsccRateCalc(Time period, Bytes q_ref, Rate delta_r, Rate r_min, Rate r_max, int n)
-    : t_sec_(period.sec()), q_ref_bits_(static_cast<double>(q_ref) * 8), delta_r_(delta_r.bps),
-      r_min_(r_min.bps), r_max_(r_max.bps), r_last_(r_max.bps), ra_(static_cast<size_t>(std::max(1, n)), 0.0) {}
+    : t_sec_(period.sec()),
+      q_ref_bits_(static_cast<double>(q_ref) * 8),
+      delta_r_(delta_r.bps),
+      r_min_(r_min.bps),
+      r_max_(r_max.bps),
+      r_last_(r_max.bps),
+      ra_(static_cast<size_t>(std::max(1, n)), 0.0) {}
 
 double LsccRateCalc::ra_sent() const {
   double sum = 0;

@@ -27,15 +27,15 @@ class Network;
 class Switch;
 
 struct LsccRateSettings {
-  Time period = Time::from_us(200);               // T [seed 004 ns-3: 200 us]
-  Bytes q_ref_bytes = 2'000'000;                  // Q_ref [seed 004 micro-benchmarks: 2 MB; large scale 5 MB]
-  Bytes q_star_ref_bytes = 2'000'000;             // Q*_ref [seed 004: = Q_ref]
-  Rate delta_r = Rate::from_gbps(1);              // delta R [seed 004 ns-3: 1 Gb/s]
-  Rate min_rate = Rate::from_gbps(1);             // R_min [interp, algorithms.md 3.4 (d)]
-  double max_rate_fraction = 0.95;                // R_max = 0.95 x C_long [interp]
-  Rate rate_unit = Rate::from_mbps(10);           // delta F, the feedback message's rate unit [interp]
-  Time rtt = Time::zero();                        // long-haul RTT 2D for N = 2D / T; zero = 2 x link delay
-  Bytes message_bytes = 64;                       // feedback message (an ICMP packet) on the wire [interp]
+  Time period = Time::from_us(200);      // T [seed 004 ns-3: 200 us]
+  Bytes q_ref_bytes = 2'000'000;         // Q_ref [seed 004 micro-benchmarks: 2 MB; large scale 5 MB]
+  Bytes q_star_ref_bytes = 2'000'000;    // Q*_ref [seed 004: = Q_ref]
+  Rate delta_r = Rate::from_gbps(1);     // delta R [seed 004 ns-3: 1 Gb/s]
+  Rate min_rate = Rate::from_gbps(1);    // R_min [interp, algorithms.md 3.4 (d)]
+  double max_rate_fraction = 0.95;       // R_max = 0.95 x C_long [interp]
+  Rate rate_unit = Rate::from_mbps(10);  // delta F, the feedback message's rate unit [interp]
+  Time rtt = Time::zero();               // long-haul RTT 2D for N = 2D / T; zero = 2 x link delay
+  Bytes message_bytes = 64;              // feedback message (an ICMP packet) on the wire [interp]
   // Lowest static PFC Xoff of the long-haul ports (raised at start when the switch's is lower); zero =
   // 4 x Q_ref [interp: the seed's large-scale runs hold Q_ref = 5 MB, report no long-haul PAUSE under LSCC
   // and buffer samples "mostly below 10 MB", so its long-haul Xoff must have been above its queue peaks;
@@ -59,8 +59,8 @@ class LsccRateCalc {
   double q_ref_bits_ = 0;
   double delta_r_ = 0, r_min_ = 0, r_max_ = 0;
   double r_last_ = 0;
-  bool started_ = false;     // a period with traffic has been seen (R_last initialised)
-  std::vector<double> ra_;   // Ra_list as a ring: ra_[head_] is Ra_list[0]
+  bool started_ = false;    // a period with traffic has been seen (R_last initialised)
+  std::vector<double> ra_;  // Ra_list as a ring: ra_[head_] is Ra_list[0]
   size_t head_ = 0;
 };
 
@@ -69,7 +69,8 @@ class LsccSwitchAgent : public SwitchAgent, public EventHandler {
  public:
   static constexpr uint32_t kFeedbackTag = 0x15CC;  // Packet::cc_flags of a feedback-rate message
 
-  // Raises the long-haul ports' static Xoff/Xon to long_haul_xoff_bytes, or 4 x Q_ref when 0 (see the constructor).
+  // Raises the long-haul ports' static Xoff/Xon to long_haul_xoff_bytes, or 4 x Q_ref when 0 (see the
+  // constructor).
   LsccSwitchAgent(Network& net, Switch& sw, const LsccRateSettings& s);
   // True when the switch has at least one long-haul port (else the scheme installs no agent).
   static bool has_long_haul(Switch& sw);
@@ -81,38 +82,43 @@ class LsccSwitchAgent : public SwitchAgent, public EventHandler {
 
   // Read access for tests, monitors and the scenarios' figures.
   bool is_long(int port) const { return lp_of_[port] >= 0; }
-  Bytes pseudo_queue(int port);                           // Q* of the long-haul egress `port` now
-  Rate feedback_rate(int port) const;                     // R_fb received for that egress
-  Rate computed_rate(int port) const;                     // R last computed for that port's ingress
-  Bytes ingress_queue(int port) const;                    // Q_cur of that port's ingress
+  Bytes pseudo_queue(int port);         // Q* of the long-haul egress `port` now
+  Rate feedback_rate(int port) const;   // R_fb received for that egress
+  Rate computed_rate(int port) const;   // R last computed for that port's ingress
+  Bytes ingress_queue(int port) const;  // Q_cur of that port's ingress
   uint64_t messages_sent() const { return messages_sent_; }
 
  protected:
   enum Kind : uint32_t { kPeriod = 0, kSubclass = 1 };
   struct LongPort {
     int port = -1;
-    int peer = -1;            // the far egress switch
+    int peer = -1;  // the far egress switch
     LsccRateCalc calc;
-    Bytes br_bytes = 0;       // long-haul ingress bytes forwarded in this period
-    double q_star = 0;        // pseudo queue (bytes)
-    Time q_star_at;           // when q_star was last drained
-    Rate r_fb;                // latest feedback rate for this egress
+    Bytes br_bytes = 0;  // long-haul ingress bytes forwarded in this period
+    double q_star = 0;   // pseudo queue (bytes)
+    Time q_star_at;      // when q_star was last drained
+    Rate r_fb;           // latest feedback rate for this egress
   };
   // Index into lp_ of a port, or -1.
-  int long_index(int port) const { return port >= 0 && port < static_cast<int>(lp_of_.size()) ? lp_of_[port] : -1; }
+  int long_index(int port) const {
+    return port >= 0 && port < static_cast<int>(lp_of_.size()) ? lp_of_[port] : -1;
+  }
   // Internal = arrived from inside this DC (a host or an in-DC switch port), not from a long-haul link.
   bool internal(const Packet& p) const { return p.in_port >= 0 && lp_of_[p.in_port] < 0; }
   void drain(LongPort& l);
   // Background timer (never keeps an otherwise finished run alive).
   void schedule(Time after, uint32_t kind, uint64_t arg = 0);
   virtual void on_period() {}
-  virtual void on_subclass_event(uint32_t kind, uint64_t arg) { (void)kind; (void)arg; }
+  virtual void on_subclass_event(uint32_t kind, uint64_t arg) {
+    (void)kind;
+    (void)arg;
+  }
 
   Network& net_;
   Switch& sw_;
   LsccRateSettings s_;
   std::vector<LongPort> lp_;
-  std::vector<int> lp_of_;   // per port: index into lp_ or -1
+  std::vector<int> lp_of_;  // per port: index into lp_ or -1
   uint32_t handler_ = 0;
   uint64_t messages_sent_ = 0;
 

@@ -52,8 +52,13 @@ void Mercury::on_increase_event(Qp& qp) {
 
 // ---------------------------------------------------------------------------------------------------
 MercuryAgent::MercuryAgent(Network& net, Switch& sw, const MercurySettings& s, Time base_rtt)
-    : net_(net), sw_(sw), s_(s), base_rtt_(base_rtt), mtu_(net.nic_settings().mtu_bytes),
-      q_(sw.ports().size() * kNumPriorities), th_(sw.ports().size()) {
+    : net_(net),
+      sw_(sw),
+      s_(s),
+      base_rtt_(base_rtt),
+      mtu_(net.nic_settings().mtu_bytes),
+      q_(sw.ports().size() * kNumPriorities),
+      th_(sw.ports().size()) {
   for (size_t i = 0; i < th_.size(); ++i)
     th_[i] = s.threshold_bytes > 0 ? s.threshold_bytes : sw.ecn(static_cast<int>(i)).kmin;
 }
@@ -65,31 +70,31 @@ void MercuryAgent::on_pfc(int port, int prio, bool paused) {
   const Time now = net_.now();
   if (paused) {
     q.paused = true;
-    q.pause_time = now;       // line 2
-    q.rx_bytes = 0;           // line 3
-    q.determined = false;     // [restored] the port affected by PFC is Undetermined
+    q.pause_time = now;    // line 2
+    q.rx_bytes = 0;        // line 3
+    q.determined = false;  // [restored] the port affected by PFC is Undetermined
     q.timer = false;
     return;
   }
   if (!q.paused) return;
   q.paused = false;
-  const Time t_pause = now - q.pause_time;                 // line 7
+  const Time t_pause = now - q.pause_time;  // line 7
   const Bytes qlen = sw_.egress_bytes(port, prio);
-  if (qlen >= th_[port]) {                                 // line 8
+  if (qlen >= th_[port]) {  // line 8
     const double drain = sw_.port(port).rate.bps * t_pause.sec() / 8.0;
-    if (static_cast<double>(q.rx_bytes) <= drain) {        // line 9: rxRate <= C, backlog from the pause
-      q.determined = false;                                // line 10
+    if (static_cast<double>(q.rx_bytes) <= drain) {  // line 9: rxRate <= C, backlog from the pause
+      q.determined = false;                          // line 10
       q.q_rec = qlen;
       q.timer = true;
       q.timer_start = now;
       ++resumes_undetermined_;
     } else {
-      q.determined = true;                                 // line 12 [seed text]: grows at line rate
+      q.determined = true;  // line 12 [seed text]: grows at line rate
       q.timer = false;
       ++resumes_determined_;
     }
   } else {
-    q.determined = true;                                   // lines 13-14 [seed text]: not congested
+    q.determined = true;  // lines 13-14 [seed text]: not congested
     q.timer = false;
     ++resumes_determined_;
   }
@@ -113,11 +118,11 @@ void MercuryAgent::on_dequeue(Packet& p, int port) {
   const Bytes qlen = sw_.egress_bytes(port, p.prio) + p.size;
   const Bytes th = th_[port];
   if (!q.determined && q.timer && now - q.timer_start >= s_.check_period) {  // lines 15-16
-    if (qlen >= th && qlen < q.q_rec) {    // line 17: still draining the backlog of a pause
-      q.timer_start = now;                 // lines 18-19: restart T, remember the queue
+    if (qlen >= th && qlen < q.q_rec) {  // line 17: still draining the backlog of a pause
+      q.timer_start = now;               // lines 18-19: restart T, remember the queue
       q.q_rec = qlen;
     } else {
-      q.determined = true;                 // line 20
+      q.determined = true;  // line 20
       q.timer = false;
     }
   }
@@ -127,7 +132,7 @@ void MercuryAgent::on_dequeue(Packet& p, int port) {
     const double share = static_cast<double>(*queued) / static_cast<double>(q.sum_data);
     const double rate_bps = sw_.port(port).rate.bps * share;
     const Bytes win = std::max(mtu_, static_cast<Bytes>(rate_bps * base_rtt_.sec() / 8.0));
-    send_cnp(p, win);                      // lines 23-24
+    send_cnp(p, win);  // lines 23-24
   }
   // Algorithm 2 line 6 (the seed's "=" is a typo for "-=", algorithms.md) and lines 7-9.
   if (queued) {

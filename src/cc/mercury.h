@@ -20,8 +20,8 @@
 #include <memory>
 #include <vector>
 
-#include "cc/per_qp.h"
 #include "cc/dcqcn.h"
+#include "cc/per_qp.h"
 #include "core/flat_map.h"
 #include "net/node.h"
 
@@ -92,15 +92,15 @@ class MercuryAgent : public SwitchAgent {
 
  private:
   struct QueueState {
-    bool determined = true;   // lastState, initially Determined [Alg. 1]
+    bool determined = true;  // lastState, initially Determined [Alg. 1]
     bool paused = false;
-    Time pause_time;          // pauseTime
-    Bytes rx_bytes = 0;       // rxByte: bytes enqueued while paused
-    bool timer = false;       // timer T running
+    Time pause_time;     // pauseTime
+    Bytes rx_bytes = 0;  // rxByte: bytes enqueued while paused
+    bool timer = false;  // timer T running
     Time timer_start;
-    Bytes q_rec = 0;          // queue length when T was (re)started
-    FlatMap<Bytes> ft;                       // flow table: (sip << 32 | dip) -> bytes queued here
-    Bytes sum_data = 0;                      // sumData
+    Bytes q_rec = 0;     // queue length when T was (re)started
+    FlatMap<Bytes> ft;   // flow table: (sip << 32 | dip) -> bytes queued here
+    Bytes sum_data = 0;  // sumData
   };
   static size_t idx(int port, int prio) { return static_cast<size_t>(port) * kNumPriorities + prio; }
   static uint64_t flow_key(const Packet& p) {
@@ -113,8 +113,8 @@ class MercuryAgent : public SwitchAgent {
   MercurySettings s_;
   Time base_rtt_;
   Bytes mtu_;
-  std::vector<QueueState> q_;   // [port * kNumPriorities + prio]
-  std::vector<Bytes> th_;       // Th per port
+  std::vector<QueueState> q_;  // [port * kNumPriorities + prio]
+  std::vector<Bytes> th_;      // Th per port
   struct LastCnp {
     uint32_t tag = 0;  // the QP slot's flow (Packet::qp_tag) the time belongs to
     Time at;

@@ -61,8 +61,8 @@ void PaccAgent::update(size_t i) {
   const int port = static_cast<int>(i / kNumPriorities);
   const int prio = static_cast<int>(i % kNumPriorities);
   const Bytes q = sw_.egress_bytes(port, prio);
-  const double dp = a_[port] * static_cast<double>(q - q_ref_[port]) +
-                    b_[port] * static_cast<double>(q - st.q_old);
+  const double dp =
+      a_[port] * static_cast<double>(q - q_ref_[port]) + b_[port] * static_cast<double>(q - st.q_old);
   double cap = 1.0;
   if (s_.anti_windup) {
     // Once the heaviest flow of the period gets a CNP every period, CNPs stop being proportional to

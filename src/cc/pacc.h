@@ -25,8 +25,8 @@ struct PaccSettings {
   // halfway back to it as soon as the CNPs stop (the 8-to-1 incast then swings between an empty queue and
   // the PFC limit instead of settling).
   DcqcnSettings rp = pacc_rp(Rate::from_gbps(100));
-  Time period = Time::from_us(80);         // T_upd [seed 000: "80 us by default"]
-  Bytes q_ref_bytes = 0;                   // Q_ref; 0 = the port's ECN Kmin [interp]
+  Time period = Time::from_us(80);  // T_upd [seed 000: "80 us by default"]
+  Bytes q_ref_bytes = 0;            // Q_ref; 0 = the port's ECN Kmin [interp]
   // PI gains per byte of queue, as multiples of 1/BDP (BDP = port rate x the network's longest base RTT):
   // a = a_per_bdp / BDP per period, b = b_per_bdp / BDP [interp: algorithms.md 2.8's starting point,
   // kept after calibration: with anti_windup the 8-, 4- and 16-to-1 incasts settle at 0.95-1.0 Q_ref].
@@ -38,7 +38,7 @@ struct PaccSettings {
   // matters below ~N / 950; without the cap the integral winds up towards 1 while the queue sits at the
   // PFC limit and then keeps sending CNPs long after it has drained.
   bool anti_windup = true;
-  int idle_periods = 2;                    // flow-table entries idle this many periods are dropped
+  int idle_periods = 2;  // flow-table entries idle this many periods are dropped
 
   static DcqcnSettings pacc_rp(Rate nic_rate) {
     DcqcnSettings d = DcqcnSettings::mellanox(nic_rate);
@@ -88,9 +88,9 @@ class PaccAgent : public SwitchAgent, public EventHandler {
   struct QueueState {
     double p = 0;
     Bytes q_old = 0;
-    bool listed = false;  // in active_
+    bool listed = false;                            // in active_
     std::unordered_map<uint64_t, FlowEntry> flows;  // key: (QP slot << 32) | QP tag
-    uint64_t last_key = 0;                           // the entry of the last packet (bursts of one flow)
+    uint64_t last_key = 0;                          // the entry of the last packet (bursts of one flow)
     FlowEntry* last = nullptr;
   };
   static size_t idx(int port, int prio) { return static_cast<size_t>(port) * kNumPriorities + prio; }
@@ -101,10 +101,10 @@ class PaccAgent : public SwitchAgent, public EventHandler {
   PaccSettings s_;
   uint32_t handler_ = 0;
   bool timer_armed_ = false;
-  std::vector<QueueState> q_;       // [port * kNumPriorities + prio]
-  std::vector<size_t> active_;      // queues with state worth updating
-  std::vector<Bytes> q_ref_;        // per port
-  std::vector<double> a_, b_;       // per port
+  std::vector<QueueState> q_;   // [port * kNumPriorities + prio]
+  std::vector<size_t> active_;  // queues with state worth updating
+  std::vector<Bytes> q_ref_;    // per port
+  std::vector<double> a_, b_;   // per port
   uint64_t cnps_sent_ = 0;
 };
 

@@ -20,18 +20,18 @@
 namespace rocesim {
 
 struct PcnSettings {
-  Time np_period = Time::from_us(50);     // T_np, receiver identification period [sim; paper]
-  double ece_fraction = 0.95;             // CE share of a period's packets that makes a flow congested [sim]
-  double w_min = 1.0 / 128;               // [paper, unverified]; the public ns-3 code declares 1/256
-                                          //   (written as the integer expression 1/256, which is 0)
-  double w_max = 0.5;                     // [sim; paper design]
-  Rate min_rate = Rate::from_mbps(100);   // floor of the sending rate [sim]
-  uint32_t k_np_pkts = 0;                 // NP-ECN: mark when more packets than this remain queued [sim]
+  Time np_period = Time::from_us(50);    // T_np, receiver identification period [sim; paper]
+  double ece_fraction = 0.95;            // CE share of a period's packets that makes a flow congested [sim]
+  double w_min = 1.0 / 128;              // [paper, unverified]; the public ns-3 code declares 1/256
+                                         //   (written as the integer expression 1/256, which is 0)
+  double w_max = 0.5;                    // [sim; paper design]
+  Rate min_rate = Rate::from_mbps(100);  // floor of the sending rate [sim]
+  uint32_t k_np_pkts = 0;                // NP-ECN: mark when more packets than this remain queued [sim]
 };
 
 class Pcn : public CongestionControl {
  public:
-  static constexpr uint32_t kEce = 1;     // CNP cc_flags bit: the flow is congested
+  static constexpr uint32_t kEce = 1;  // CNP cc_flags bit: the flow is congested
 
   explicit Pcn(const PcnSettings& s) : s_(s) {}
   std::string name() const override { return "pcn"; }
@@ -49,8 +49,8 @@ class Pcn : public CongestionControl {
     // sender
     Rate rate;
     double w = 0;
-    uint32_t ece_cnps = 0;        // CNPs with ECE received
-    uint32_t plain_cnps = 0;      // CNPs without ECE received
+    uint32_t ece_cnps = 0;    // CNPs with ECE received
+    uint32_t plain_cnps = 0;  // CNPs without ECE received
     // receiver
     uint32_t rec_num = 0;
     uint32_t ecn_num = 0;

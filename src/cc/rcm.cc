@@ -19,14 +19,14 @@ uint64_t mix(uint64_t k) {
 }
 }  // namespace
 
-
 void Rcm::attach(Network& net) {
   Dcqcn::attach(net);
   // SAR's flowlet gap: a flow may move only once the packets it sent before can have left the old path,
   // i.e. the longest base RTT plus a full input and output queue drained at every switch of the path
-  // from the first host to its farthest one (the longest path of the built-in topologies) [interp: with one base RTT (~13 us on the k = 12 fat-tree) PFC pauses made "gaps" while the old
-  // path still held packets; rcm/victim without ECN then counted 19 k reordered packets and go-back-N
-  // left two incast flows at 3-4 Gb/s].
+  // from the first host to its farthest one (the longest path of the built-in topologies) [interp: with one
+  // base RTT (~13 us on the k = 12 fat-tree) PFC pauses made "gaps" while the old path still held packets;
+  // rcm/victim without ECN then counted 19 k reordered packets and go-back-N left two incast flows at 3-4
+  // Gb/s].
   flowlet_gap_ = rs_.sar_flowlet_gap;
   if (flowlet_gap_ == Time::zero()) {
     const std::vector<int> hosts = net.topo().hosts();
@@ -310,7 +310,8 @@ void RcmAgent::cam_write(PortState& s, uint64_t key) {
     bool was = false;
     if (s.harm_specific)
       for (int j = 0; j < s.n_harm && !was; ++j) was = s.harm[static_cast<size_t>(j)] == k;
-    if (c >= s_.cfr_share * fair || (was && c >= s_.cfr_keep_share * fair)) scratch_keys_[static_cast<size_t>(n++)] = k;
+    if (c >= s_.cfr_share * fair || (was && c >= s_.cfr_keep_share * fair))
+      scratch_keys_[static_cast<size_t>(n++)] = k;
   }
   s.harm_specific = n > 0;
   if (n == 0) {  // nobody stands out: every flow in the CAM contributes alike
@@ -395,7 +396,8 @@ void RcmAgent::rcc_trigger(int port, double fb) {
       }
     if (total == 0 || harm == 0) return;
     s.w = std::max(total, s_.rcc_min_window_bytes);
-    s.wc0 = static_cast<Bytes>(static_cast<double>(s.w) * static_cast<double>(harm) / static_cast<double>(total));
+    s.wc0 =
+        static_cast<Bytes>(static_cast<double>(s.w) * static_cast<double>(harm) / static_cast<double>(total));
     s.period = tx_time(s.w, sw_.ports()[port].rate);
     new_window(s);
     s.rcc = true;

@@ -55,47 +55,47 @@ struct RcmSettings {
   // gave only F_b = 36, a cut to 0.72, and Fig. 6's burst stayed at 43 instead of 25 Gb/s]; else (and under
   // the shared buffer, whose queues have no capacity of their own) QCN's scale (IEEE 802.1Qau).
   bool fb_full_queue = true;
-  Bytes q_eq_bytes = 26'000;        // Q_eq [algorithms.md 3.2 interp: ~26 % of the 100 KB queue]
-  double w_q = 2;                   // [QCN default; algorithms.md 3.2]
-  int fb_max = 64;                  // 6-bit F_b [QCN]; G_d = 1 / (2 F_bmax) so F_bmax G_d = 1/2 [seed]
-  double w_remote = 0.5;            // w of Eq. 2 [algorithms.md 3.2 interp]
-  Bytes sample_bytes = 10'000;      // S0, sampling interval at F_b <= 0 [algorithms.md 3.2: QCN's 150 KB
-                                    //   scaled to 100 KB queues]; S = S0 / (1 + 9 F_b / F_bmax) [QCN]
-  double sample_jitter = 0.15;      // each interval x uniform(1 +- jitter) [QCN randomised sampling]
+  Bytes q_eq_bytes = 26'000;    // Q_eq [algorithms.md 3.2 interp: ~26 % of the 100 KB queue]
+  double w_q = 2;               // [QCN default; algorithms.md 3.2]
+  int fb_max = 64;              // 6-bit F_b [QCN]; G_d = 1 / (2 F_bmax) so F_bmax G_d = 1/2 [seed]
+  double w_remote = 0.5;        // w of Eq. 2 [algorithms.md 3.2 interp]
+  Bytes sample_bytes = 10'000;  // S0, sampling interval at F_b <= 0 [algorithms.md 3.2: QCN's 150 KB
+                                //   scaled to 100 KB queues]; S = S0 / (1 + 9 F_b / F_bmax) [QCN]
+  double sample_jitter = 0.15;  // each interval x uniform(1 +- jitter) [QCN randomised sampling]
   Time flag_timeout = Time::from_us(20);  // T_exp: flags (and RCC) end without F_b > 0 or CN [interp]
   // CFR.
-  int cam_depth = 32;               // D [interp; algorithms.md 3.2 suggests 16: 32 halves the sampling noise]
-  int cam_interval = 2;             // write every n-th dequeued packet (random in [1, 2n - 1]) [interp:
-                                    //   the CAM then spans ~64 packets, 5 us at 100 Gb/s, so a burst shows
-                                    //   within a few us; algorithms.md 3.2 suggests every 8th]
-  double cfr_share = 2.0;           // harmful: CAM entries >= cfr_share x D / (distinct flows in the CAM),
-  double cfr_keep_share = 0.0;      //   and stays so while >= cfr_keep_share x D / distinct (hysteresis;
-                                    //   0: while in the CAM at all, the seed's literal rule: RCC lowers a
-                                    //   harmful flow's share, and a share threshold released the cut burst
-                                    //   of Fig. 6 every few us [interp]);
-                                    //   when no flow stands out that way, every flow in the CAM (the seed's
-                                    //   literal rule; cfr_share = 0 always) [interp: "flows with relatively
-                                    //   high injection rate" (seed sec. 3.3); among flows of equal share
-                                    //   that is all of them]
+  int cam_depth = 32;           // D [interp; algorithms.md 3.2 suggests 16: 32 halves the sampling noise]
+  int cam_interval = 2;         // write every n-th dequeued packet (random in [1, 2n - 1]) [interp:
+                                //   the CAM then spans ~64 packets, 5 us at 100 Gb/s, so a burst shows
+                                //   within a few us; algorithms.md 3.2 suggests every 8th]
+  double cfr_share = 2.0;       // harmful: CAM entries >= cfr_share x D / (distinct flows in the CAM),
+  double cfr_keep_share = 0.0;  //   and stays so while >= cfr_keep_share x D / distinct (hysteresis;
+                                //   0: while in the CAM at all, the seed's literal rule: RCC lowers a
+                                //   harmful flow's share, and a share threshold released the cut burst
+                                //   of Fig. 6 every few us [interp]);
+                                //   when no flow stands out that way, every flow in the CAM (the seed's
+                                //   literal rule; cfr_share = 0 always) [interp: "flows with relatively
+                                //   high injection rate" (seed sec. 3.3); among flows of equal share
+                                //   that is all of them]
   // RCC.
   Bytes rcc_min_window_bytes = 32'000;  // W at least this (W is measured: the output queue at detection)
   // The window is also a period: W bytes at the port's line rate [seed sec. 3.4: "the amount of data
   // (that) can be sent during a period"]. At an edge or inner point (a CN arrived in this RCC episode:
-  // the harmful flows' bottleneck is downstream) a harmful flow that spent W_c waits for the next period even when nothing
-  // else waits, so the harmful flows leave at most W_c / W of the line rate; at the root (its own output
-  // is the bottleneck) the next window opens as soon as only held packets wait (work conserving)
+  // the harmful flows' bottleneck is downstream) a harmful flow that spent W_c waits for the next period even
+  // when nothing else waits, so the harmful flows leave at most W_c / W of the line rate; at the root (its
+  // own output is the bottleneck) the next window opens as soon as only held packets wait (work conserving)
   // [interp: with an early window at the edge, rcm/victim's S1/S2 took whatever the DCQCN-paced victim
   // left, the downstream input filled and its PFC pauses kept the edge queue full: Sv 34 Gb/s; false
   // restores that behaviour].
   bool rcc_edge_strict = true;
   // SAR.
-  int sar_severe_cns = 2;           // N_sev CNs with F_b' >= sar_severe_fb x F_bmax within T_exp [interp]
+  int sar_severe_cns = 2;  // N_sev CNs with F_b' >= sar_severe_fb x F_bmax within T_exp [interp]
   double sar_severe_fb = 0.5;
   Time sar_flowlet_gap = Time::zero();  // a flow may move after this idle time; 0 = the longest base RTT plus
                                         //   a full input and output queue at every switch of the path from
                                         //   the first host to its farthest one, at line rate (k = 12
                                         //   fat-tree, IOQ: 93 us) [interp; Rcm::attach]
-  int sar_table_size = 4096;        // per-switch flow table (direct mapped), power of two
+  int sar_table_size = 4096;            // per-switch flow table (direct mapped), power of two
 };
 
 class Rcm : public Dcqcn {
@@ -172,34 +172,34 @@ class RcmAgent : public SwitchAgent, public InputAgent, public EventHandler {
     Bytes q_old = 0;
     Bytes counter = 0;
     Bytes next = 0;
-    double fb = 0;   // last quantised F_b
+    double fb = 0;     // last quantised F_b
     double scale = 0;  // F_bmax per byte of Q_off + w_q Q_delta
   };
   struct PortState {
-    Time local_until, remote_until;   // flags are set while now < until
-    double fb_remote = 0;             // F_br: the last CN's F_b'
-    int severe = 0;                   // CNs with F_b' >= the severe level while the remote flag held
+    Time local_until, remote_until;  // flags are set while now < until
+    double fb_remote = 0;            // F_br: the last CN's F_b'
+    int severe = 0;                  // CNs with F_b' >= the severe level while the remote flag held
     // CFR
     std::vector<uint64_t> cam;
     int cam_pos = 0;
     int cam_countdown = 1;
-    std::vector<uint64_t> harm;       // local harmful set (from the CAM)
+    std::vector<uint64_t> harm;  // local harmful set (from the CAM)
     std::vector<uint64_t> remote_harm;
     int n_harm = 0, n_remote = 0;
     std::vector<uint64_t> cam_flows;  // distinct flows in the CAM
     int n_cam_flows = 0;
-    std::vector<uint64_t> eff;        // edge / inner point: the root's IDs that pass here (else `harm`)
+    std::vector<uint64_t> eff;  // edge / inner point: the root's IDs that pass here (else `harm`)
     int n_eff = 0;
     uint64_t eff_sig = 0;
-    bool harm_specific = false;       // the CAM set came from the share rule (not "every flow")
+    bool harm_specific = false;  // the CAM set came from the share rule (not "every flow")
     uint64_t harm_sig = 0, remote_sig = 0, rcc_sig = 0;  // set signatures; RCC re-measures on a change
     // RCC
     bool rcc = false;
     Bytes w = 0, wc0 = 0, wc = 0, sent_c = 0, sent_tot = 0;
-    Time period;                      // W at the port's line rate
-    Time window_end;                  // the current window's period ends here
-    bool kick_pending = false;        // a timer will wake the crossbar at window_end
-    bool edge = false;                // a CN arrived in this RCC episode (an edge or inner point)
+    Time period;                // W at the port's line rate
+    Time window_end;            // the current window's period ends here
+    bool kick_pending = false;  // a timer will wake the crossbar at window_end
+    bool edge = false;          // a CN arrived in this RCC episode (an edge or inner point)
   };
   struct SarEntry {
     uint64_t key = ~uint64_t{0};

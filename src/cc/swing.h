@@ -23,9 +23,9 @@ class Network;
 class Switch;
 
 struct SwingSettings {
-  double buffer_bdp = 2.2;       // relay buffer B_d in long-haul BDPs [algorithms.md 2.10 (d): >= 2 BDP]
-  double xon_bdp = 1.0;          // X_on = C x RTT [algorithms.md 2.10 (c)]
-  bool relay_in_dc_pause = true; // relay PAUSE/RESUME between the DC and the long-haul link
+  double buffer_bdp = 2.2;        // relay buffer B_d in long-haul BDPs [algorithms.md 2.10 (d): >= 2 BDP]
+  double xon_bdp = 1.0;           // X_on = C x RTT [algorithms.md 2.10 (c)]
+  bool relay_in_dc_pause = true;  // relay PAUSE/RESUME between the DC and the long-haul link
 };
 
 class Swing : public CongestionControl {
@@ -56,7 +56,7 @@ class SwingAgent : public SwitchAgent {
   SwingSettings s_;
   std::vector<int> long_ports_;
   std::vector<bool> is_long_;
-  int in_dc_paused_[8] = {};   // per priority: in-DC egress ports currently paused by the DC
+  int in_dc_paused_[8] = {};  // per priority: in-DC egress ports currently paused by the DC
   uint64_t relayed_ = 0;
 };
 

@@ -118,7 +118,8 @@ void TcdAgent::port_counters(int port, std::vector<std::pair<const char*, double
   const Counters& c = cnt_[port];
   out.emplace_back("ce_marks", static_cast<double>(c.ce));
   out.emplace_back("ue_marks", static_cast<double>(c.ue));
-  out.emplace_back("dequeues_congestion", static_cast<double>(c.seen[static_cast<int>(TcdState::kCongestion)]));
+  out.emplace_back("dequeues_congestion",
+                   static_cast<double>(c.seen[static_cast<int>(TcdState::kCongestion)]));
   out.emplace_back("dequeues_noncongestion",
                    static_cast<double>(c.seen[static_cast<int>(TcdState::kNonCongestion)]));
   out.emplace_back("dequeues_undetermined",

@@ -17,8 +17,8 @@
 #include <memory>
 #include <vector>
 
-#include "cc/per_qp.h"
 #include "cc/dcqcn.h"
+#include "cc/per_qp.h"
 #include "net/cc_api.h"
 
 namespace rocesim {
@@ -66,7 +66,7 @@ class TcdAgent : public SwitchAgent {
   struct PortPrio {
     bool paused = false;
     bool ever_paused = false;
-    Time off_end;          // end of the latest OFF period
+    Time off_end;  // end of the latest OFF period
     Time timer_start;
     Bytes q_rec = 0;
     TcdState last_state = TcdState::kNonCongestion;
@@ -84,7 +84,7 @@ class TcdAgent : public SwitchAgent {
 
 class DcqcnTcd : public Dcqcn {
  public:
-  static constexpr uint32_t kUeCnp = 1;   // CNP cc_flags bit: undetermined, not congestion
+  static constexpr uint32_t kUeCnp = 1;  // CNP cc_flags bit: undetermined, not congestion
 
   DcqcnTcd(const DcqcnSettings& d, const TcdSettings& t) : Dcqcn(d), t_(t) {}
   std::string name() const override { return "dcqcn_tcd"; }
@@ -97,8 +97,8 @@ class DcqcnTcd : public Dcqcn {
   std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
 
   struct TcdState2 {
-    Time last_ue_cnp_sent;     // receiver side
-    Time hold_until;           // sender side: no increase before this
+    Time last_ue_cnp_sent;  // receiver side
+    Time hold_until;        // sender side: no increase before this
     uint32_t ue_cnps_sent = 0;
     uint32_t ue_cnps_received = 0;
     uint32_t ce_cnps_received = 0;

@@ -48,13 +48,13 @@ void Timely::on_ack(Qp& qp, const Packet& ack) {
     ++s.decreases;
   };
   if (rtt < s_.t_low) {
-    increase(s_.hai_below_tlow);                                    // Rc += delta
+    increase(s_.hai_below_tlow);  // Rc += delta
   } else if (rtt > s_.t_high) {
     decrease(1 - s_.beta * (1 - static_cast<double>(s_.t_high.ps) / static_cast<double>(rtt.ps)));
   } else if (gradient <= 0) {
-    increase(true);                                                 // Rc += delta, or HAI after N
+    increase(true);  // Rc += delta, or HAI after N
   } else {
-    decrease(1 - s_.beta * gradient);                               // Rc *= 1 - beta x gradient
+    decrease(1 - s_.beta * gradient);  // Rc *= 1 - beta x gradient
   }
   net_->set_rate(qp, s.rc);
 }

@@ -22,16 +22,16 @@ namespace rocesim {
 
 struct TimelySettings {
   // Defaults: the simulator's run.py at 100 Gb/s NICs.
-  double alpha = 0.875;                    // EWMA weight of the newest RTT difference [sim, paper]
-  double beta = 0.8;                       // multiplicative decrease factor [sim, paper]
-  Time t_low = Time::from_us(50);          // below: always increase [sim, paper]
-  Time t_high = Time::from_us(500);        // above: decrease by beta x (1 - T_high/rtt) [sim, paper]
-  Time min_rtt = Time::from_us(20);        // gradient normaliser [sim, paper]
-  Rate delta = Rate::from_mbps(100);       // additive step: 10 Mb/s x C/10G [sim run.py]; 10 Mb/s [paper]
-  Rate hai_step = Rate::from_mbps(500);    // hyper-active step: 50 Mb/s x C/10G [sim run.py] (= 5 delta)
-  int hai_after = 5;                       // consecutive increases before HAI [sim, paper]
-  bool hai_below_tlow = true;              // HAI steps also below T_low [sim]; false = paper
-  Rate min_rate = Rate::from_gbps(1);      // floor [sim run.py MIN_RATE 1000 Mb/s]
+  double alpha = 0.875;                  // EWMA weight of the newest RTT difference [sim, paper]
+  double beta = 0.8;                     // multiplicative decrease factor [sim, paper]
+  Time t_low = Time::from_us(50);        // below: always increase [sim, paper]
+  Time t_high = Time::from_us(500);      // above: decrease by beta x (1 - T_high/rtt) [sim, paper]
+  Time min_rtt = Time::from_us(20);      // gradient normaliser [sim, paper]
+  Rate delta = Rate::from_mbps(100);     // additive step: 10 Mb/s x C/10G [sim run.py]; 10 Mb/s [paper]
+  Rate hai_step = Rate::from_mbps(500);  // hyper-active step: 50 Mb/s x C/10G [sim run.py] (= 5 delta)
+  int hai_after = 5;                     // consecutive increases before HAI [sim, paper]
+  bool hai_below_tlow = true;            // HAI steps also below T_low [sim]; false = paper
+  Rate min_rate = Rate::from_gbps(1);    // floor [sim run.py MIN_RATE 1000 Mb/s]
 
   // The simulator's steps for a NIC speed (delta and HAI scale with C/10G).
   static TimelySettings for_nic_rate(Rate nic_rate);
@@ -55,14 +55,14 @@ class Timely : public CongestionControl {
 
   // Sender state of one QP (public for tests and monitors).
   struct State {
-    Rate rc;                     // current rate
-    bool started = false;        // the first RTT sample is stored
-    Time prev_rtt;               // RTT at the last update
-    double rtt_diff_ps = 0;      // smoothed RTT difference (ps)
-    int inc_stage = 0;           // consecutive increases
-    Bytes last_update_seq = 0;   // update once per RTT: when an ACK passes this
-    Time last_rtt;               // most recent sample (for tests)
-    uint32_t decreases = 0;      // rate cuts so far (for tests)
+    Rate rc;                    // current rate
+    bool started = false;       // the first RTT sample is stored
+    Time prev_rtt;              // RTT at the last update
+    double rtt_diff_ps = 0;     // smoothed RTT difference (ps)
+    int inc_stage = 0;          // consecutive increases
+    Bytes last_update_seq = 0;  // update once per RTT: when an ACK passes this
+    Time last_rtt;              // most recent sample (for tests)
+    uint32_t decreases = 0;     // rate cuts so far (for tests)
   };
   const State& state(const Qp& qp) const { return st_[qp.slot]; }
 

@@ -22,7 +22,8 @@ DcqcnSettings read_dcqcn_keys(Config& c, const std::string& prefix, DcqcnSetting
   d.dec_period = c.get_us(k + "dec_period_us", d.dec_period, 0.001);
   d.inc_period = c.get_us(k + "inc_period_us", d.inc_period, 0.001);
   d.byte_counter_bytes = c.get_int(k + "byte_counter_bytes", d.byte_counter_bytes, 0, int64_t{1} << 40);
-  d.fast_recovery_steps = static_cast<int>(c.get_int(k + "fast_recovery_steps", d.fast_recovery_steps, 0, 1000));
+  d.fast_recovery_steps =
+      static_cast<int>(c.get_int(k + "fast_recovery_steps", d.fast_recovery_steps, 0, 1000));
   d.rate_ai = Rate::from_mbps(c.get_double(k + "rate_ai_mbps", d.rate_ai.mbps(), 0, 1e6));
   d.rate_hai = Rate::from_mbps(c.get_double(k + "rate_hai_mbps", d.rate_hai.mbps(), 0, 1e6));
   d.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", d.min_rate.mbps(), 0.001, 1e6));

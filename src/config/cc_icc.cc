@@ -9,10 +9,8 @@ SchemeFactory read_scheme_icc(Config& c, const SchemeContext& ctx) {
   const std::string k = "cc.icc.";
   IccSettings s;
   s.lu_threshold = c.get_double(k + "lu_threshold", s.lu_threshold, 0, 1);
-  s.sample_interval =
-      c.get_us(k + "sample_interval_us", s.sample_interval, 0.001, 1e6);
-  s.feedback_period =
-      c.get_us(k + "feedback_period_us", s.feedback_period, 0.001, 1e6);
+  s.sample_interval = c.get_us(k + "sample_interval_us", s.sample_interval, 0.001, 1e6);
+  s.feedback_period = c.get_us(k + "feedback_period_us", s.feedback_period, 0.001, 1e6);
   s.flow_window = c.get_us(k + "flow_window_us", s.flow_window, 0.001, 1e6);
   s.flow_idle = c.get_us(k + "flow_idle_us", s.flow_idle, 1, 1e9);
   s.q_d_bytes = c.get_int(k + "q_d_bytes", s.q_d_bytes, 0, int64_t{1} << 40);

@@ -34,14 +34,16 @@ SchemeFactory read_scheme_lscc(Config& c, const SchemeContext& ctx) {
   // variant is named.
   DcqcnSettings& d = s.rp;
   if (c.has(k + "variant"))
-    d = DcqcnSettings::for_variant(c.get_string(k + "variant", "mellanox", DcqcnSettings::variants()), ctx.nic_rate);
+    d = DcqcnSettings::for_variant(c.get_string(k + "variant", "mellanox", DcqcnSettings::variants()),
+                                   ctx.nic_rate);
   d = read_dcqcn_keys(c, "cc.lscc", d, false);
   s.rate = read_rate_settings(c, k);
   s.direct_cnp_interval = c.get_us(k + "direct_cnp_interval_us", s.direct_cnp_interval, 0.1, 1e7);
   s.normal_cnp_multiple = c.get_double(k + "normal_cnp_multiple", s.normal_cnp_multiple, 0, 1e6);
   s.long_flow_bdp = c.get_double(k + "long_flow_bdp", s.long_flow_bdp, 0, 1e6);
   s.long_flow_bytes = c.get_int(k + "long_flow_bytes", s.long_flow_bytes, 0, int64_t{1} << 50);
-  s.flow_table_entries = static_cast<int>(c.get_int(k + "flow_table_entries", s.flow_table_entries, 1, 1 << 22));
+  s.flow_table_entries =
+      static_cast<int>(c.get_int(k + "flow_table_entries", s.flow_table_entries, 1, 1 << 22));
   s.mark_at_rate_calc = c.get_bool(k + "mark_at_rate_calc", s.mark_at_rate_calc);
   s.flag_hold = c.get_us(k + "flag_hold_us", s.flag_hold, 0, 1e9);
   return [s] { return std::make_unique<Lscc>(s); };

@@ -1,13 +1,13 @@
 #include "config/config.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace rocesim {
 
@@ -56,16 +56,20 @@ toml::node* ensure_parent(toml::table& root, const std::vector<std::string>& par
       if (!arr) return nullptr;
       const size_t idx = index_of(p, "");
       while (arr->size() <= idx) {
-        if (next_is_index) arr->push_back(toml::array{});
-        else arr->push_back(toml::table{});
+        if (next_is_index)
+          arr->push_back(toml::array{});
+        else
+          arr->push_back(toml::table{});
       }
       at = arr->get(idx);
     } else {
       auto* tbl = at->as_table();
       if (!tbl) return nullptr;
       if (!tbl->contains(p)) {
-        if (next_is_index) tbl->insert(p, toml::array{});
-        else tbl->insert(p, toml::table{});
+        if (next_is_index)
+          tbl->insert(p, toml::array{});
+        else
+          tbl->insert(p, toml::table{});
       }
       at = tbl->get(p);
     }
@@ -83,7 +87,8 @@ void put(toml::table& root, const std::string& key, toml::node&& value) {
     if (!arr) return;
     const size_t idx = index_of(last, key);
     while (arr->size() <= idx) arr->push_back(toml::table{});
-    std::move(value).visit([&](auto&& v) { arr->replace(arr->begin() + static_cast<std::ptrdiff_t>(idx), std::move(v)); });
+    std::move(value).visit(
+        [&](auto&& v) { arr->replace(arr->begin() + static_cast<std::ptrdiff_t>(idx), std::move(v)); });
   } else if (auto* tbl = parent->as_table()) {
     std::move(value).visit([&](auto&& v) { tbl->insert_or_assign(last, std::move(v)); });
   }
@@ -149,7 +154,8 @@ Config Config::load(const std::string& path, const std::vector<std::string>& ove
   return parse(ss.str(), path, overrides);
 }
 
-Config Config::parse(std::string_view text, const std::string& name, const std::vector<std::string>& overrides) {
+Config Config::parse(std::string_view text, const std::string& name,
+                     const std::vector<std::string>& overrides) {
   Config c;
   c.file_ = name;
   try {
@@ -210,7 +216,8 @@ void Config::apply_override(const std::string& kv) {
     }
   }
   for (const auto& part : parts)
-    if (part[0] == '[') (void)index_of(part, key);
+    if (part[0] == '[')
+      (void)index_of(part, key);
     else if (part.find_first_of(" \t\"'") != std::string::npos)
       throw InputError("--set " + kv, 0, fmt::format("bad key component '{}'", part));
   toml::node* parent = ensure_parent(root_, parts);
@@ -258,7 +265,9 @@ void Config::fail(const std::string& key, const std::string& what) const {
   throw InputError(file_, line_of(key), fmt::format("{}: {}", key, what));
 }
 
-void Config::set_resolved(const std::string& key, toml::node&& value) { put(resolved_, key, std::move(value)); }
+void Config::set_resolved(const std::string& key, toml::node&& value) {
+  put(resolved_, key, std::move(value));
+}
 
 int64_t Config::get_int(const std::string& key, int64_t def, int64_t lo, int64_t hi) {
   mark(key);
@@ -271,7 +280,8 @@ int64_t Config::get_int(const std::string& key, int64_t def, int64_t lo, int64_t
     } else {
       fail(key, fmt::format("expected an integer in [{}, {}]", lo, hi));
     }
-    if (v < lo || v > hi) fail(key, fmt::format("{} is out of range; expected an integer in [{}, {}]", v, lo, hi));
+    if (v < lo || v > hi)
+      fail(key, fmt::format("{} is out of range; expected an integer in [{}, {}]", v, lo, hi));
   }
   set_resolved(key, toml::value<int64_t>(v));
   return v;
@@ -281,10 +291,13 @@ double Config::get_double(const std::string& key, double def, double lo, double 
   mark(key);
   double v = def;
   if (const toml::node* n = find(key)) {
-    if (auto d = n->value<double>()) v = *d;
-    else fail(key, fmt::format("expected a number in [{}, {}]", fmt_num(lo), fmt_num(hi)));
+    if (auto d = n->value<double>())
+      v = *d;
+    else
+      fail(key, fmt::format("expected a number in [{}, {}]", fmt_num(lo), fmt_num(hi)));
     if (!(v >= lo && v <= hi))
-      fail(key, fmt::format("{} is out of range; expected a number in [{}, {}]", fmt_num(v), fmt_num(lo), fmt_num(hi)));
+      fail(key, fmt::format("{} is out of range; expected a number in [{}, {}]", fmt_num(v), fmt_num(lo),
+                            fmt_num(hi)));
   }
   set_resolved(key, toml::value<double>(v));
   return v;
@@ -302,19 +315,24 @@ bool Config::get_bool(const std::string& key, bool def) {
   mark(key);
   bool v = def;
   if (const toml::node* n = find(key)) {
-    if (auto b = n->value_exact<bool>()) v = *b;
-    else fail(key, "expected true or false");
+    if (auto b = n->value_exact<bool>())
+      v = *b;
+    else
+      fail(key, "expected true or false");
   }
   set_resolved(key, toml::value<bool>(v));
   return v;
 }
 
-std::string Config::get_string(const std::string& key, const std::string& def, const std::vector<std::string>& allowed) {
+std::string Config::get_string(const std::string& key, const std::string& def,
+                               const std::vector<std::string>& allowed) {
   mark(key);
   std::string v = def;
   if (const toml::node* n = find(key)) {
-    if (auto s = n->value_exact<std::string>()) v = *s;
-    else fail(key, "expected a string");
+    if (auto s = n->value_exact<std::string>())
+      v = *s;
+    else
+      fail(key, "expected a string");
   }
   if (!allowed.empty() && (has(key) || !v.empty())) {
     bool ok = false;
@@ -348,7 +366,8 @@ std::vector<double> Config::get_double_list(const std::string& key, const std::v
   return v;
 }
 
-std::vector<std::string> Config::get_string_list(const std::string& key, const std::vector<std::string>& def) {
+std::vector<std::string> Config::get_string_list(const std::string& key,
+                                                 const std::vector<std::string>& def) {
   mark(key);
   std::vector<std::string> v = def;
   if (const toml::node* n = find(key)) {
@@ -432,7 +451,8 @@ void Config::reject_unknown_keys(const std::string& under, const std::vector<std
     if (const auto* tbl = node->as_table()) {
       for (const auto& [k, v] : *tbl) {
         const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
-        if (used_.count(key) && !v.is_table() && !(v.is_array() && v.as_array()->is_array_of_tables())) continue;
+        if (used_.count(key) && !v.is_table() && !(v.is_array() && v.as_array()->is_array_of_tables()))
+          continue;
         const bool unknown_table = v.is_table() && !v.as_table()->empty() && !read_under(key);
         if (!unknown_table &&
             (v.is_table() || (v.is_array() && v.as_array()->is_array_of_tables() && used_.count(key)))) {
@@ -465,7 +485,8 @@ void Config::reject_unknown_keys(const std::string& under, const std::vector<std
                 valid.empty() ? std::string("") : fmt::format(" (valid here: {})", fmt::join(valid, ", "))));
       }
     } else if (const auto* arr = node->as_array()) {
-      for (size_t i = 0; i < arr->size(); ++i) stack.emplace_back(prefix + "[" + std::to_string(i) + "]", arr->get(i));
+      for (size_t i = 0; i < arr->size(); ++i)
+        stack.emplace_back(prefix + "[" + std::to_string(i) + "]", arr->get(i));
     }
   }
 }

@@ -1,12 +1,12 @@
 // Reading a scenario file: typed getters that validate ranges, remember every key read (so unknown keys
 // are errors with their line) and record every value used, defaults included, for scenario.resolved.toml.
 #pragma once
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <toml++/toml.h>
 
 #include "core/error.h"
 #include "core/time.h"
@@ -23,7 +23,8 @@ class Config {
  public:
   // Parses `path`, then applies `overrides` ("a.b.c=value", value in TOML syntax; bare words are strings).
   static Config load(const std::string& path, const std::vector<std::string>& overrides = {});
-  static Config parse(std::string_view text, const std::string& name, const std::vector<std::string>& overrides = {});
+  static Config parse(std::string_view text, const std::string& name,
+                      const std::vector<std::string>& overrides = {});
 
   const std::string& file() const { return file_; }
   std::string dir() const;  // directory of the file, for relative paths
@@ -39,7 +40,8 @@ class Config {
   bool get_bool(const std::string& key, bool def);
   std::string get_string(const std::string& key, const std::string& def,
                          const std::vector<std::string>& allowed = {});
-  std::vector<double> get_double_list(const std::string& key, const std::vector<double>& def, double lo, double hi);
+  std::vector<double> get_double_list(const std::string& key, const std::vector<double>& def, double lo,
+                                      double hi);
   std::vector<std::string> get_string_list(const std::string& key, const std::vector<std::string>& def);
   // Number of elements of an array of tables (0 when absent).
   size_t table_array_size(const std::string& key);

@@ -262,11 +262,12 @@ class TomlOut {
 };
 
 // Throws unless `key` on `line` has exactly `n` values (`what` says what they are).
-void check_value_count(const std::string& path, int line, const std::string& key, const std::vector<std::string>& v,
-                       size_t n, const std::string& what) {
+void check_value_count(const std::string& path, int line, const std::string& key,
+                       const std::vector<std::string>& v, size_t n, const std::string& what) {
   const auto fail = [&](const std::string& msg) { throw InputError(path, line, msg); };
   if (v.empty()) fail(fmt::format("{}: missing value; expected {}", key, what));
-  if (v.size() < n) fail(fmt::format("{}: {} values after the key, expected {} ({})", key, v.size(), n, what));
+  if (v.size() < n)
+    fail(fmt::format("{}: {} values after the key, expected {} ({})", key, v.size(), n, what));
   if (v.size() > n)
     fail(fmt::format("{}: unexpected '{}' after the value; expected {} (one key per line)", key, v[n], what));
 }

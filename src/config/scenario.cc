@@ -1,13 +1,13 @@
 #include "config/scenario.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "config/profiles.h"
 #include "config/schemes.h"
@@ -47,7 +47,6 @@ std::vector<double> default_size_buckets(const Scenario& s) {
   return fixed;
 }
 
-
 Rate gbps(Config& c, const std::string& key, double def) {
   return Rate::from_gbps(c.get_double(key, def, 1e-6, 1e5));
 }
@@ -55,7 +54,8 @@ TopoSpec read_topology(Config& c) {
   const std::string kind = c.get_string("topology.kind", "dumbbell", topology_kinds());
   const std::string t = "topology.";
   if (kind == "file") {
-    if (!c.has("topology.file")) c.fail("topology.kind", "kind = \"file\" needs topology.file (an ns-3 topology file)");
+    if (!c.has("topology.file"))
+      c.fail("topology.kind", "kind = \"file\" needs topology.file (an ns-3 topology file)");
     return read_hpcc_topology(resolve_path(c, c.get_string("topology.file", "")));
   }
   if (kind == "dumbbell") {
@@ -140,17 +140,19 @@ void read_switch(Config& c, SwitchSettings& s) {
   const std::string fc = c.get_string(k + "flow_control", fc_def, {"pfc", "credit", "none"});
   s.pfc_enabled = fc == "pfc";
   s.credit_enabled = fc == "credit";
-  s.credit_buffer_bytes = c.get_int(k + "credit_buffer_bytes", s.credit_buffer_bytes, 10'000, int64_t{1} << 40);
+  s.credit_buffer_bytes =
+      c.get_int(k + "credit_buffer_bytes", s.credit_buffer_bytes, 10'000, int64_t{1} << 40);
   s.credit_period = c.get_us(k + "credit_period_us", s.credit_period, 0.001);
-  const std::string mode = c.get_string(k + "pfc_mode", s.pfc_mode == PfcThresholdMode::kDynamic ? "dynamic" : "static",
-                                        {"dynamic", "static"});
+  const std::string mode = c.get_string(
+      k + "pfc_mode", s.pfc_mode == PfcThresholdMode::kDynamic ? "dynamic" : "static", {"dynamic", "static"});
   s.pfc_mode = mode == "dynamic" ? PfcThresholdMode::kDynamic : PfcThresholdMode::kStatic;
   s.reserve_bytes = c.get_int(k + "reserve_bytes", s.reserve_bytes, 0, int64_t{1} << 32);
   s.resume_offset_bytes = c.get_int(k + "resume_offset_bytes", s.resume_offset_bytes, 0, int64_t{1} << 32);
   s.dt_shift_at_host_rate = static_cast<int>(c.get_int(k + "dt_shift", s.dt_shift_at_host_rate, 0, 16));
   s.xoff_bytes = c.get_int(k + "xoff_bytes", s.xoff_bytes, 1, int64_t{1} << 40);
   s.xon_bytes = c.get_int(k + "xon_bytes", s.xon_bytes, 0, int64_t{1} << 40);
-  if (s.xon_bytes > s.xoff_bytes) c.fail(k + "xon_bytes", fmt::format("must not exceed xoff_bytes ({})", s.xoff_bytes));
+  if (s.xon_bytes > s.xoff_bytes)
+    c.fail(k + "xon_bytes", fmt::format("must not exceed xoff_bytes ({})", s.xoff_bytes));
   s.headroom_bytes = c.get_int(k + "headroom_bytes", s.headroom_bytes, 0, int64_t{1} << 40);
   s.headroom_factor = c.get_double(k + "headroom_factor", s.headroom_factor, 0, 100);
   s.headroom_extra_bytes =
@@ -158,16 +160,19 @@ void read_switch(Config& c, SwitchSettings& s) {
   s.ecn_enabled = c.get_bool(k + "ecn", s.ecn_enabled);
   s.kmin_bytes = c.get_int(k + "kmin_bytes", s.kmin_bytes, 0, int64_t{1} << 40);
   s.kmax_bytes = c.get_int(k + "kmax_bytes", s.kmax_bytes, 0, int64_t{1} << 40);
-  if (s.kmax_bytes < s.kmin_bytes) c.fail(k + "kmax_bytes", fmt::format("must be >= kmin_bytes ({})", s.kmin_bytes));
+  if (s.kmax_bytes < s.kmin_bytes)
+    c.fail(k + "kmax_bytes", fmt::format("must be >= kmin_bytes ({})", s.kmin_bytes));
   s.pmax = c.get_double(k + "pmax", s.pmax, 0, 1);
   s.ecn_scale_with_rate = c.get_bool(k + "ecn_scale_with_rate", s.ecn_scale_with_rate);
   s.ecn_ref_rate = gbps(c, k + "ecn_ref_rate_gbps", s.ecn_ref_rate.gbps());
   s.acks_in_data_class = c.get_bool(k + "acks_in_data_class", s.acks_in_data_class);
-  s.long_haul_headroom_bytes = c.get_int(k + "long_haul_headroom_bytes", s.long_haul_headroom_bytes, 0, int64_t{1} << 40);
+  s.long_haul_headroom_bytes =
+      c.get_int(k + "long_haul_headroom_bytes", s.long_haul_headroom_bytes, 0, int64_t{1} << 40);
   s.long_haul_xoff_bytes = c.get_int(k + "long_haul_xoff_bytes", s.long_haul_xoff_bytes, 0, int64_t{1} << 40);
   s.long_haul_xon_bytes = c.get_int(k + "long_haul_xon_bytes", s.long_haul_xon_bytes, 0, int64_t{1} << 40);
   if (s.long_haul_xoff_bytes > 0 && s.long_haul_xon_bytes > s.long_haul_xoff_bytes)
-    c.fail(k + "long_haul_xon_bytes", fmt::format("must not exceed long_haul_xoff_bytes ({})", s.long_haul_xoff_bytes));
+    c.fail(k + "long_haul_xon_bytes",
+           fmt::format("must not exceed long_haul_xoff_bytes ({})", s.long_haul_xoff_bytes));
   const std::string model = c.get_string(
       k + "model", s.model == SwitchModel::kSharedBuffer ? "shared_buffer" : "input_output_queued",
       {"shared_buffer", "input_output_queued"});
@@ -176,8 +181,8 @@ void read_switch(Config& c, SwitchSettings& s) {
   s.output_queue_bytes = c.get_int(k + "output_queue_bytes", s.output_queue_bytes, 2'000, int64_t{1} << 40);
   if (s.model == SwitchModel::kInputOutputQueued && s.credit_enabled)
     c.fail(k + "model", "input_output_queued supports flow_control = \"pfc\" or \"none\", not \"credit\"");
-  const std::string iq = c.get_string(k + "input_queueing", s.input_queueing == InputQueueing::kVoq ? "voq" : "fifo",
-                                      {"fifo", "voq"});
+  const std::string iq = c.get_string(
+      k + "input_queueing", s.input_queueing == InputQueueing::kVoq ? "voq" : "fifo", {"fifo", "voq"});
   s.input_queueing = iq == "voq" ? InputQueueing::kVoq : InputQueueing::kFifo;
   if (s.input_queueing == InputQueueing::kVoq && s.model != SwitchModel::kInputOutputQueued)
     c.fail(k + "input_queueing", "\"voq\" needs model = \"input_output_queued\"");
@@ -207,8 +212,6 @@ void read_nic(Config& c, NicSettings& n) {
   n.ideal_fct_hpcc_ns = c.get_string(k + "ideal_fct", n.ideal_fct_hpcc_ns ? "hpcc_ns" : "exact",
                                      {"exact", "hpcc_ns"}) == "hpcc_ns";
 }
-
-
 
 }  // namespace
 
@@ -250,7 +253,8 @@ std::vector<std::string> scheme_names() {
   return n;
 }
 std::vector<std::string> topology_kinds() {
-  return {"dumbbell", "star", "leaf_spine", "fat_tree", "fat_tree_3tier", "mercury_victim", "file", "cross_dc"};
+  return {"dumbbell",       "star",           "leaf_spine", "fat_tree",
+          "fat_tree_3tier", "mercury_victim", "file",       "cross_dc"};
 }
 
 // The top-level keys (name, seed, duration, ...), then a check that every top-level key is known.
@@ -267,9 +271,9 @@ static void read_top_level(Config& c, Scenario& s) {
   if (c.has("profile")) (void)c.get_string("profile", "", profile_names());
   // A misspelled table or key is the first error, before anything its absence causes (e.g. [topolgy]
   // leaving the default topology, too small for the traffic).
-  c.reject_unknown_top_level({"name", "description", "seed", "threads", "duration_ms", "stop_when_done", "profile",
-                              "topology", "switch", "nic", "cc", "flows", "flow_file", "traffic", "output",
-                              "monitors"});
+  c.reject_unknown_top_level({"name", "description", "seed", "threads", "duration_ms", "stop_when_done",
+                              "profile", "topology", "switch", "nic", "cc", "flows", "flow_file", "traffic",
+                              "output", "monitors"});
 }
 
 // [topology], [switch] (with the scheme's switch defaults), [nic] and [cc].
@@ -364,7 +368,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   return load_scenario_text(text.str(), path, overrides);
 }
 
-Scenario load_scenario_text(std::string_view text, const std::string& name, const std::vector<std::string>& overrides) {
+Scenario load_scenario_text(std::string_view text, const std::string& name,
+                            const std::vector<std::string>& overrides) {
   const AppliedProfile profile = apply_profile(text, name, overrides);  // profile defaults, then --set
   return with_profile_errors(profile, [&] {
     Config c = Config::parse(text, name, profile.overrides);

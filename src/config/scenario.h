@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "config/schemes.h"
 #include "config/config.h"
 #include "config/monitors.h"
+#include "config/schemes.h"
 #include "net/settings.h"
 #include "topo/topology.h"
 #include "workload/flow.h"
@@ -20,39 +20,39 @@ class CongestionControl;
 
 struct TrafficSpec {  // one generator of flows
   std::string pattern = "all_to_all";
-  bool enabled = true;                    // false: read and checked, but no flow (a sweep's on/off switch)
-  std::string workload = "websearch";     // a catalogue name or a CDF file path
-  std::string workload_path;              // resolved file
-  double load = 0.3;                      // fraction of each sender's link rate
+  bool enabled = true;                 // false: read and checked, but no flow (a sweep's on/off switch)
+  std::string workload = "websearch";  // a catalogue name or a CDF file path
+  std::string workload_path;           // resolved file
+  double load = 0.3;                   // fraction of each sender's link rate
   Time start;
   Time stop = Time::max();
   uint64_t max_flows = 0;
   int priority = 3;
   uint16_t class_id = 0;
-  std::vector<int> hosts;                 // participating hosts (default: all)
+  std::vector<int> hosts;  // participating hosts (default: all)
   // Pattern keys (config/traffic.cc lists which pattern reads which); node ids throughout.
-  Bytes size_bytes = 0;                   // fixed flow size instead of sampling `workload` (0 = sample)
-  std::vector<int> src, dst;              // senders / receivers (set_to_set, incast, burst)
-  std::vector<int> group_of;              // groups: group label of each of `hosts`
-  std::vector<int> hot;                   // hotspot: the hot hosts
-  double hot_fraction = 0.15;             // hotspot: share of flows to the hot set
-  uint16_t hot_class_id = 0;              // hotspot: class of the hot flows
-  Rate load_of;                           // set_to_set: load is of this rate (0 = of each sender's link)
-  bool long_lived = false;                // permutation: one size_bytes flow per pair instead of Poisson
-  int fan_in = 0;                         // incast: senders per round
-  Time period, jitter;                    // incast: between rounds (0 = one round); start spread
-  uint64_t rounds = 0;                    // incast: number of rounds (0 = until stop)
-  uint64_t count = 1;                     // burst: flows per sender (0 = until stop)
-  Time gap = Time::from_ps(-1);           // burst: between a sender's flows (< 0 = back to back)
-  std::vector<FlowSpec> flows;            // long_lived: the flows
+  Bytes size_bytes = 0;          // fixed flow size instead of sampling `workload` (0 = sample)
+  std::vector<int> src, dst;     // senders / receivers (set_to_set, incast, burst)
+  std::vector<int> group_of;     // groups: group label of each of `hosts`
+  std::vector<int> hot;          // hotspot: the hot hosts
+  double hot_fraction = 0.15;    // hotspot: share of flows to the hot set
+  uint16_t hot_class_id = 0;     // hotspot: class of the hot flows
+  Rate load_of;                  // set_to_set: load is of this rate (0 = of each sender's link)
+  bool long_lived = false;       // permutation: one size_bytes flow per pair instead of Poisson
+  int fan_in = 0;                // incast: senders per round
+  Time period, jitter;           // incast: between rounds (0 = one round); start spread
+  uint64_t rounds = 0;           // incast: number of rounds (0 = until stop)
+  uint64_t count = 1;            // burst: flows per sender (0 = until stop)
+  Time gap = Time::from_ps(-1);  // burst: between a sender's flows (< 0 = back to back)
+  std::vector<FlowSpec> flows;   // long_lived: the flows
   // collective / dependency_trace (one job per table; workload/collectives.h, workload/dependency_trace.h)
-  std::string job;                        // the job's label (collectives.csv, summary.json "jobs")
-  std::string collective;                 // collective: the algorithm
-  int chunks = 1;                         // collective: chunks per step's message
-  uint64_t iterations = 1;                // collective: iterations
-  Time compute;                           // collective: gap between an iteration's end and the next
-  Time step_latency;                      // collective: added before every flow of a step
-  std::string trace_path;                 // dependency_trace: the file
+  std::string job;          // the job's label (collectives.csv, summary.json "jobs")
+  std::string collective;   // collective: the algorithm
+  int chunks = 1;           // collective: chunks per step's message
+  uint64_t iterations = 1;  // collective: iterations
+  Time compute;             // collective: gap between an iteration's end and the next
+  Time step_latency;        // collective: added before every flow of a step
+  std::string trace_path;   // dependency_trace: the file
 };
 
 struct Scenario {
@@ -61,28 +61,28 @@ struct Scenario {
   std::string description;
   uint64_t seed = 1;
   int threads = 1;  // threads of one run; 0 = every core (docs/parallel.md); results do not depend on it
-  Time duration = Time::from_ms(10);      // simulated time limit
-  bool stop_when_done = true;             // stop as soon as every flow finished
+  Time duration = Time::from_ms(10);  // simulated time limit
+  bool stop_when_done = true;         // stop as soon as every flow finished
 
   TopoSpec topo;
   SwitchSettings sw;
   NicSettings nic;
 
   std::string scheme = "dcqcn";
-  SchemeFactory scheme_factory;           // builds the configured scheme (config/schemes.h)
+  SchemeFactory scheme_factory;  // builds the configured scheme (config/schemes.h)
 
   std::vector<FlowSpec> inline_flows;
-  std::string flow_file;                  // ns-3 HPCC flow file, if any
+  std::string flow_file;  // ns-3 HPCC flow file, if any
   std::vector<TrafficSpec> traffic;
   std::vector<std::string> class_labels{"default"};
 
-  std::vector<Bytes> size_buckets;        // bucket edges; empty = defaults
+  std::vector<Bytes> size_buckets;  // bucket edges; empty = defaults
   Bytes short_flow_bytes = 100'000;
   bool write_hpcc_fct = false;
-  MonitorSpec monitors;                   // [monitors]: nothing by default (config/monitors.h)
+  MonitorSpec monitors;  // [monitors]: nothing by default (config/monitors.h)
 
-  toml::table resolved;                   // every value used
-  std::string resolved_notes;             // "# key: how it was decided" lines for values decided by rule
+  toml::table resolved;        // every value used
+  std::string resolved_notes;  // "# key: how it was decided" lines for values decided by rule
 
   // The scheme object configured by this scenario.
   std::unique_ptr<CongestionControl> make_scheme() const;
@@ -112,8 +112,8 @@ std::string no_flow_before_end_message(const Scenario& s, Time first_start, Time
 std::string flows_after_end_message(const Scenario& s, uint64_t after_end, uint64_t total, Time last_start);
 
 // Helpers shared by the config readers.
-std::string resolve_path(const Config& c, const std::string& p);          // relative to the scenario file
-int node_ref(Config& c, const TopoSpec& topo, const std::string& key);    // a host by name or id
+std::string resolve_path(const Config& c, const std::string& p);        // relative to the scenario file
+int node_ref(Config& c, const TopoSpec& topo, const std::string& key);  // a host by name or id
 // The host named by `v` (a name, or an id as Config::get_id_or_name returns it); errors name `key`.
 int host_id(Config& c, const TopoSpec& topo, const std::string& key, const std::string& v);
 uint16_t class_index(std::vector<std::string>& labels, const std::string& name);

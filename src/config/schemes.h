@@ -14,8 +14,8 @@
 namespace rocesim {
 
 struct SchemeContext {
-  Rate nic_rate;       // fastest host link of the topology
-  Time max_base_rtt;   // longest host-to-host base RTT (filled by the network; zero at parse time)
+  Rate nic_rate;      // fastest host link of the topology
+  Time max_base_rtt;  // longest host-to-host base RTT (filled by the network; zero at parse time)
 };
 
 using SchemeFactory = std::function<std::unique_ptr<CongestionControl>()>;
@@ -29,7 +29,7 @@ using SwitchDefaultsFn = std::function<std::string(SwitchSettings&)>;
 
 struct SchemeEntry {
   std::string name;
-  std::string summary;   // one line for `rocesim list schemes`
+  std::string summary;  // one line for `rocesim list schemes`
   // Reads [cc.<name>] (every key via the Config getters, so resolved output and unknown-key checks work).
   std::function<SchemeFactory(Config&, const SchemeContext&)> read;
   SwitchDefaultsFn switch_defaults;  // empty: the generic [switch] defaults (DCQCN's RED marking)

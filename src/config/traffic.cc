@@ -21,8 +21,8 @@ constexpr int64_t kMaxBytes = int64_t{1} << 50;
 constexpr uint16_t kIncastDport = 200;  // as in ns-3 HPCC flow files
 
 const std::vector<std::string>& pattern_names() {
-  static const std::vector<std::string> names{"all_to_all", "groups",     "permutation", "incast",
-                                              "hotspot",    "set_to_set", "long_lived",  "burst",
+  static const std::vector<std::string> names{"all_to_all", "groups",          "permutation", "incast",
+                                              "hotspot",    "set_to_set",      "long_lived",  "burst",
                                               "collective", "dependency_trace"};
   return names;
 }
@@ -350,7 +350,8 @@ void read_collective(Config& c, const Scenario& s, const std::string& k, Traffic
   t.compute = c.get_us(k + "compute_us", 0);
   t.step_latency = c.get_us(k + "step_latency_us", 0);
   for (int h : t.hosts)
-    if (!(host_link_rates(s.topo)[h].bps > 0)) c.fail(k + "hosts", fmt::format("host '{}' has no link", label(s.topo, h)));
+    if (!(host_link_rates(s.topo)[h].bps > 0))
+      c.fail(k + "hosts", fmt::format("host '{}' has no link", label(s.topo, h)));
 }
 
 // Hosts of a dependency trace: a node name of the topology or a node id, either a host.
@@ -362,10 +363,12 @@ HostResolver trace_hosts(const TopoSpec& topo) {
     int id = -1;
     if (auto it = names->find(v); it != names->end()) {
       id = it->second;
-    } else if (std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) && v.size() < 10) {
+    } else if (std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) &&
+               v.size() < 10) {
       id = std::stoi(v);
       if (id >= topo.num_nodes)
-        throw std::invalid_argument(fmt::format("no node {} (the topology has {} nodes)", id, topo.num_nodes));
+        throw std::invalid_argument(
+            fmt::format("no node {} (the topology has {} nodes)", id, topo.num_nodes));
     } else {
       std::vector<std::string> hosts;
       for (int h : topo.hosts())

@@ -16,7 +16,10 @@ inline uint64_t splitmix64(uint64_t& x) {
 // FNV-1a of a stream name, used to derive stream seeds.
 constexpr uint64_t hash_name(std::string_view s) {
   uint64_t h = 0xcbf29ce484222325ULL;
-  for (char c : s) { h ^= static_cast<uint8_t>(c); h *= 0x100000001b3ULL; }
+  for (char c : s) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 0x100000001b3ULL;
+  }
   return h;
 }
 
@@ -36,14 +39,20 @@ class Rng {
   uint64_t next_u64() {
     const uint64_t result = rotl(s_[1] * 5, 7) * 9;
     const uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0]; s_[3] ^= s_[1]; s_[1] ^= s_[2]; s_[0] ^= s_[3];
-    s_[2] ^= t; s_[3] = rotl(s_[3], 45);
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
     return result;
   }
   // Uniform in [0, 1).
   double uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
   // Uniform integer in [0, n).
-  uint64_t below(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(next_u64()) * n) >> 64); }
+  uint64_t below(uint64_t n) {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(next_u64()) * n) >> 64);
+  }
   // Exponential with the given mean.
   double exponential(double mean);
 

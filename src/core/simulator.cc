@@ -15,7 +15,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 void Simulator::partition(const std::vector<uint32_t>& part_of_handler, uint32_t num_parts, Time lookahead,
                           int threads) {
   if (num_parts == 0) throw std::invalid_argument("Simulator::partition: no partition");
-  if (lookahead <= Time::zero()) throw std::invalid_argument("Simulator::partition: lookahead must be positive");
+  if (lookahead <= Time::zero())
+    throw std::invalid_argument("Simulator::partition: lookahead must be positive");
   // Events scheduled during set-up wait in the single queue: take them out and place them again.
   std::vector<Event> pending;
   for (auto& p : parts_) {

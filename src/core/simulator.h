@@ -19,8 +19,8 @@
 #include <barrier>
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -124,8 +124,10 @@ class Simulator {
   void at_keyed(Time t, uint32_t origin, uint64_t seq, uint32_t target, uint32_t kind, uint64_t arg) {
     const Event e{key(t, origin, seq), target, kind, arg};
     const Exec* x = tl_exec_;
-    if (x && x->sim == this) route(*x->part, e);
-    else post(e);
+    if (x && x->sim == this)
+      route(*x->part, e);
+    else
+      post(e);
   }
   // Makes `h` the origin of the events scheduled until the returned previous origin is restored (a node
   // delivering a packet to its neighbour runs the neighbour's code).
@@ -153,7 +155,8 @@ class Simulator {
   // Splits the handlers: part_of_handler[h] for every handler whose home is 0 (others follow their home).
   // `lookahead` must not exceed the delay of any event one partition schedules for another. `threads`
   // workers run the partitions (at most one per partition). Call before run(); may be called once.
-  void partition(const std::vector<uint32_t>& part_of_handler, uint32_t num_parts, Time lookahead, int threads);
+  void partition(const std::vector<uint32_t>& part_of_handler, uint32_t num_parts, Time lookahead,
+                 int threads);
   Time lookahead() const { return lookahead_; }
   uint32_t num_partitions() const { return static_cast<uint32_t>(parts_.size()); }
   uint32_t partition_of(uint32_t handler) const { return part_of_.empty() ? 0 : part_of_[handler]; }
@@ -179,7 +182,9 @@ class Simulator {
   double wait_seconds() const { return wait_seconds_; }
 
   void add_task(BarrierTask* t) { tasks_.push_back(t); }
-  void remove_task(BarrierTask* t) { tasks_.erase(std::remove(tasks_.begin(), tasks_.end(), t), tasks_.end()); }
+  void remove_task(BarrierTask* t) {
+    tasks_.erase(std::remove(tasks_.begin(), tasks_.end(), t), tasks_.end());
+  }
 
   // Runs until `until` (events at exactly `until` are not executed), stop(), or until no events are left
   // and the coordinator has nothing to inject. Calls `progress(now)` between windows, at least every
@@ -208,7 +213,9 @@ class Simulator {
     return (static_cast<unsigned __int128>(static_cast<uint64_t>(t.ps)) << 64) |
            (static_cast<unsigned __int128>(order) << 40) | (seq & ((uint64_t{1} << 40) - 1));
   }
-  unsigned __int128 key(Time t, uint32_t origin, uint64_t seq) const { return make_key(t, origin, seq, salt_); }
+  unsigned __int128 key(Time t, uint32_t origin, uint64_t seq) const {
+    return make_key(t, origin, seq, salt_);
+  }
   void set_tie_salt(uint64_t salt) { salt_ = salt; }
 
  private:

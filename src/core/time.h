@@ -1,7 +1,7 @@
 // Simulated time and link rates with their units in the type.
 #pragma once
-#include <cstdint>
 #include <compare>
+#include <cstdint>
 #include <limits>
 
 namespace rocesim {
@@ -13,10 +13,18 @@ struct Time {
   int64_t ps = 0;
 
   static constexpr Time from_ps(int64_t v) { return Time{v}; }
-  static constexpr Time from_ns(double v) { return Time{static_cast<int64_t>(v * 1e3 + (v >= 0 ? 0.5 : -0.5))}; }
-  static constexpr Time from_us(double v) { return Time{static_cast<int64_t>(v * 1e6 + (v >= 0 ? 0.5 : -0.5))}; }
-  static constexpr Time from_ms(double v) { return Time{static_cast<int64_t>(v * 1e9 + (v >= 0 ? 0.5 : -0.5))}; }
-  static constexpr Time from_s(double v) { return Time{static_cast<int64_t>(v * 1e12 + (v >= 0 ? 0.5 : -0.5))}; }
+  static constexpr Time from_ns(double v) {
+    return Time{static_cast<int64_t>(v * 1e3 + (v >= 0 ? 0.5 : -0.5))};
+  }
+  static constexpr Time from_us(double v) {
+    return Time{static_cast<int64_t>(v * 1e6 + (v >= 0 ? 0.5 : -0.5))};
+  }
+  static constexpr Time from_ms(double v) {
+    return Time{static_cast<int64_t>(v * 1e9 + (v >= 0 ? 0.5 : -0.5))};
+  }
+  static constexpr Time from_s(double v) {
+    return Time{static_cast<int64_t>(v * 1e12 + (v >= 0 ? 0.5 : -0.5))};
+  }
   static constexpr Time max() { return Time{std::numeric_limits<int64_t>::max()}; }
   static constexpr Time zero() { return Time{0}; }
 
@@ -28,8 +36,14 @@ struct Time {
   constexpr auto operator<=>(const Time&) const = default;
   constexpr Time operator+(Time o) const { return Time{ps + o.ps}; }
   constexpr Time operator-(Time o) const { return Time{ps - o.ps}; }
-  constexpr Time& operator+=(Time o) { ps += o.ps; return *this; }
-  constexpr Time& operator-=(Time o) { ps -= o.ps; return *this; }
+  constexpr Time& operator+=(Time o) {
+    ps += o.ps;
+    return *this;
+  }
+  constexpr Time& operator-=(Time o) {
+    ps -= o.ps;
+    return *this;
+  }
   constexpr Time operator*(int64_t k) const { return Time{ps * k}; }
   constexpr Time operator/(int64_t k) const { return Time{ps / k}; }
 };
@@ -55,7 +69,8 @@ struct Rate {
 // Time to put `size_bytes` on a wire of rate `r`, rounded up to whole picoseconds.
 inline Time tx_time(Bytes size_bytes, Rate r) {
   // exact for integral bit rates: ceil(bits * 1e12 / bps)
-  const long double ps = static_cast<long double>(size_bytes) * 8.0L * 1e12L / static_cast<long double>(r.bps);
+  const long double ps =
+      static_cast<long double>(size_bytes) * 8.0L * 1e12L / static_cast<long double>(r.bps);
   int64_t v = static_cast<int64_t>(ps);
   if (static_cast<long double>(v) < ps) ++v;
   return Time{v};

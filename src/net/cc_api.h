@@ -19,9 +19,9 @@ class Switch;
 
 // What the receiver NIC should do with a data packet it just accepted in order.
 struct RxDecision {
-  bool send_cnp = false;         // send a CNP to the sender now
-  bool ack_now = false;          // acknowledge now even if the ACK interval is not reached
-  uint8_t ack_flags = 0;         // flags to put on the ACK (Packet::kFlag*)
+  bool send_cnp = false;  // send a CNP to the sender now
+  bool ack_now = false;   // acknowledge now even if the ACK interval is not reached
+  uint8_t ack_flags = 0;  // flags to put on the ACK (Packet::kFlag*)
 };
 
 // Hooks on a switch's input side, between a packet's arrival and its egress queue: the choice among
@@ -34,18 +34,30 @@ class InputAgent {
   virtual ~InputAgent() = default;
   // Picks the egress among `n` > 1 equal-cost `ports` (ECMP's hash chose `hashed_port`); returns a port.
   virtual int select_port(const Packet& p, const uint16_t* ports, int n, int hashed_port) {
-    (void)p; (void)ports; (void)n;
+    (void)p;
+    (void)ports;
+    (void)n;
     return hashed_port;
   }
   // A data packet was admitted from `in_port` (its input queue under the input-and-output queued model,
   // its ingress counter under the shared buffer); Switch::input_bytes(in_port) includes it.
-  virtual void on_input_enqueue(const Packet& p, int in_port) { (void)p; (void)in_port; }
+  virtual void on_input_enqueue(const Packet& p, int in_port) {
+    (void)p;
+    (void)in_port;
+  }
   // Input-and-output queued model: true keeps `p` (the head of its input queue) from crossing to its
   // output `out_port` now; the crossbar serves other waiting inputs instead.
-  virtual bool hold(const Packet& p, int out_port) { (void)p; (void)out_port; return false; }
+  virtual bool hold(const Packet& p, int out_port) {
+    (void)p;
+    (void)out_port;
+    return false;
+  }
   // The crossbar of `out_port` has room but every waiting input is held: return true to try once more
   // (after releasing some holds), false to leave them waiting until the next dequeue or crossbar_kick.
-  virtual bool on_crossbar_idle(int out_port) { (void)out_port; return false; }
+  virtual bool on_crossbar_idle(int out_port) {
+    (void)out_port;
+    return false;
+  }
 };
 
 // Hooks a scheme can install on each switch. Every hook has a cheap default.
@@ -53,15 +65,32 @@ class SwitchAgent {
  public:
   virtual ~SwitchAgent() = default;
   // A data packet was admitted and queued at egress `port`.
-  virtual void on_enqueue(Packet& p, int port) { (void)p; (void)port; }
+  virtual void on_enqueue(Packet& p, int port) {
+    (void)p;
+    (void)port;
+  }
   // A data packet starts transmission on `port` (after ECN marking and INT stamping).
-  virtual void on_dequeue(Packet& p, int port) { (void)p; (void)port; }
+  virtual void on_dequeue(Packet& p, int port) {
+    (void)p;
+    (void)port;
+  }
   // A control packet (ACK/NACK/CNP/...) passes through towards `port`.
-  virtual void on_control(Packet& p, int port) { (void)p; (void)port; }
+  virtual void on_control(Packet& p, int port) {
+    (void)p;
+    (void)port;
+  }
   // Our egress `port` was paused or resumed for `prio` by the downstream neighbour.
-  virtual void on_pfc(int port, int prio, bool paused) { (void)port; (void)prio; (void)paused; }
+  virtual void on_pfc(int port, int prio, bool paused) {
+    (void)port;
+    (void)prio;
+    (void)paused;
+  }
   // Replaces RED marking when it returns true (the agent marked or decided not to mark).
-  virtual bool mark(Packet& p, int port) { (void)p; (void)port; return false; }
+  virtual bool mark(Packet& p, int port) {
+    (void)p;
+    (void)port;
+    return false;
+  }
   // Named counters of egress `port` for summary.json "scheme_counters" (e.g. packets marked per detected
   // state); called once at the end of a run. None by default.
   virtual void port_counters(int port, std::vector<std::pair<const char*, double>>& out) const {
@@ -69,19 +98,23 @@ class SwitchAgent {
     (void)out;
   }
   // A switch-to-switch message (PktType::kCtrl at priority 0) arrived on `in_port`: sent to the neighbour
-  // with Switch::send_to_neighbour, or addressed to this switch through Network::inject. Freed after the call.
-  virtual void on_switch_message(const Packet& p, int in_port) { (void)p; (void)in_port; }
+  // with Switch::send_to_neighbour, or addressed to this switch through Network::inject. Freed after the
+  // call.
+  virtual void on_switch_message(const Packet& p, int in_port) {
+    (void)p;
+    (void)in_port;
+  }
   // The agent's hooks on the switch's input side, if it has any (the switch asks once, when the agent is
   // installed): an agent that implements InputAgent returns itself.
   virtual InputAgent* input_agent() { return nullptr; }
 };
 
 struct CcNeeds {
-  bool int_stamping = false;     // switches append INT hop records to data packets
-  bool ack_high_priority = true; // ACKs in the control class (else in the flow's data class)
-  bool ecn_marking = true;       // switches run RED marking
-  bool window = false;           // the scheme limits bytes in flight
-  bool send_timestamp = false;   // data packets carry their send time (NicSettings::timestamp_bytes)
+  bool int_stamping = false;      // switches append INT hop records to data packets
+  bool ack_high_priority = true;  // ACKs in the control class (else in the flow's data class)
+  bool ecn_marking = true;        // switches run RED marking
+  bool window = false;            // the scheme limits bytes in flight
+  bool send_timestamp = false;    // data packets carry their send time (NicSettings::timestamp_bytes)
 };
 
 class CongestionControl {
@@ -94,19 +127,41 @@ class CongestionControl {
   virtual void attach(Network& net) { net_ = &net; }
 
   // Sender (reaction point)
-  virtual void on_flow_start(Qp& qp) = 0;              // set qp.rate (and qp.window)
-  virtual void on_data_sent(Qp& qp, Packet& p) { (void)qp; (void)p; }
-  virtual void on_ack(Qp& qp, const Packet& ack) { (void)qp; (void)ack; }
-  virtual void on_nack(Qp& qp, const Packet& nack) { (void)qp; (void)nack; }
-  virtual void on_cnp(Qp& qp, const Packet& cnp) { (void)qp; (void)cnp; }
-  virtual void on_timer(Qp& qp, uint32_t kind) { (void)qp; (void)kind; }
+  virtual void on_flow_start(Qp& qp) = 0;  // set qp.rate (and qp.window)
+  virtual void on_data_sent(Qp& qp, Packet& p) {
+    (void)qp;
+    (void)p;
+  }
+  virtual void on_ack(Qp& qp, const Packet& ack) {
+    (void)qp;
+    (void)ack;
+  }
+  virtual void on_nack(Qp& qp, const Packet& nack) {
+    (void)qp;
+    (void)nack;
+  }
+  virtual void on_cnp(Qp& qp, const Packet& cnp) {
+    (void)qp;
+    (void)cnp;
+  }
+  virtual void on_timer(Qp& qp, uint32_t kind) {
+    (void)qp;
+    (void)kind;
+  }
   virtual void on_flow_end(Qp& qp) { (void)qp; }
 
   // Receiver (notification point): called for every in-order data packet.
-  virtual RxDecision on_data_received(Qp& qp, const Packet& data) { (void)qp; (void)data; return {}; }
+  virtual RxDecision on_data_received(Qp& qp, const Packet& data) {
+    (void)qp;
+    (void)data;
+    return {};
+  }
 
   // Switch side (congestion point)
-  virtual std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) { (void)sw; return nullptr; }
+  virtual std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) {
+    (void)sw;
+    return nullptr;
+  }
 
  protected:
   Network* net_ = nullptr;

@@ -332,8 +332,9 @@ std::string NetChecker::check_switch(int id) const {
             b += p->size;
             ++k;
             if (p->out_port < 0 || p->out_port >= nports || (nq > 1 && p->out_port != v))
-              return fmt::format("{} input queue {} priority {} (queue {}): a packet with a wrong output ({})",
-                                 name(id), port, prio, v, p->out_port);
+              return fmt::format(
+                  "{} input queue {} priority {} (queue {}): a packet with a wrong output ({})", name(id),
+                  port, prio, v, p->out_port);
           }
         }
         if (b != qb || k != qk || c.bytes != b || c.hdrm_bytes != 0 || b > cfg.input_queue_bytes)
@@ -397,7 +398,8 @@ std::string NetChecker::check_switch(int id) const {
 std::string NetChecker::check_qps() const {
   for (uint32_t slot = 0; slot < net_.qp_capacity(); ++slot) {
     const Qp& q = net_.qp(slot);
-    if (!q.in_use || q.sender_done) continue;  // finished: checked when it finished, freed at the next boundary
+    if (!q.in_use || q.sender_done)
+      continue;  // finished: checked when it finished, freed at the next boundary
     const bool ok = q.snd_una >= 0 && q.snd_una <= q.snd_nxt && q.snd_nxt <= q.size &&
                     q.snd_una_max_sent <= q.size && q.rcv_nxt >= q.snd_una && q.rcv_nxt <= q.snd_una_max_sent;
     if (!ok)

@@ -8,16 +8,16 @@ namespace rocesim {
 
 struct FlowRecord {
   uint64_t id = 0;
-  int src = 0;              // node id
-  int dst = 0;              // node id
-  uint16_t sport = 0;       // as the ns-3 simulator assigns: 10000 + k-th flow of that source (for fct.txt)
+  int src = 0;         // node id
+  int dst = 0;         // node id
+  uint16_t sport = 0;  // as the ns-3 simulator assigns: 10000 + k-th flow of that source (for fct.txt)
   uint16_t dport = 100;
   int priority = 3;
   Bytes size_bytes = 0;
   Time start;
-  Time finish;              // when the sender got the ACK of the last byte
-  Time ideal_fct;           // standalone FCT on an empty network (see net/ideal_fct.h)
-  uint16_t class_id = 0;    // index into the run's class labels
+  Time finish;            // when the sender got the ACK of the last byte
+  Time ideal_fct;         // standalone FCT on an empty network (see net/ideal_fct.h)
+  uint16_t class_id = 0;  // index into the run's class labels
   Time fct() const { return finish - start; }
   // Slowdown = fct / ideal, clipped at 1 (as the ns-3 simulator's analysis scripts do).
   double slowdown() const {

@@ -199,17 +199,27 @@ void Host::arm_rto(Qp& qp) {
   if (qp.rto_armed) return;
   const Time rto = net_.nic_settings().rto > Time::zero() ? net_.nic_settings().rto : Time::from_ms(1);
   qp.rto_armed = true;
-  net_.sim().at(qp.last_progress + rto > net_.now() ? qp.last_progress + rto : net_.now() + rto, handler_, kRto,
-                qp_arg(qp.slot, qp.tag));
+  net_.sim().at(qp.last_progress + rto > net_.now() ? qp.last_progress + rto : net_.now() + rto, handler_,
+                kRto, qp_arg(qp.slot, qp.tag));
 }
 
 void Host::process(Packet* p) {
   switch (p->type) {
-    case PktType::kData: on_data(p); break;
-    case PktType::kAck: on_ack(p); break;
-    case PktType::kNack: on_nack(p); break;
-    case PktType::kCnp: on_cnp(p); break;
-    default: net_.pool().put(p); break;
+    case PktType::kData:
+      on_data(p);
+      break;
+    case PktType::kAck:
+      on_ack(p);
+      break;
+    case PktType::kNack:
+      on_nack(p);
+      break;
+    case PktType::kCnp:
+      on_cnp(p);
+      break;
+    default:
+      net_.pool().put(p);
+      break;
   }
 }
 
@@ -239,7 +249,10 @@ void Host::send_ack(Qp& qp, const Packet& data, PktType type, uint8_t flags) {
     size += nic.int_base_bytes + kMaxIntHops * nic.int_hop_bytes;
   }
   a->size = static_cast<uint32_t>(size);
-  if (type == PktType::kAck) ++net_.counters().acks_sent; else ++net_.counters().nacks_sent;
+  if (type == PktType::kAck)
+    ++net_.counters().acks_sent;
+  else
+    ++net_.counters().nacks_sent;
   send_control(a);
 }
 

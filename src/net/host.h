@@ -42,7 +42,7 @@ class Host : public Node {
   void send_ack(Qp& qp, const Packet& data, PktType type, uint8_t flags);
   void rx_start_next();
 
-  std::vector<uint32_t> active_;   // QP slots with data to send
+  std::vector<uint32_t> active_;  // QP slots with data to send
   size_t rr_ = 0;
   // Receive path when the NIC processes slower than the wire (nic.rx_rate > 0).
   PacketQueue rx_q_;

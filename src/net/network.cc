@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "net/host.h"
-#include "net/switch.h"
 #include "net/ideal_fct.h"
+#include "net/switch.h"
 
 namespace rocesim {
 
@@ -48,8 +48,10 @@ void Network::build_nodes() {
   const int n = topo_.num_nodes;
   nodes_.reserve(n);
   for (int i = 0; i < n; ++i) {
-    if (topo_.is_switch[i]) nodes_.push_back(std::make_unique<Switch>(*this, i));
-    else nodes_.push_back(std::make_unique<Host>(*this, i));
+    if (topo_.is_switch[i])
+      nodes_.push_back(std::make_unique<Switch>(*this, i));
+    else
+      nodes_.push_back(std::make_unique<Host>(*this, i));
     nodes_.back()->set_handler(sim_.add_handler(nodes_.back().get()));
   }
   for (const LinkSpec& l : topo_.links) {
@@ -61,12 +63,24 @@ void Network::build_nodes() {
     b.ports_.emplace_back();
     Port& x = a.ports_.back();
     Port& y = b.ports_.back();
-    x.node = &a; x.index = pa; x.peer = &b; x.peer_port = pb; x.rate = l.rate; x.delay = l.delay;
+    x.node = &a;
+    x.index = pa;
+    x.peer = &b;
+    x.peer_port = pb;
+    x.rate = l.rate;
+    x.delay = l.delay;
     x.error_rate = l.error_rate;
-    y.node = &b; y.index = pb; y.peer = &a; y.peer_port = pa; y.rate = l.rate; y.delay = l.delay;
+    y.node = &b;
+    y.index = pb;
+    y.peer = &a;
+    y.peer_port = pa;
+    y.rate = l.rate;
+    y.delay = l.delay;
     y.error_rate = l.error_rate;
-    x.loss_rng = Rng::stream(seed_, "link_loss", (static_cast<uint64_t>(l.a) << 16) | static_cast<uint64_t>(pa));
-    y.loss_rng = Rng::stream(seed_, "link_loss", (static_cast<uint64_t>(l.b) << 16) | static_cast<uint64_t>(pb));
+    x.loss_rng =
+        Rng::stream(seed_, "link_loss", (static_cast<uint64_t>(l.a) << 16) | static_cast<uint64_t>(pa));
+    y.loss_rng =
+        Rng::stream(seed_, "link_loss", (static_cast<uint64_t>(l.b) << 16) | static_cast<uint64_t>(pb));
     x.long_haul = y.long_haul = l.long_haul;
     x.ps_per_byte = y.ps_per_byte = exact_ps_per_byte(l.rate);
   }
@@ -132,8 +146,8 @@ void Network::build_routes(const SetupProgress& progress) {
 }
 
 uint64_t Network::flow_hash(const Packet& p, int sw) const {
-  uint64_t x = ecmp_salt_[sw] ^ (static_cast<uint64_t>(static_cast<uint32_t>(p.src)) << 32 |
-                                 static_cast<uint32_t>(p.dst));
+  uint64_t x = ecmp_salt_[sw] ^
+               (static_cast<uint64_t>(static_cast<uint32_t>(p.src)) << 32 | static_cast<uint32_t>(p.dst));
   uint64_t h = splitmix64(x);
   x = h ^ (static_cast<uint64_t>(p.sport) << 16 | p.dport);
   return splitmix64(x);
@@ -175,8 +189,9 @@ std::vector<std::pair<int, int>> Network::path_of(int src, int dst, uint16_t spo
 
 Time Network::base_rtt(int src, int dst, uint16_t sport, uint16_t dport) const {
   Time rtt;
-  const bool ok = walk_path(src, dst, sport, dport,
-                            [&](int, const Port& p) { rtt += p.delay * 2 + tx_time(nic_.mtu_bytes, p.rate); });
+  const bool ok = walk_path(src, dst, sport, dport, [&](int, const Port& p) {
+    rtt += p.delay * 2 + tx_time(nic_.mtu_bytes, p.rate);
+  });
   return ok ? rtt : Time::zero();
 }
 
@@ -316,7 +331,8 @@ void Network::partition_fabric() {
   std::vector<uint32_t> part_of_atom(n, 0);
   int64_t acc = 0;
   for (int a : atoms) {
-    part_of_atom[a] = static_cast<uint32_t>(std::min<int64_t>(parts - 1, acc * parts / std::max<int64_t>(1, total)));
+    part_of_atom[a] =
+        static_cast<uint32_t>(std::min<int64_t>(parts - 1, acc * parts / std::max<int64_t>(1, total)));
     acc += weight[a];
   }
   part_of_node_.assign(n, 0);
@@ -550,7 +566,8 @@ void Network::start_flow_event(uint32_t slot) {
 
 Qp* Network::find_flow(uint64_t flow_id) {
   for (uint32_t i = 0; i < qps_.capacity(); ++i)
-    if (qps_[i].in_use && qps_[i].started && !qps_[i].sender_done && qps_[i].flow_id == flow_id) return &qps_[i];
+    if (qps_[i].in_use && qps_[i].started && !qps_[i].sender_done && qps_[i].flow_id == flow_id)
+      return &qps_[i];
   return nullptr;
 }
 

@@ -11,11 +11,11 @@
 #include "core/rng.h"
 #include "core/simulator.h"
 #include "net/cc_api.h"
+#include "net/flow_record.h"
 #include "net/node.h"
 #include "net/qp.h"
 #include "net/routes.h"
 #include "net/settings.h"
-#include "net/flow_record.h"
 #include "topo/topology.h"
 #include "workload/flow.h"
 
@@ -25,26 +25,27 @@ class Host;
 class Switch;
 
 struct NetStats {
-  uint64_t data_drops = 0;          // data packets dropped by a switch buffer (must be 0 with PFC)
-  uint64_t ctrl_drops = 0;          // control packets dropped
-  uint64_t wire_drops = 0;          // lost to a link's error rate
-  uint64_t unroutable = 0;          // no route to the destination
-  uint64_t stale_packets = 0;       // packets of already-finished flows (ignored)
-  uint64_t packet_hops = 0;         // packets that crossed one link
-  uint64_t data_packets_sent = 0;   // by hosts (including retransmissions)
+  uint64_t data_drops = 0;         // data packets dropped by a switch buffer (must be 0 with PFC)
+  uint64_t ctrl_drops = 0;         // control packets dropped
+  uint64_t wire_drops = 0;         // lost to a link's error rate
+  uint64_t unroutable = 0;         // no route to the destination
+  uint64_t stale_packets = 0;      // packets of already-finished flows (ignored)
+  uint64_t packet_hops = 0;        // packets that crossed one link
+  uint64_t data_packets_sent = 0;  // by hosts (including retransmissions)
   uint64_t retransmitted_packets = 0;
   uint64_t nacks_sent = 0;
   uint64_t timeouts = 0;
-  uint64_t cnps_sent = 0;           // by receivers
+  uint64_t cnps_sent = 0;  // by receivers
   uint64_t cnps_from_switches = 0;
   uint64_t acks_sent = 0;
   uint64_t flows_started = 0;
   uint64_t flows_finished = 0;
-  Bytes bytes_delivered = 0;        // in-order payload accepted by receivers
-  Bytes max_ingress_bytes = 0;      // peak of any switch (ingress port, priority) counter incl. headroom
+  Bytes bytes_delivered = 0;    // in-order payload accepted by receivers
+  Bytes max_ingress_bytes = 0;  // peak of any switch (ingress port, priority) counter incl. headroom
   Bytes max_switch_buffer_bytes = 0;
-  uint64_t out_of_order_packets = 0;  // data packets that reached their receiver ahead of the next expected byte
-  uint64_t switch_messages = 0;       // switch-to-switch control messages sent
+  uint64_t out_of_order_packets =
+      0;                         // data packets that reached their receiver ahead of the next expected byte
+  uint64_t switch_messages = 0;  // switch-to-switch control messages sent
 };
 
 // Adds `o` into `into`: counts add up, peaks take the larger.
@@ -54,7 +55,7 @@ void merge_stats(NetStats& into, const NetStats& o);
 // simulation windows (core/simulator.h), in the order of the events that caused them, with the clock at
 // the time of that event; they must not change the network.
 struct NetObservers {
-  std::function<void(const Node&, int port, int prio, bool pause, Time)> on_pfc_rx;   // frame received
+  std::function<void(const Node&, int port, int prio, bool pause, Time)> on_pfc_rx;  // frame received
   std::function<void(const FlowRecord&)> on_flow_finished;
   std::function<void(const Qp&, bool from_switch)> on_cnp_received;  // a CNP reached a live flow's sender
   std::function<void(const Qp&, Bytes payload)> on_data_delivered;   // in-order payload reached the receiver
@@ -87,7 +88,6 @@ struct NetPartition {
 
 class Network : private Coordinator, private DependentFlows::Releaser {
  public:
-
   // Reports set-up progress: a stage ("routes") and the fraction of it done (called every few hundred
   // destinations; building routes takes tens of seconds on networks of tens of thousands of nodes).
   using SetupProgress = std::function<void(const char* stage, double fraction)>;
@@ -113,8 +113,7 @@ class Network : private Coordinator, private DependentFlows::Releaser {
   size_t released_waiting() const { return released_.size(); }
   // Runs until `until`, or until every flow of the source has finished (when stop_when_done).
   // May be called again with a later `until` to continue.
-  void run(Time until, bool stop_when_done = true,
-           const std::function<void(Time)>& progress = nullptr);
+  void run(Time until, bool stop_when_done = true, const std::function<void(Time)>& progress = nullptr);
 
   // Splits the run over `threads` threads (1: one partition; 0: every core), before the first run().
   // Results do not depend on it (docs/parallel.md). Throws std::invalid_argument when the fabric cannot
@@ -174,7 +173,7 @@ class Network : private Coordinator, private DependentFlows::Releaser {
   void register_qp_state(std::function<void(size_t)> grow) const;
 
   // --- services for schemes ---
-  void set_rate(Qp& qp, Rate r);          // re-times pacing and wakes the sender
+  void set_rate(Qp& qp, Rate r);  // re-times pacing and wakes the sender
   void set_window(Qp& qp, Bytes w);
   // A timer of the QP at the host running now (its sender, or its receiver for a receiver-side timer);
   // CongestionControl::on_timer is called there.
@@ -207,7 +206,8 @@ class Network : private Coordinator, private DependentFlows::Releaser {
            (dependent_ == nullptr || dependent_->unreleased() == 0);
   }
   uint64_t flows_pending_or_active() const {
-    return qps_.live() + (source_done_ ? 0 : 1) + released_.size() + (dependent_ ? dependent_->unreleased() : 0);
+    return qps_.live() + (source_done_ ? 0 : 1) + released_.size() +
+           (dependent_ ? dependent_->unreleased() : 0);
   }
   // The next flow of the source, pulled but not started yet (its start is later than now), or nullptr.
   const FlowSpec* pending_flow() const { return have_next_ ? &next_flow_ : nullptr; }
@@ -274,10 +274,10 @@ class Network : private Coordinator, private DependentFlows::Releaser {
   bool have_next_ = false;
   FlowSpec next_flow_;
   DependentFlows* dependent_ = nullptr;
-  Time release_delay_;  // while a finished flow releases others: the lookahead (Network::release)
+  Time release_delay_;              // while a finished flow releases others: the lookahead (Network::release)
   std::vector<FlowSpec> released_;  // min-heap on (start, id): released flows waiting for their start
   uint64_t next_flow_id_ = 0;
-  std::vector<uint16_t> next_sport_;         // per host, as the ns-3 simulator numbers source ports
+  std::vector<uint16_t> next_sport_;  // per host, as the ns-3 simulator numbers source ports
   std::vector<FlowRecord> finished_;
   std::vector<std::string> class_labels_{"default"};
   bool keep_finished_ = true;

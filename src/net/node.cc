@@ -26,7 +26,8 @@ void Node::kick(int port_index) {
 
 void Node::start_tx(Port& port, Packet* p) {
   const Time now = net_.now();
-  port.busy_until = now + (port.ps_per_byte ? Time{int64_t{p->size} * port.ps_per_byte} : tx_time(p->size, port.rate));
+  port.busy_until =
+      now + (port.ps_per_byte ? Time{int64_t{p->size} * port.ps_per_byte} : tx_time(p->size, port.rate));
   p->t_arrive = port.busy_until + port.delay;
   p->next = nullptr;
   port.tx_bytes += p->size;
@@ -51,7 +52,8 @@ void Node::start_tx(Port& port, Packet* p) {
     port.fl_tail = p;
   } else {
     port.fl_head = port.fl_tail = p;
-    net_.sim().at_keyed(p->t_arrive, handler_, seq, handler_, deliver_kind(port), reinterpret_cast<uint64_t>(p));
+    net_.sim().at_keyed(p->t_arrive, handler_, seq, handler_, deliver_kind(port),
+                        reinterpret_cast<uint64_t>(p));
   }
 }
 

@@ -63,7 +63,8 @@ struct alignas(64) Packet {
   double cc_value = 0;
   double cc_value2 = 0;
   uint32_t cc_flags = 0;
-  int16_t out_port = -1;  // input-and-output queued switch: the egress chosen at arrival (net/switch_crossbar.h)
+  int16_t out_port =
+      -1;  // input-and-output queued switch: the egress chosen at arrival (net/switch_crossbar.h)
 
   static constexpr uint8_t kFlagEcnEcho = 1;     // ACK: the acknowledged data packet was CE-marked
   static constexpr uint8_t kFlagCongestion = 2;  // ACK: receiver asks for a rate cut (per-ACK CNP mode)

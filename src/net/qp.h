@@ -8,39 +8,39 @@
 namespace rocesim {
 
 struct Qp {
-  bool in_use = false;       // allocated (from the window boundary before its start until the one after its end)
-  bool started = false;      // its start event has run at the source
+  bool in_use = false;   // allocated (from the window boundary before its start until the one after its end)
+  bool started = false;  // its start event has run at the source
   bool sender_done = false;  // the sender has seen every byte acknowledged
-  uint32_t slot = 0;          // own index in the QP pool
+  uint32_t slot = 0;         // own index in the QP pool
   uint64_t flow_id = 0;
-  uint32_t tag = 0;          // low 32 bits of flow_id, carried by packets to detect stale slots
-  int src = 0, dst = 0;      // node ids
+  uint32_t tag = 0;      // low 32 bits of flow_id, carried by packets to detect stale slots
+  int src = 0, dst = 0;  // node ids
   uint16_t sport = 0, dport = 0;
   uint8_t prio = 3;
   uint16_t class_id = 0;
   Bytes size = 0;
   Time start;
   Time ideal_fct;
-  Rate line_rate;            // the source NIC's link rate
-  Time base_rtt;             // the path's base RTT (schemes use it; HPCC uses the topology maximum)
+  Rate line_rate;  // the source NIC's link rate
+  Time base_rtt;   // the path's base RTT (schemes use it; HPCC uses the topology maximum)
 
   // Sender
-  Bytes snd_nxt = 0;         // next byte to send
-  Bytes snd_una = 0;         // first byte not yet acknowledged
-  Bytes snd_una_max_sent = 0; // highest byte ever sent (to count retransmissions)
-  Rate rate;                 // pacing rate set by the scheme
-  Bytes window = 0;          // bytes in flight allowed; 0 = no window
-  Time next_avail;           // pacing: earliest time of the next data packet
-  Time last_tx;              // when the last data packet left
+  Bytes snd_nxt = 0;           // next byte to send
+  Bytes snd_una = 0;           // first byte not yet acknowledged
+  Bytes snd_una_max_sent = 0;  // highest byte ever sent (to count retransmissions)
+  Rate rate;                   // pacing rate set by the scheme
+  Bytes window = 0;            // bytes in flight allowed; 0 = no window
+  Time next_avail;             // pacing: earliest time of the next data packet
+  Time last_tx;                // when the last data packet left
   Bytes last_tx_size = 0;
-  Time last_progress;        // last time snd_una advanced (retransmission timeout)
+  Time last_progress;  // last time snd_una advanced (retransmission timeout)
   bool rto_armed = false;
-  bool active = false;       // in the source host's send list
+  bool active = false;  // in the source host's send list
   uint64_t retransmitted_bytes = 0;
   uint32_t cnps_received = 0;
 
   // Receiver
-  Bytes rcv_nxt = 0;         // next expected byte
+  Bytes rcv_nxt = 0;  // next expected byte
   uint32_t rx_since_ack = 0;
   bool rx_ce_pending = false;  // a CE-marked packet arrived since the last ACK
   Time last_nack;

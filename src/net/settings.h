@@ -16,25 +16,25 @@ enum class SwitchModel { kSharedBuffer, kInputOutputQueued };
 enum class InputQueueing { kFifo, kVoq };
 
 struct SwitchSettings {
-  Bytes buffer_bytes = 32'000'000;          // shared buffer per switch [sim: 32 MB at 100G hosts]
+  Bytes buffer_bytes = 32'000'000;  // shared buffer per switch [sim: 32 MB at 100G hosts]
   bool pfc_enabled = true;
   PfcThresholdMode pfc_mode = PfcThresholdMode::kDynamic;
-  Bytes reserve_bytes = 4 * 1024;           // per (ingress port, priority) [sim: 4 KB]
-  Bytes resume_offset_bytes = 3 * 1024;     // dynamic mode: resume this far under the threshold [sim: 3 KB]
-  int dt_shift_at_host_rate = 3;            // dynamic threshold alpha = 2^-shift at host speed [sim: 1/8]
-  Rate host_rate = Rate::from_gbps(100);    // speed whose ports use the shift above (one less per doubling)
-  Bytes xoff_bytes = 320'000;               // static mode thresholds per (ingress port, priority)
-  Bytes xon_bytes = 318'000;                //   [seed 000 small topology: 320/318 KB]
-  Bytes headroom_bytes = 0;                 // per port; 0 = auto: headroom_factor x rate x link delay + 2 MTU
-  double headroom_factor = 3.0;             // [sim: 3 x rate x delay]
-  Bytes headroom_extra_bytes = -1;          // added to the auto headroom; -1 = 2 x (MTU + headers) [sim: 0]
+  Bytes reserve_bytes = 4 * 1024;         // per (ingress port, priority) [sim: 4 KB]
+  Bytes resume_offset_bytes = 3 * 1024;   // dynamic mode: resume this far under the threshold [sim: 3 KB]
+  int dt_shift_at_host_rate = 3;          // dynamic threshold alpha = 2^-shift at host speed [sim: 1/8]
+  Rate host_rate = Rate::from_gbps(100);  // speed whose ports use the shift above (one less per doubling)
+  Bytes xoff_bytes = 320'000;             // static mode thresholds per (ingress port, priority)
+  Bytes xon_bytes = 318'000;              //   [seed 000 small topology: 320/318 KB]
+  Bytes headroom_bytes = 0;               // per port; 0 = auto: headroom_factor x rate x link delay + 2 MTU
+  double headroom_factor = 3.0;           // [sim: 3 x rate x delay]
+  Bytes headroom_extra_bytes = -1;        // added to the auto headroom; -1 = 2 x (MTU + headers) [sim: 0]
   bool ecn_enabled = true;
-  Bytes kmin_bytes = 400'000;               // RED thresholds at ecn_ref_rate [sim: 400/1600 KB at 100G]
+  Bytes kmin_bytes = 400'000;  // RED thresholds at ecn_ref_rate [sim: 400/1600 KB at 100G]
   Bytes kmax_bytes = 1'600'000;
-  double pmax = 0.2;                        // [sim]
-  bool ecn_scale_with_rate = true;          // thresholds scale with port speed [sim]
+  double pmax = 0.2;                // [sim]
+  bool ecn_scale_with_rate = true;  // thresholds scale with port speed [sim]
   Rate ecn_ref_rate = Rate::from_gbps(100);
-  bool int_enabled = false;                 // stamp INT hop records (turned on by schemes that need it)
+  bool int_enabled = false;  // stamp INT hop records (turned on by schemes that need it)
   // ns-3 HPCC simulator quirk (docs/coming-from-hpcc-sim.md): its switches queue ACKs/NACKs in their flow's
   // data class even when the NIC sends them at high priority (ACK_HIGH_PRIO only reaches the NICs), so they
   // wait behind data, are counted in the buffer and can be paused. Off: an ACK keeps its class on every hop.
@@ -43,8 +43,8 @@ struct SwitchSettings {
   // pfc_enabled = false. Every (ingress port, priority) grants its upstream credit_buffer_bytes; the
   // downstream returns freed space every credit_period (T_c).
   bool credit_enabled = false;
-  Bytes credit_buffer_bytes = 800'000;      // per (ingress port, priority) [seed 003 testbed: 800 KB]
-  Time credit_period = Time::from_us(60);   // T_c [seed 003 testbed: 60 us; IB: <= 65536 symbol times]
+  Bytes credit_buffer_bytes = 800'000;     // per (ingress port, priority) [seed 003 testbed: 800 KB]
+  Time credit_period = Time::from_us(60);  // T_c [seed 003 testbed: 60 us; IB: <= 65536 symbol times]
   // Ports of long-haul links (LinkSpec::long_haul). Headroom: one BDP of the link, rate x 2 x delay, plus
   // the headroom extra above [seed 004: "headroom >= one BDP"; algorithms.md 1.2]; 0 = that auto value.
   // Static Xoff/Xon of those ports; 0 = the values above [seed 004: 5 MB on long-haul ports].
@@ -58,8 +58,8 @@ struct SwitchSettings {
   // buffer's thresholds (buffer_bytes, pfc_mode, reserve, dt_shift) are unused there. [seed 001 sec. 4.1:
   // "virtual input queues at the input port and one output queue at the output port", 100 KB each]
   SwitchModel model = SwitchModel::kSharedBuffer;
-  Bytes input_queue_bytes = 100'000;        // [seed 001: 100 KB]
-  Bytes output_queue_bytes = 100'000;       // [seed 001: 100 KB]
+  Bytes input_queue_bytes = 100'000;   // [seed 001: 100 KB]
+  Bytes output_queue_bytes = 100'000;  // [seed 001: 100 KB]
   // kVoq: each (ingress port, priority) keeps one queue per egress port; their bytes together are bounded
   // by input_queue_bytes and drive PFC as above, and the crossbar of an output serves round robin the
   // virtual output queues that hold a packet for it. Head-of-line blocking then only comes from PFC on the
@@ -69,9 +69,9 @@ struct SwitchSettings {
 };
 
 struct NicSettings {
-  Bytes mtu_bytes = 1000;                   // payload per data packet [sim]
-  Bytes header_bytes = 48;                  // wire headers per data packet [sim]
-  Bytes ack_bytes = 60;                     // ACK/NACK size on the wire (INT echo adds to it)
+  Bytes mtu_bytes = 1000;   // payload per data packet [sim]
+  Bytes header_bytes = 48;  // wire headers per data packet [sim]
+  Bytes ack_bytes = 60;     // ACK/NACK size on the wire (INT echo adds to it)
   Bytes cnp_bytes = 64;
   Bytes pfc_bytes = 64;                     // PFC frame [802.1Qbb]
   Bytes int_hop_bytes = 8;                  // per INT hop record [HPCC]
@@ -80,10 +80,10 @@ struct NicSettings {
                                             //   (CcNeeds::send_timestamp) [sim: 8 B, TIMELY]
   int ack_interval = 1;                     // ACK every N data packets [sim: 1]
   Time nack_interval = Time::from_us(500);  // at most one NACK per interval for the same hole [sim]
-  Time rto = Time::zero();                  // retransmission timeout; 0 = auto (1 ms when PFC is off, none with PFC)
-  int data_priority = 3;                    // default data class for generated flows [sim: pg 3]
-  Rate rx_rate;                             // receive-processing rate; 0 = as fast as the link (never pauses)
-  Bytes rx_xoff_bytes = 200'000;            // NIC receive buffer PFC thresholds (used when rx_rate > 0)
+  Time rto = Time::zero();        // retransmission timeout; 0 = auto (1 ms when PFC is off, none with PFC)
+  int data_priority = 3;          // default data class for generated flows [sim: pg 3]
+  Rate rx_rate;                   // receive-processing rate; 0 = as fast as the link (never pauses)
+  Bytes rx_xoff_bytes = 200'000;  // NIC receive buffer PFC thresholds (used when rx_rate > 0)
   Bytes rx_xon_bytes = 150'000;
   // Where ACKs/NACKs travel: kScheme = as the scheme asks (CcNeeds::ack_high_priority); kHigh = control
   // class (priority 0) on every hop; kData = the flow's data class [sim ACK_HIGH_PRIO 1 / 0].

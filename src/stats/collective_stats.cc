@@ -24,8 +24,8 @@ void write_collectives_csv(std::ostream& out, const DagRunner& runner) {
     const auto& iters = runner.iterations(j);
     for (size_t i = 0; i < iters.size(); ++i) {
       const IterationTimes& it = iters[i];
-      out << fmt::format("{},{},{},{},{},{},", csv_field(job.name), job.kind, job.ranks, i, job.bytes_per_rank,
-                         format_time_us(it.start));
+      out << fmt::format("{},{},{},{},{},{},", csv_field(job.name), job.kind, job.ranks, i,
+                         job.bytes_per_rank, format_time_us(it.start));
       if (!it.done) {
         out << ",,,,,\n";
         continue;

@@ -41,7 +41,7 @@ class FlowStreamWriter {
   // Call once; add() must not be called afterwards.
   void finish();
 
-  size_t pending() const { return pending_.size(); }      // records held in memory, waiting
+  size_t pending() const { return pending_.size(); }  // records held in memory, waiting
   size_t spilled_runs() const { return runs_.size(); }
   uint64_t records() const { return records_; }
   // Largest reorder buffer seen (records).

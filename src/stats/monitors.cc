@@ -32,7 +32,6 @@ void flush(std::ostream& out, fmt::memory_buffer& buf) {
   buf.clear();
 }
 
-
 // At most kSummaryTop entries of `items` (pairs of sort key and JSON), largest keys first, ties in
 // their original order: summary.json stays small when "all" ports are monitored.
 constexpr size_t kSummaryTop = 16;

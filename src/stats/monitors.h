@@ -43,9 +43,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "stats/monitor_spec.h"
 #include "core/simulator.h"
 #include "net/network.h"
+#include "stats/monitor_spec.h"
 
 namespace rocesim {
 
@@ -152,7 +152,7 @@ class Monitors : public BarrierTask {
   std::vector<Time> queue_times_;
   std::vector<std::vector<Bytes>> queue_bytes_;
   std::vector<std::vector<PrioBytes>> queue_prio_bytes_;  // [sample][queue_ports entry][priority - 1]
-  std::vector<std::vector<Bytes>> input_bytes_;  // [sample][input_queue_ports entry]
+  std::vector<std::vector<Bytes>> input_bytes_;           // [sample][input_queue_ports entry]
 
   std::unordered_map<uint64_t, FlowBins> flow_bins_;
   Time rate_origin_;                           // start of the first port bin

@@ -55,10 +55,10 @@ class ValueSummary {
   bool sorted_ = true;
   std::vector<double> values_;  // exact mode
   double min_ = 0, max_ = 0;
-  long double sum_ = 0;         // sketch mode: exact values summed in sorted order, then arrival order
-  uint64_t nonpositive_ = 0;    // sketch mode: values <= 0, and the largest of them
+  long double sum_ = 0;       // sketch mode: exact values summed in sorted order, then arrival order
+  uint64_t nonpositive_ = 0;  // sketch mode: values <= 0, and the largest of them
   double nonpositive_max_ = 0;
-  int64_t first_bucket_ = 0;    // counts_[k] counts bucket first_bucket_ + k
+  int64_t first_bucket_ = 0;  // counts_[k] counts bucket first_bucket_ + k
   std::vector<uint64_t> counts_;
 };
 

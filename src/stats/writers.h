@@ -2,12 +2,12 @@
 // Both are byte-identical across runs and platforms for the same records: times are printed from the
 // integer picosecond count (no floating point, no locale).
 #pragma once
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "net/flow_record.h"
 

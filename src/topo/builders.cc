@@ -272,7 +272,7 @@ TopoSpec cross_dc(const CrossDcParams& p) {
   const int hpe = p.hosts_per_edge > 0 ? p.hosts_per_edge : half;
   const int64_t edges = int64_t{k} * half;  // per DC; also aggregation switches per DC
   const int64_t cores = int64_t{half} * half;
-  const int64_t hosts = edges * hpe;        // per DC
+  const int64_t hosts = edges * hpe;  // per DC
   const int64_t sw_per_dc = 2 * edges + cores;
   const int64_t nodes = 2 * (hosts + sw_per_dc) + 2;
   const int64_t links = 2 * (hosts + edges * half + edges * half + cores) + 1;
@@ -282,7 +282,8 @@ TopoSpec cross_dc(const CrossDcParams& p) {
   for (int dc = 0; dc < 2; ++dc)
     for (int e = 0; e < edges; ++e)
       for (int h = 0; h < hpe; ++h)
-        as.add_host(dc * static_cast<int>(edges) + e, std::string(dc ? "b" : "a") + std::to_string(e * hpe + h));
+        as.add_host(dc * static_cast<int>(edges) + e,
+                    std::string(dc ? "b" : "a") + std::to_string(e * hpe + h));
   int first_sw[2];
   for (int dc = 0; dc < 2; ++dc) {
     const std::string pre = dc ? "b_" : "a_";

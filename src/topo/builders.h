@@ -125,10 +125,10 @@ TopoSpec mercury_victim(const MercuryVictimParams& p = {});
 // the DC of a host is host_group / (k * k / 2 / 2) = host_group / edges_per_dc.
 struct CrossDcParams {
   int k = 4;
-  int hosts_per_edge = 0;                        // 0 = k / 2
+  int hosts_per_edge = 0;  // 0 = k / 2
   Rate host_rate = Rate::from_gbps(40);
-  Rate fabric_rate = Rate::from_gbps(100);       // edge-agg, agg-core, core-egress
-  Time delay = Time::from_us(1);                 // every in-DC link
+  Rate fabric_rate = Rate::from_gbps(100);  // edge-agg, agg-core, core-egress
+  Time delay = Time::from_us(1);            // every in-DC link
   Rate long_haul_rate = Rate::from_gbps(200);
   Time long_haul_delay = Time::from_ms(1);
 };

@@ -10,24 +10,24 @@
 namespace rocesim {
 
 struct LinkSpec {
-  int a = 0;                 // node id of one end
-  int b = 0;                 // node id of the other end
-  Rate rate;                 // same rate both directions
-  Time delay;                // one-way propagation delay
-  double error_rate = 0.0;   // per-packet loss probability (ns-3 files carry it; 0 = lossless wire)
-  bool long_haul = false;    // an inter-datacenter link: its switch ports size headroom to the link's BDP
-                             // and may use their own PFC thresholds (SwitchSettings long_haul_*)
+  int a = 0;                // node id of one end
+  int b = 0;                // node id of the other end
+  Rate rate;                // same rate both directions
+  Time delay;               // one-way propagation delay
+  double error_rate = 0.0;  // per-packet loss probability (ns-3 files carry it; 0 = lossless wire)
+  bool long_haul = false;   // an inter-datacenter link: its switch ports size headroom to the link's BDP
+                            // and may use their own PFC thresholds (SwitchSettings long_haul_*)
 };
 
 struct TopoSpec {
-  std::string name;                  // e.g. "fat_tree_3tier", or the file path it was read from
+  std::string name;  // e.g. "fat_tree_3tier", or the file path it was read from
   int num_nodes = 0;
-  std::vector<bool> is_switch;       // size num_nodes
+  std::vector<bool> is_switch;  // size num_nodes
   std::vector<LinkSpec> links;
   // Optional labels for scenarios and plots: a name per node ("H1", "S3", "tor0", ...); empty = default.
   std::vector<std::string> node_names;
   // Optional grouping of hosts (e.g. rack / ToR index, datacenter index); empty = no groups.
-  std::vector<int> host_group;       // size num_nodes when present, -1 for switches
+  std::vector<int> host_group;  // size num_nodes when present, -1 for switches
 
   std::vector<int> hosts() const {
     std::vector<int> h;

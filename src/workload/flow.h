@@ -8,10 +8,10 @@
 namespace rocesim {
 
 struct FlowSpec {
-  uint64_t id = 0;        // unique, 0-based: pulled flows get theirs in start order, released ones when released
-  int src = 0;            // node id of the sending host
-  int dst = 0;            // node id of the receiving host
-  int priority = 3;       // data priority / PFC class (ns-3 "pg"), 1..7
+  uint64_t id = 0;   // unique, 0-based: pulled flows get theirs in start order, released ones when released
+  int src = 0;       // node id of the sending host
+  int dst = 0;       // node id of the receiving host
+  int priority = 3;  // data priority / PFC class (ns-3 "pg"), 1..7
   uint16_t dport = 100;   // ns-3 flow files carry it (100 normal, 200 incast)
   Bytes size_bytes = 0;   // payload bytes
   Time start;             // absolute simulated start time

@@ -182,7 +182,8 @@ class IncastRounds : public FlowSource {
 // ---------------------------------------------------------------------------------------------------
 // Burst trains
 
-// Every sender's first flow starts at `start`; sender i samples sizes from Rng::stream(seed, stream, senders[i]).
+// Every sender's first flow starts at `start`; sender i samples sizes from Rng::stream(seed, stream,
+// senders[i]).
 struct BurstParams : PatternCommon {
   BurstParams() { stream = "burst"; }
   std::vector<int> senders;  // node ids (distinct, none equal to dst)

@@ -6,6 +6,7 @@
 // comment) and tests/data/cli/ (small valid scenarios).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <toml++/toml.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,13 +16,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <toml++/toml.h>
 
 #include "file_util.h"
 namespace fs = std::filesystem;
@@ -38,24 +37,28 @@ const std::string kCliDir = std::string(ROCESIM_TEST_DIR) + "/data/cli";
 std::string sh_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
 
 struct Proc {
-  bool exited = false;    // terminated normally (not by a signal)
-  int code = -1;          // exit status when exited
-  int signal = 0;         // the signal when not exited
-  std::string out;        // stdout and stderr, interleaved
+  bool exited = false;  // terminated normally (not by a signal)
+  int code = -1;        // exit status when exited
+  int signal = 0;       // the signal when not exited
+  std::string out;      // stdout and stderr, interleaved
 
   // Exited on its own with a status a shell would not report for a signal (134 = abort, 139 = segv).
   bool clean_exit() const { return exited && code < 128; }
   std::string describe() const {
     std::ostringstream os;
-    if (exited) os << "exit status " << code;
-    else os << "killed by signal " << signal;
+    if (exited)
+      os << "exit status " << code;
+    else
+      os << "killed by signal " << signal;
     os << "; output:\n" << out;
     return os.str();
   }
@@ -108,7 +111,8 @@ std::vector<std::string> fields_of(const std::string& line, char sep = 0) {
 }
 
 bool all_of_chars(const std::string& s, int (*pred)(int)) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) { return pred(static_cast<unsigned char>(c)) != 0; });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [&](char c) { return pred(static_cast<unsigned char>(c)) != 0; });
 }
 
 // A fresh, empty temporary directory per test (unique across processes: ctest may run tests in parallel).
@@ -140,9 +144,9 @@ class CliTest : public ::testing::Test {
 // 1. Malformed inputs
 
 enum class Mode {
-  kValidate,         // `rocesim validate` only
-  kValidateAndRun,   // `rocesim validate` and `rocesim run -o`
-  kRun,              // `rocesim run -o` only (flow files are read while running)
+  kValidate,        // `rocesim validate` only
+  kValidateAndRun,  // `rocesim validate` and `rocesim run -o`
+  kRun,             // `rocesim run -o` only (flow files are read while running)
 };
 
 struct BadCase {
@@ -153,7 +157,7 @@ struct BadCase {
   int line;              // its line; 0: none known (the key is missing), only "where:" is required
   const char* phrase;    // key phrase of what was expected
   Mode mode;
-  const char* also;      // another required substring (nullptr: none)
+  const char* also;  // another required substring (nullptr: none)
 };
 
 void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
@@ -237,7 +241,8 @@ class BadInput : public CliTest, public ::testing::WithParamInterface<BadCase> {
           << cmd << ": message does not name '" << where << "': " << p.describe();
     } else if (c.line > 0) {
       const std::string loc = "bad/" + where + ":" + std::to_string(c.line) + ": ";
-      EXPECT_NE(p.out.find(loc), std::string::npos) << cmd << ": message lacks '" << loc << "': " << p.describe();
+      EXPECT_NE(p.out.find(loc), std::string::npos)
+          << cmd << ": message lacks '" << loc << "': " << p.describe();
     } else {
       // The key is missing, so no line may be known: "file: " or "file:N: ".
       const std::string loc = "bad/" + where + ":";
@@ -250,7 +255,8 @@ class BadInput : public CliTest, public ::testing::WithParamInterface<BadCase> {
     EXPECT_NE(p.out.find(c.phrase), std::string::npos)
         << cmd << ": message lacks '" << c.phrase << "': " << p.describe();
     if (c.also) {
-      EXPECT_NE(p.out.find(c.also), std::string::npos) << cmd << ": message lacks '" << c.also << "': " << p.describe();
+      EXPECT_NE(p.out.find(c.also), std::string::npos)
+          << cmd << ": message lacks '" << c.also << "': " << p.describe();
     }
   }
 };
@@ -273,17 +279,21 @@ TEST_P(BadInput, IsRejectedWithFileLineAndReason) {
     expect_rejected(p, c, cmd);
     EXPECT_EQ(p.code, 2) << cmd << ": input errors exit with status 2: " << p.describe();
     EXPECT_FALSE(fs::exists(out)) << cmd << ": a failed run created its result directory";
-    EXPECT_TRUE(tmp_entries().empty()) << cmd << ": a failed run left files behind, e.g. " << tmp_entries().front();
+    EXPECT_TRUE(tmp_entries().empty())
+        << cmd << ": a failed run left files behind, e.g. " << tmp_entries().front();
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cli, BadInput, ::testing::ValuesIn(kBadCases),
-                         [](const ::testing::TestParamInfo<BadCase>& i) { return std::string(i.param.name); });
+                         [](const ::testing::TestParamInfo<BadCase>& i) {
+                           return std::string(i.param.name);
+                         });
 
 // The flow-file scenarios differ from the bad ones only in the flow file: this one runs.
 TEST_F(CliTest, FlowFilePositiveControlRuns) {
   const fs::path out = tmp_ / "out";
-  const Proc p = rocesim("run " + sh_quote(kCliDir + "/flow_file_ok.toml") + " -q -o " + sh_quote(out.string()));
+  const Proc p =
+      rocesim("run " + sh_quote(kCliDir + "/flow_file_ok.toml") + " -q -o " + sh_quote(out.string()));
   ASSERT_TRUE(p.clean_exit() && p.code == 0) << p.describe();
   const auto rows = lines_of(read_text_file(out / "flows.csv"));
   ASSERT_EQ(rows.size(), 3u) << "header and the file's 2 flows";
@@ -342,7 +352,8 @@ TEST_F(CliTest, SameSeedGivesIdenticalFlowsCsvAndAnotherSeedDoesNot) {
   const Proc pc = rocesim("run " + scenario + " -q --set seed=2 -o " + sh_quote(c.string()));
   ASSERT_TRUE(pc.clean_exit() && pc.code == 0) << pc.describe();
 
-  const std::string fa = read_text_file(a / "flows.csv"), fb = read_text_file(b / "flows.csv"), fc = read_text_file(c / "flows.csv");
+  const std::string fa = read_text_file(a / "flows.csv"), fb = read_text_file(b / "flows.csv"),
+                    fc = read_text_file(c / "flows.csv");
   const auto rows = lines_of(fa);
   ASSERT_GT(rows.size(), 21u) << "expected more than 20 flows:\n" << fa;
   EXPECT_EQ(rows[0].rfind("id,src,dst,size_bytes,start_us", 0), 0u) << rows[0];
@@ -430,7 +441,8 @@ TEST_F(CliTest, HpccFctFormatWritesOneLinePerFinishedFlow) {
 
   // Without the option there is no fct.txt.
   const fs::path plain = tmp_ / "plain";
-  const Proc q = rocesim("run " + sh_quote(kCliDir + "/small_websearch.toml") + " -q -o " + sh_quote(plain.string()));
+  const Proc q =
+      rocesim("run " + sh_quote(kCliDir + "/small_websearch.toml") + " -q -o " + sh_quote(plain.string()));
   ASSERT_TRUE(q.clean_exit() && q.code == 0) << q.describe();
   EXPECT_FALSE(fs::exists(plain / "fct.txt"));
 }
@@ -468,9 +480,11 @@ TEST_F(CliTest, RunDoesNotDeleteAForeignDirectory) {
   const fs::path out = tmp_ / "precious";
   fs::create_directories(out);
   { std::ofstream(out / "thesis.tex") << "years of work\n"; }
-  const Proc p = rocesim("run " + sh_quote(kBadDir + "/valid_base.toml") + " -q -o " + sh_quote(out.string()));
+  const Proc p =
+      rocesim("run " + sh_quote(kBadDir + "/valid_base.toml") + " -q -o " + sh_quote(out.string()));
   EXPECT_TRUE(p.clean_exit()) << p.describe();
-  EXPECT_TRUE(fs::exists(out / "thesis.tex")) << "rocesim run deleted a file it did not write; " << p.describe();
+  EXPECT_TRUE(fs::exists(out / "thesis.tex"))
+      << "rocesim run deleted a file it did not write; " << p.describe();
 }
 
 TEST_F(CliTest, ListWorkloadsAndHelp) {
@@ -498,7 +512,8 @@ TEST_F(CliTest, ListWorkloadsAndHelp) {
   EXPECT_TRUE(rh.clean_exit()) << rh.describe();
   EXPECT_EQ(rh.code, 0) << rh.describe();
   for (const char* opt : {"--set", "--fct-format", "--force", "--out"})
-    EXPECT_NE(rh.out.find(opt), std::string::npos) << "run --help does not mention " << opt << ":\n" << rh.out;
+    EXPECT_NE(rh.out.find(opt), std::string::npos) << "run --help does not mention " << opt << ":\n"
+                                                   << rh.out;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -110,7 +110,8 @@ std::map<std::string, Fingerprint> read_stored() {
 
 void write_stored(const std::map<std::string, Fingerprint>& m) {
   std::ofstream out(kFile, std::ios::trunc);
-  out << "# Fingerprints of tests/app/fingerprint_test.cc: case, events executed, FNV-1a 64 of flows.csv, FNV-1a "
+  out << "# Fingerprints of tests/app/fingerprint_test.cc: case, events executed, FNV-1a 64 of flows.csv, "
+         "FNV-1a "
          "64\n"
          "# of summary.json less its timings followed by the other CSVs. Update only deliberately (see the\n"
          "# test's failure message).\n";
@@ -144,7 +145,8 @@ Fingerprint run_case(const Case& c, std::string& error, const std::string& extra
   std::string rest = j.dump(1);
   std::vector<fs::path> csvs;
   for (const auto& e : fs::directory_iterator(dir))
-    if ((e.path().extension() == ".csv" && e.path().filename() != "flows.csv") || e.path().filename() == "fct.txt")
+    if ((e.path().extension() == ".csv" && e.path().filename() != "flows.csv") ||
+        e.path().filename() == "fct.txt")
       csvs.push_back(e.path());
   std::sort(csvs.begin(), csvs.end());
   for (const fs::path& p : csvs) rest += "\n" + p.filename().string() + "\n" + read_text_file(p);
@@ -211,7 +213,8 @@ TEST_P(Fingerprints, SameForAnyThreadCount) {
   for (int threads : counts) {
     const Fingerprint got = run_case(c, error, fmt::format("--fct-format hpcc --threads {}", threads));
     ASSERT_TRUE(error.empty()) << error;
-    EXPECT_EQ(got.flows_hash, one.flows_hash) << c.name << ": flows.csv differs with " << threads << " threads";
+    EXPECT_EQ(got.flows_hash, one.flows_hash)
+        << c.name << ": flows.csv differs with " << threads << " threads";
     EXPECT_EQ(got.outputs_hash, one.outputs_hash)
         << c.name << ": summary.json, fct.txt or a CSV differs with " << threads << " threads";
     EXPECT_EQ(got.events, one.events) << c.name << ": events differ with " << threads << " threads";

@@ -3,6 +3,7 @@
 // unknown papers are input errors.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <toml++/toml.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,7 +13,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <toml++/toml.h>
 
 namespace fs = std::filesystem;
 
@@ -66,8 +66,8 @@ TEST(Reproduce, QuickTestSweepOfEveryPaperGivesEveryItsClaimANumber) {
   if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
   Tmp tmp;
   const fs::path out = tmp.path / "out", docs = tmp.path / "docs";
-  const Out r = sh(kBinary + " reproduce all --scale quick --only test -j 2 -q -o '" + out.string() + "' --docs '" +
-                   docs.string() + "'");
+  const Out r = sh(kBinary + " reproduce all --scale quick --only test -j 2 -q -o '" + out.string() +
+                   "' --docs '" + docs.string() + "'");
   ASSERT_EQ(r.code, 0) << r.text;
   EXPECT_NE(r.text.find((out / "report.html").string()), std::string::npos) << r.text;
   const std::string md = slurp(docs / "REPRODUCTION.md");
@@ -89,9 +89,11 @@ TEST(Reproduce, QuickTestSweepOfEveryPaperGivesEveryItsClaimANumber) {
     for (const auto& c : *t["claim"].as_array()) {
       const auto& ct = *c.as_table();
       const std::string id = *ct["id"].value<std::string>();
-      EXPECT_NE(md.find("| " + id + " |"), std::string::npos) << key << " claim " << id << " not in REPRODUCTION.md";
+      EXPECT_NE(md.find("| " + id + " |"), std::string::npos)
+          << key << " claim " << id << " not in REPRODUCTION.md";
       bool only_test = true;
-      for (const auto& s : *ct["sweeps"].as_array()) only_test &= test_sweeps.count(*s.value<std::string>()) > 0;
+      for (const auto& s : *ct["sweeps"].as_array())
+        only_test &= test_sweeps.count(*s.value<std::string>()) > 0;
       ASSERT_TRUE(claims.contains(id)) << key << " " << id;
       const std::string verdict = claims[id]["verdict"];
       if (only_test) {
@@ -124,11 +126,11 @@ TEST(Reproduce, UnknownPaperAndBadManifestAreInputErrors) {
   const fs::path man = tmp.path / "manifests";
   fs::create_directories(man);
   std::ofstream(man / "p.toml") << "[paper]\nkey = \"p\"\norder = 0\ntitle = \"P\"\nseed = \"x.txt\"\n"
-                                            "[[sweep]]\nname = \"a\"\nscenario = \"a.toml\"\ngrid = [\"seed=1\"]\n"
-                                            "test = true\n[[claim]]\nid = \"C1\"\nsweeps = [\"b\"]\nclaim = \"c\"\n"
-                                            "paper = \"p\"\nvalues = { x = \"1\" }\nshow = \"{x}\"\nagree = \"x\"\n";
-  const Out bad = sh("/usr/bin/python3 " + std::string(ROCESIM_TEST_DIR) + "/../tools/reproduce.py --manifests '" +
-                     man.string() + "' --no-run p");
+                                   "[[sweep]]\nname = \"a\"\nscenario = \"a.toml\"\ngrid = [\"seed=1\"]\n"
+                                   "test = true\n[[claim]]\nid = \"C1\"\nsweeps = [\"b\"]\nclaim = \"c\"\n"
+                                   "paper = \"p\"\nvalues = { x = \"1\" }\nshow = \"{x}\"\nagree = \"x\"\n";
+  const Out bad = sh("/usr/bin/python3 " + std::string(ROCESIM_TEST_DIR) +
+                     "/../tools/reproduce.py --manifests '" + man.string() + "' --no-run p");
   EXPECT_EQ(bad.code, 2) << bad.text;
   EXPECT_NE(bad.text.find("p.toml [[claim]] #1: unknown sweep 'b'"), std::string::npos) << bad.text;
 }

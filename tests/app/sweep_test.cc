@@ -488,11 +488,12 @@ TEST_F(SweepRun, ThreadsKeepJobsTimesThreadsWithinTheCoresAndChangeNoResult) {
   const auto results = results_of(out_);
   ASSERT_FALSE(results.empty());
   const fs::path threaded = *tmp_ / "threaded";
-  const Proc p = cli({"sweep", (*tmp_ / "tiny.toml").string(), "--grid", "scheme=dcqcn,none", "seed=1,2", "-j",
-                      "1024", "--threads", "2", "-o", threaded.string()},
+  const Proc p = cli({"sweep", (*tmp_ / "tiny.toml").string(), "--grid", "scheme=dcqcn,none", "seed=1,2",
+                      "-j", "1024", "--threads", "2", "-o", threaded.string()},
                      tmp_->path());
   ASSERT_EQ(p.code(), 0) << p.describe();
-  EXPECT_NE(p.err.find("note: -j 1024 x --threads 2 is more than this machine's"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("note: -j 1024 x --threads 2 is more than this machine's"), std::string::npos)
+      << p.err;
   EXPECT_EQ(results_of(threaded), results);
   const auto j = nlohmann::json::parse(read_file(threaded / kRuns[0] / "summary.json"));
   EXPECT_EQ(j["performance"]["parallel"]["threads"].get<int>(), 2);
@@ -502,7 +503,8 @@ TEST_F(SweepRun, ThreadsKeepJobsTimesThreadsWithinTheCoresAndChangeNoResult) {
 // optional: without it in this build or on this machine the tests say so and skip.
 std::string mpi_missing() {
 #ifndef ROCESIM_HAVE_MPI
-  return "this build has no Open MPI (apt-get install openmpi-bin libopenmpi-dev, or scripts/setup, and rebuild)";
+  return "this build has no Open MPI (apt-get install openmpi-bin libopenmpi-dev, or scripts/setup, and "
+         "rebuild)";
 #else
   if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return "mpirun is not on the PATH (openmpi-bin)";
   return "";
@@ -547,9 +549,9 @@ TEST_F(SweepRun, MpiSweepEqualsTheLocalSweepAndResumes) {
 TEST_F(SweepRun, MpiFailingRunIsNamedAndTheOthersFinish) {
   if (const std::string why = mpi_missing(); !why.empty()) GTEST_SKIP() << why;
   std::vector<std::string> a = mpirun(2);
-  for (const std::string& x : {std::string("sweep"), (*tmp_ / "tiny.toml").string(), std::string("--grid"),
-                               std::string("scheme=dcqcn,nonexistent"), std::string("--mpi"), std::string("-o"),
-                               out_.string()})
+  for (const std::string& x :
+       {std::string("sweep"), (*tmp_ / "tiny.toml").string(), std::string("--grid"),
+        std::string("scheme=dcqcn,nonexistent"), std::string("--mpi"), std::string("-o"), out_.string()})
     a.push_back(x);
   const Proc p = finish(start(a, tmp_->path()), tmp_->path(), std::chrono::steady_clock::now());
   EXPECT_NE(p.code(), 0) << p.describe();

@@ -14,9 +14,9 @@
 #include "net/host.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "test_util.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
-#include "test_util.h"
 
 using namespace rocesim;
 
@@ -197,8 +197,8 @@ TEST(Dctcp, AlphaIsTheEwmaOfTheEchoFractionPerWindow) {
 // acknowledged); one additive step per window outside CWR.
 TEST(Dctcp, CutsOncePerWindowAndIncreasesOncePerWindow) {
   DctcpBench b;
-  b.window(1, 0);    // opens the first window; alpha stays at its initial 1
-  b.window(10, 9);   // first echo cuts by 1 - 1/2; the boundary ACK leaves CWR and adds 615 Mb/s
+  b.window(1, 0);   // opens the first window; alpha stays at its initial 1
+  b.window(10, 9);  // first echo cuts by 1 - 1/2; the boundary ACK leaves CWR and adds 615 Mb/s
   EXPECT_NEAR(b.qp.rate.mbps(), 50'000 + 615, 1e-6);
   b.window(10, 0);
   EXPECT_NEAR(b.qp.rate.mbps(), 50'000 + 2 * 615, 1e-6);
@@ -350,9 +350,10 @@ TEST(Timely, CutsRateWhenQueueingDelayRises) {
       break;
     }
   }
-  std::printf("[ timely  ] base RTT %.2f us; first cut %.1f us after the join at RTT %.2f us, "
-              "rate %.1f Gb/s\n",
-              base.us(), (cut_at - Time::from_ms(2)).us(), rtt_at_cut.us(), q0->rate.gbps());
+  std::printf(
+      "[ timely  ] base RTT %.2f us; first cut %.1f us after the join at RTT %.2f us, "
+      "rate %.1f Gb/s\n",
+      base.us(), (cut_at - Time::from_ms(2)).us(), rtt_at_cut.us(), q0->rate.gbps());
   ASSERT_GT(cut_at, Time::zero()) << "no rate cut within 1 ms";
   EXPECT_GT(rtt_at_cut, base + Time::from_us(5));  // the cut follows queueing delay
   EXPECT_LT(q0->rate.gbps(), 100.0);

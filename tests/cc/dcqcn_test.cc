@@ -1,5 +1,7 @@
 // DCQCN (cc/dcqcn.h) on a dumbbell: flows converge to their fair share with the queue in the ECN band and
 // no PFC pause, in the default (Mellanox) and hpcc_sim variants, and the rate recovers once congestion ends.
+#include "cc/dcqcn.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,12 +9,11 @@
 #include <memory>
 #include <vector>
 
-#include "cc/dcqcn.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "test_util.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
-#include "test_util.h"
 
 using namespace rocesim;
 using namespace rocesim::test;
@@ -61,7 +62,8 @@ Convergence run_dcqcn(int n, const DcqcnSettings& d, SwitchSettings sw = {}) {
     }
     r.gbps.push_back(w);
   }
-  r.pauses = pauses() - pauses_at_10ms;  // the start (all flows at line rate) may pause; steady state must not
+  r.pauses =
+      pauses() - pauses_at_10ms;  // the start (all flows at line rate) may pause; steady state must not
   return r;
 }
 
@@ -81,8 +83,9 @@ void expect_fair(const Convergence& r, int n) {
   double lo = 1e9, hi = 0;
   for (int ms = 10; ms < 20; ++ms)
     for (double g : r.gbps[ms]) lo = std::min(lo, g), hi = std::max(hi, g);
-  std::printf("%d flows: per-flow goodput %.2f..%.2f Gb/s (fair %.2f) in ms 11-20; queue avg %.0f B, max %ld B\n", n,
-              lo, hi, fair, avg, static_cast<long>(mx));
+  std::printf(
+      "%d flows: per-flow goodput %.2f..%.2f Gb/s (fair %.2f) in ms 11-20; queue avg %.0f B, max %ld B\n", n,
+      lo, hi, fair, avg, static_cast<long>(mx));
   EXPECT_GT(avg, 0.2 * static_cast<double>(r.kmin));
   EXPECT_LT(avg, static_cast<double>(r.kmax));
   EXPECT_EQ(r.pauses, 0u);

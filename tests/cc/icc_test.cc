@@ -1,4 +1,6 @@
 // ICC (cc/icc.h; algorithms.md 3.3): rate rules, periodic feedback, steady-state queue, icc/burst pauses.
+#include "cc/icc.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,12 +9,11 @@
 #include <string>
 
 #include "cc/dcqcn.h"
-#include "cc/icc.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "test_util.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
-#include "test_util.h"
 
 using namespace rocesim;
 using namespace rocesim::test;
@@ -53,8 +54,7 @@ TEST(Icc, RateRules) {
   // No queue: Eq. 6, V lu + lineRate (1 - lu).
   f.qlen = 0;
   f.lu = 0.6;
-  EXPECT_NEAR(Icc::next_rate(Rate::from_gbps(20), f, k100G, t, qd, rmin).gbps(), 20 * 0.6 + 100 * 0.4,
-              1e-9);
+  EXPECT_NEAR(Icc::next_rate(Rate::from_gbps(20), f, k100G, t, qd, rmin).gbps(), 20 * 0.6 + 100 * 0.4, 1e-9);
 }
 
 // One flow alone at line rate on a star: the port never has a queue ahead of a packet, so the only
@@ -72,12 +72,12 @@ TEST(Icc, FeedbackPeriodIs15usWhenNothingHappens) {
   ASSERT_NE(qp, nullptr);
   const Icc::State& s = icc.state(*qp);
   const double mean_us = (s.last_fb - s.first_fb).us() / static_cast<double>(s.feedbacks - 1);
-  std::printf("[icc] alone: immediate %lu periodic %lu, sender got %lu feedbacks, mean interval %.2f us, "
-              "rate %.1f Gb/s\n",
-              static_cast<unsigned long>(agent->immediate_feedbacks()),
-              static_cast<unsigned long>(agent->periodic_feedbacks()),
-              static_cast<unsigned long>(s.feedbacks),
-              mean_us, s.rate.gbps());
+  std::printf(
+      "[icc] alone: immediate %lu periodic %lu, sender got %lu feedbacks, mean interval %.2f us, "
+      "rate %.1f Gb/s\n",
+      static_cast<unsigned long>(agent->immediate_feedbacks()),
+      static_cast<unsigned long>(agent->periodic_feedbacks()), static_cast<unsigned long>(s.feedbacks),
+      mean_us, s.rate.gbps());
   EXPECT_EQ(agent->immediate_feedbacks(), 0u);
   EXPECT_NEAR(static_cast<double>(agent->periodic_feedbacks()), 2000.0 / 15, 3);
   EXPECT_GT(mean_us, 14.9);
@@ -118,8 +118,8 @@ TEST(Icc, SteadyStateQueueNearZero) {
   net.run(end, false);
   uint64_t pauses = 0;
   for (auto& p : net.sw(a).ports()) pauses += p.stats.pause_sent;
-  const double util = static_cast<double>(net.sw(a).port(port_ab).tx_bytes - tx0) * 8 /
-                      (k100G.bps * (end - settle).sec());
+  const double util =
+      static_cast<double>(net.sw(a).port(port_ab).tx_bytes - tx0) * 8 / (k100G.bps * (end - settle).sec());
   const double avg = sum / samples;
   std::printf("[icc] 4 flows: avg queue %.0f B, max %ld B, utilisation %.3f, pauses after 1 ms %lu\n", avg,
               static_cast<long>(max_q), util, static_cast<unsigned long>(pauses - pauses0));
@@ -133,8 +133,8 @@ TEST(Icc, SteadyStateQueueNearZero) {
 // 500 us. ICC sends fewer PFC pauses than DCQCN.
 namespace {
 uint64_t burst_pauses(std::unique_ptr<CongestionControl> cc) {
-  const TopoSpec t = dumbbell({.senders = 63, .receivers = 3, .host_delay = Time::from_us(5),
-                               .bottleneck_delay = Time::from_us(5)});
+  const TopoSpec t = dumbbell(
+      {.senders = 63, .receivers = 3, .host_delay = Time::from_us(5), .bottleneck_delay = Time::from_us(5)});
   SwitchSettings sw;
   sw.buffer_bytes = 17'400'000;  // 5 MB shared + headroom and reserve (burst.toml)
   Network net(t, sw, NicSettings{}, 1, std::move(cc));

@@ -1,5 +1,7 @@
 // Cross-datacenter RDMA (seed 004; algorithms.md 2.10, 3.4, 3.5): the long-haul fabric (BDP headroom,
 // per-port PFC thresholds), LSCC's rate calculation (Alg. 1) and loops, HPCC*'s direct INT, SWING's relay.
+#include "cc/lscc.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,16 +12,15 @@
 #include <vector>
 
 #include "cc/hpcc_star.h"
-#include "cc/lscc.h"
 #include "cc/none.h"
 #include "cc/swing.h"
 #include "config/scenario.h"
 #include "core/error.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "test_util.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
-#include "test_util.h"
 
 using namespace rocesim;
 using namespace rocesim::test;
@@ -53,7 +54,8 @@ int long_port(Network& net, int sw) {
 
 TEST(LsccRateCalc, StartsAtTheFirstBrThenMovesByDeltaRUpToRmax) {
   // R_last starts at the first measured BR; with Q = Q_ref, a jump of BR moves R by delta R per period.
-  LsccRateCalc c(Time::from_us(200), 2'000'000, Rate::from_gbps(1), Rate::from_gbps(1), Rate::from_gbps(190), 10);
+  LsccRateCalc c(Time::from_us(200), 2'000'000, Rate::from_gbps(1), Rate::from_gbps(1), Rate::from_gbps(190),
+                 10);
   EXPECT_EQ(c.n(), 10);
   EXPECT_DOUBLE_EQ(c.step(Rate{}, 0).gbps(), 190);  // no traffic yet: nothing measured, R_max stands
   EXPECT_DOUBLE_EQ(c.step(Rate::from_gbps(40), 2'000'000).gbps(), 40);
@@ -69,7 +71,8 @@ TEST(LsccRateCalc, StartsAtTheFirstBrThenMovesByDeltaRUpToRmax) {
 TEST(LsccRateCalc, ClosedLoopSettlesAtQrefAndBr) {
   const int n = 10;
   const double t = 200e-6, br = 40e9;
-  LsccRateCalc c(Time::from_us(200), 2'000'000, Rate::from_gbps(1), Rate::from_gbps(1), Rate::from_gbps(190), n);
+  LsccRateCalc c(Time::from_us(200), 2'000'000, Rate::from_gbps(1), Rate::from_gbps(1), Rate::from_gbps(190),
+                 n);
   std::vector<double> sent(n, 60e9);  // what arrives in the next n periods (the sources ran at 60 Gb/s)
   double q = 6e6;
   double max_late_dev = 0;
@@ -87,7 +90,8 @@ TEST(LsccRateCalc, CountsTheAdjustmentsInFlightOnce) {
   // Without clamps: a queue 0.5 MB above Q_ref asks for Ra = 0.5 MB / T = 20 Gb/s once; while that Ra is in
   // flight (N periods) the same queue asks for nothing more, so R returns to BR the next period (Alg. 1
   // line 2); N periods later the Ra has left the list and the still-high queue asks again.
-  LsccRateCalc c(Time::from_us(200), 2'000'000, Rate::from_gbps(1000), Rate::from_gbps(0.001), Rate::from_gbps(200), 10);
+  LsccRateCalc c(Time::from_us(200), 2'000'000, Rate::from_gbps(1000), Rate::from_gbps(0.001),
+                 Rate::from_gbps(200), 10);
   for (int i = 0; i < 10; ++i) c.step(Rate::from_gbps(40), 2'000'000);
   const double ra = 0.5e6 * 8 / 200e-6;  // 20 Gb/s
   EXPECT_NEAR(c.step(Rate::from_gbps(40), 2'500'000).bps, 40e9 - ra, 1);
@@ -99,7 +103,7 @@ TEST(LsccRateCalc, CountsTheAdjustmentsInFlightOnce) {
 
 TEST(CrossDc, ShapeAndLongHaulLink) {
   const TopoSpec t = cross_dc({});
-  EXPECT_EQ(t.num_hosts(), 32);                      // k = 4: 16 hosts per DC, 2 per ToR [seed 004 Fig. 1]
+  EXPECT_EQ(t.num_hosts(), 32);  // k = 4: 16 hosts per DC, 2 per ToR [seed 004 Fig. 1]
   EXPECT_EQ(t.num_nodes, 32 + 2 * 20 + 2);
   int long_links = 0;
   for (const LinkSpec& l : t.links) {
@@ -119,8 +123,8 @@ namespace {
 
 struct IncastRun {
   uint64_t drops = 0;
-  uint64_t long_pauses = 0;       // PAUSEs egress_b sent across the long-haul link
-  Bytes headroom = 0;             // of egress_b's long-haul port
+  uint64_t long_pauses = 0;  // PAUSEs egress_b sent across the long-haul link
+  Bytes headroom = 0;        // of egress_b's long-haul port
   Bytes max_ingress = 0;
   Bytes long_ingress_at_first_pause = -1;
 };
@@ -160,11 +164,12 @@ TEST(CrossDc, LongHaulHeadroomKeepsPfcLossless) {
   const Time until = Time::from_ms(6);
   const IncastRun ok = run_incast(std::make_unique<NoCc>(), 0, until);
   std::printf("BDP headroom %ld B: drops %lu, long-haul PAUSEs %lu, max ingress %ld B\n", ok.headroom,
-              static_cast<unsigned long>(ok.drops), static_cast<unsigned long>(ok.long_pauses), ok.max_ingress);
-  EXPECT_GE(ok.headroom, 50'000'000);                 // 200 Gb/s x 2 ms
+              static_cast<unsigned long>(ok.drops), static_cast<unsigned long>(ok.long_pauses),
+              ok.max_ingress);
+  EXPECT_GE(ok.headroom, 50'000'000);  // 200 Gb/s x 2 ms
   EXPECT_EQ(ok.drops, 0u);
-  EXPECT_GT(ok.long_pauses, 0u);                      // PFC did cross the long-haul link
-  EXPECT_GT(ok.max_ingress, 5'000'000 + 5'000'000);   // and the headroom absorbed megabytes
+  EXPECT_GT(ok.long_pauses, 0u);                     // PFC did cross the long-haul link
+  EXPECT_GT(ok.max_ingress, 5'000'000 + 5'000'000);  // and the headroom absorbed megabytes
   const IncastRun small = run_incast(std::make_unique<NoCc>(), 1'000'000, until);
   std::printf("1 MB headroom: drops %lu\n", static_cast<unsigned long>(small.drops));
   EXPECT_GT(small.drops, 0u);
@@ -234,7 +239,8 @@ StabilityRun run_stability(std::unique_ptr<CongestionControl> cc, Time until) {
 
 void print_windows(const char* what, const StabilityRun& r) {
   std::printf("%s: remote queue mean 40-60 ms %.2f MB, direct %lu, long-haul PAUSEs after 20 ms %lu\n", what,
-              r.queue_mean / 1e6, static_cast<unsigned long>(r.direct), static_cast<unsigned long>(r.long_pauses));
+              r.queue_mean / 1e6, static_cast<unsigned long>(r.direct),
+              static_cast<unsigned long>(r.long_pauses));
   for (size_t w = 0; w < r.window_gbps.size(); ++w)
     std::printf("  %2zu-%2zu ms: %5.2f %5.2f %5.2f %5.2f Gb/s\n", 5 * w, 5 * w + 5, r.window_gbps[w][0],
                 r.window_gbps[w][1], r.window_gbps[w][2], r.window_gbps[w][3]);
@@ -247,7 +253,7 @@ void print_windows(const char* what, const StabilityRun& r) {
 TEST(Lscc, StabilityFairShareWithin50msAndQueueAtQref) {
   const StabilityRun r = run_stability(std::make_unique<Lscc>(LsccSettings{}), Time::from_ms(60));
   print_windows("LSCC", r);
-  const double fair = 40.0 * 1000 / 1048 / 4;  // goodput share of the 40 Gb/s receiver link
+  const double fair = 40.0 * 1000 / 1048 / 4;        // goodput share of the 40 Gb/s receiver link
   for (size_t w = 8; w < r.window_gbps.size(); ++w)  // every 5 ms window from 40 ms on
     for (double g : r.window_gbps[w]) EXPECT_NEAR(g, fair, 0.1 * fair) << "window " << w;
   EXPECT_NEAR(r.queue_mean, 2e6, 0.2 * 2e6);
@@ -273,7 +279,8 @@ TEST(Lscc, PfcOnlyPausesTheLongHaulLinkInTheSameIncast) {
 TEST(HpccStar, DirectIntKeepsTheLongHaulLinkPauseFree) {
   HpccStarSettings s;
   s.hpcc = HpccSettings::for_nic_rate(Rate::from_gbps(40));
-  // The whole 40 ms also under the sanitizers: "after 20 ms" needs the loop settled (a shorter run paused once).
+  // The whole 40 ms also under the sanitizers: "after 20 ms" needs the loop settled (a shorter run paused
+  // once).
   const StabilityRun r = run_stability(std::make_unique<HpccStar>(s), Time::from_ms(40));
   print_windows("HPCC*", r);
   EXPECT_GT(r.direct, 1000u);
@@ -300,7 +307,8 @@ std::pair<uint64_t, Bytes> run_load(const std::string& scheme, double load, int 
   Ticker t(net, Time::from_us(50), [&](Time) { peak = std::max(peak, net.sw(eb).buffer_used()); });
   net.run(s.duration, true);
   EXPECT_EQ(net.stats().data_drops, 0u);
-  return {net.sw(eb).port(long_port(net, eb)).stats.pause_sent + net.sw(ea).port(long_port(net, ea)).stats.pause_sent,
+  return {net.sw(eb).port(long_port(net, eb)).stats.pause_sent +
+              net.sw(ea).port(long_port(net, ea)).stats.pause_sent,
           peak};
 }
 
@@ -313,21 +321,27 @@ TEST(Lscc, NoLongHaulPauseInLoadAt50Percent) {
   const auto [lscc_pauses, lscc_peak] = run_load("lscc", 0.5, stop_us);
   const auto [pfc_pauses, pfc_peak] = run_load("none", 0.5, stop_us);
   std::printf("long-haul PAUSEs: LSCC %lu (egress_b peak %.1f MB), PFC-only %lu (peak %.1f MB)\n",
-              static_cast<unsigned long>(lscc_pauses), lscc_peak / 1e6, static_cast<unsigned long>(pfc_pauses),
-              pfc_peak / 1e6);
+              static_cast<unsigned long>(lscc_pauses), lscc_peak / 1e6,
+              static_cast<unsigned long>(pfc_pauses), pfc_peak / 1e6);
   EXPECT_EQ(lscc_pauses, 0u);
   EXPECT_GT(pfc_pauses, 0u);
 }
 
 TEST(LsccConfig, BadKeysAreInputErrors) {
-  const std::string base = "[topology]\nkind = \"cross_dc\"\nk = 2\nhosts_per_edge = 1\n[[flows]]\nsrc = \"a0\"\ndst = \"b0\"\n";
+  const std::string base =
+      "[topology]\nkind = \"cross_dc\"\nk = 2\nhosts_per_edge = 1\n[[flows]]\nsrc = \"a0\"\ndst = \"b0\"\n";
   EXPECT_NO_THROW(load_scenario_text(base + "[cc]\nscheme = \"lscc\"\n", "ok.toml"));
   EXPECT_THROW(load_scenario_text(base, "k.toml", {"topology.k=3"}), InputError);
-  EXPECT_THROW(load_scenario_text(base + "[cc]\nscheme = \"lscc\"\n[cc.lscc]\nq_reff_bytes = 1\n", "u.toml"), InputError);
-  EXPECT_THROW(load_scenario_text(base + "[cc]\nscheme = \"lscc\"\n[cc.lscc]\nperiod_us = 0\n", "p.toml"), InputError);
-  EXPECT_THROW(load_scenario_text(base + "[cc]\nscheme = \"swing\"\n[cc.swing]\nxon_bdp = 2\n", "s.toml"), InputError);
+  EXPECT_THROW(load_scenario_text(base + "[cc]\nscheme = \"lscc\"\n[cc.lscc]\nq_reff_bytes = 1\n", "u.toml"),
+               InputError);
+  EXPECT_THROW(load_scenario_text(base + "[cc]\nscheme = \"lscc\"\n[cc.lscc]\nperiod_us = 0\n", "p.toml"),
+               InputError);
+  EXPECT_THROW(load_scenario_text(base + "[cc]\nscheme = \"swing\"\n[cc.swing]\nxon_bdp = 2\n", "s.toml"),
+               InputError);
   // A table of a scheme that is not selected is still checked.
-  EXPECT_THROW(load_scenario_text(base + "[cc]\nscheme = \"none\"\n[cc.hpcc_star]\neta = 7\n", "h.toml"), InputError);
-  EXPECT_THROW(load_scenario_text(base + "[switch]\nlong_haul_xoff_bytes = 1000\nlong_haul_xon_bytes = 2000\n", "x.toml"),
+  EXPECT_THROW(load_scenario_text(base + "[cc]\nscheme = \"none\"\n[cc.hpcc_star]\neta = 7\n", "h.toml"),
+               InputError);
+  EXPECT_THROW(load_scenario_text(
+                   base + "[switch]\nlong_haul_xoff_bytes = 1000\nlong_haul_xon_bytes = 2000\n", "x.toml"),
                InputError);
 }

@@ -1,4 +1,6 @@
 // Mercury (seed 000; algorithms.md 3.1): port-state detection at switches and window-carrying CNPs.
+#include "cc/mercury.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,14 +10,13 @@
 #include <string>
 
 #include "cc/dcqcn.h"
-#include "cc/mercury.h"
 #include "config/scenario.h"
 #include "config/schemes.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "test_util.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
-#include "test_util.h"
 
 using namespace rocesim;
 using namespace rocesim::test;
@@ -140,13 +141,14 @@ MercurySettings mercury40() {
 }
 
 void print(const char* what, const VictimRun& r) {
-  std::printf("%-18s F1 %.1f -> %.1f Gb/s, F2 %.1f -> %.1f; CNPs F1 %u F2 %u; PAUSEs P1 %lu P2 %lu; "
-              "max queue P1 %ld P3 %ld B; P1/P2 undetermined %lu/%lu, P3 determined %lu/%lu\n",
-              what, r.f1_before, r.f1_during, r.f2_before, r.f2_during, r.f1_cnps, r.f2_cnps,
-              static_cast<unsigned long>(r.pauses_p1), static_cast<unsigned long>(r.pauses_p2),
-              static_cast<long>(r.max_q_p1), static_cast<long>(r.max_q_p3),
-              static_cast<unsigned long>(r.p12_undetermined), static_cast<unsigned long>(r.p12_samples),
-              static_cast<unsigned long>(r.p3_determined), static_cast<unsigned long>(r.p3_samples));
+  std::printf(
+      "%-18s F1 %.1f -> %.1f Gb/s, F2 %.1f -> %.1f; CNPs F1 %u F2 %u; PAUSEs P1 %lu P2 %lu; "
+      "max queue P1 %ld P3 %ld B; P1/P2 undetermined %lu/%lu, P3 determined %lu/%lu\n",
+      what, r.f1_before, r.f1_during, r.f2_before, r.f2_during, r.f1_cnps, r.f2_cnps,
+      static_cast<unsigned long>(r.pauses_p1), static_cast<unsigned long>(r.pauses_p2),
+      static_cast<long>(r.max_q_p1), static_cast<long>(r.max_q_p3),
+      static_cast<unsigned long>(r.p12_undetermined), static_cast<unsigned long>(r.p12_samples),
+      static_cast<unsigned long>(r.p3_determined), static_cast<unsigned long>(r.p3_samples));
 }
 
 }  // namespace
@@ -166,14 +168,14 @@ TEST(Mercury, WindowCnpsGoOnlyToTheCongestedFlowAndCapItsInflight) {
   EXPECT_GT(r.f1_before, 18.0);
   EXPECT_EQ(r.f1_cnps, 0u);
   EXPECT_GT(r.f2_cnps, 0u);
-  EXPECT_EQ(m->window_cnps, r.f2_cnps);        // every CNP carries a window
-  EXPECT_LT(m->smallest_window, 10'000);       // F2's share of P3's backlog is small: about one MTU
+  EXPECT_EQ(m->window_cnps, r.f2_cnps);   // every CNP carries a window
+  EXPECT_LT(m->smallest_window, 10'000);  // F2's share of P3's backlog is small: about one MTU
   EXPECT_GT(m->checked, 0u);  // few: F2's packets wait ~0.5 ms in P3, and each increase resets cwnd
   EXPECT_EQ(m->violations, 0u);
-  EXPECT_LT(r.f2_during, 5.0);                 // the congested flow is cut ...
-  EXPECT_GT(r.f1_during, 18.0);                // ... the victim is not
-  EXPECT_GT(r.p3_samples, 100u);               // P3 is the real congestion point ...
-  EXPECT_EQ(r.p3_determined, r.p3_samples);    // ... and stays Determined (never paused)
+  EXPECT_LT(r.f2_during, 5.0);               // the congested flow is cut ...
+  EXPECT_GT(r.f1_during, 18.0);              // ... the victim is not
+  EXPECT_GT(r.p3_samples, 100u);             // P3 is the real congestion point ...
+  EXPECT_EQ(r.p3_determined, r.p3_samples);  // ... and stays Determined (never paused)
   EXPECT_EQ(r.drops, 0u);
 }
 
@@ -189,10 +191,11 @@ TEST(Mercury, PausedOnlyPortsAreUndeterminedAndTheVictimKeepsItsRate) {
       run_victim(std::make_unique<Dcqcn>(DcqcnSettings::for_variant("paper", Rate::from_gbps(40))), 30'000);
   print("Mercury Xoff 30K:", m);
   print("DCQCN Xoff 30K:", d);
-  std::printf("  F2 under Mercury: %lu window CNPs, smallest window %ld B, %lu packets sent under a window, "
-              "%lu over\n",
-              static_cast<unsigned long>(cm->window_cnps), static_cast<long>(cm->smallest_window),
-              static_cast<unsigned long>(cm->checked), static_cast<unsigned long>(cm->violations));
+  std::printf(
+      "  F2 under Mercury: %lu window CNPs, smallest window %ld B, %lu packets sent under a window, "
+      "%lu over\n",
+      static_cast<unsigned long>(cm->window_cnps), static_cast<long>(cm->smallest_window),
+      static_cast<unsigned long>(cm->checked), static_cast<unsigned long>(cm->violations));
   EXPECT_GT(cm->checked, 10u);
   EXPECT_EQ(cm->violations, 0u);
   EXPECT_GT(m.pauses_p1 + m.pauses_p2, 0u);
@@ -216,9 +219,9 @@ TEST(Mercury, PausedOnlyPortsAreUndeterminedAndTheVictimKeepsItsRate) {
 namespace {
 
 struct IncastRun {
-  double min_gbps = 1e9;   // the long flow's lowest 10 us goodput from 600 us to 1 ms
-  double avg_gbps = 0;     // its average over 600 us - 1 ms
-  Bytes max_queue = 0;     // S1's port to S2
+  double min_gbps = 1e9;  // the long flow's lowest 10 us goodput from 600 us to 1 ms
+  double avg_gbps = 0;    // its average over 600 us - 1 ms
+  Bytes max_queue = 0;    // S1's port to S2
   uint64_t drops = 0;
 };
 
@@ -282,7 +285,8 @@ TEST(Mercury, ConfigDefaultsToTheDcqcnBaselinesVariant) {
   auto* m = dynamic_cast<Mercury*>(cc.get());
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->settings().variant, "mellanox");
-  EXPECT_EQ(m->settings().fast_recovery_steps, DcqcnSettings::mellanox(Rate::from_gbps(40)).fast_recovery_steps);
+  EXPECT_EQ(m->settings().fast_recovery_steps,
+            DcqcnSettings::mellanox(Rate::from_gbps(40)).fast_recovery_steps);
   EXPECT_EQ(m->mercury_settings().check_period, Time::from_us(20));
   EXPECT_EQ(m->mercury_settings().cnp_interval, Time::from_us(50));
   EXPECT_FALSE(m->needs().ecn_marking);

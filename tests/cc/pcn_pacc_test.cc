@@ -12,9 +12,9 @@
 #include "net/host.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "test_util.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
-#include "test_util.h"
 
 using namespace rocesim;
 using namespace rocesim::test;
@@ -29,10 +29,10 @@ constexpr Bytes kLong = 10'000'000'000LL;
 
 // PCN whose agents also count, per switch, what NP-ECN did to one flow's packets.
 struct Watch {
-  uint32_t tag = 0;          // flow id (low 32 bits) to watch
-  int sw = -1, port = -1;    // where
-  uint64_t spared = 0;       // left after sitting through a pause: not marked
-  uint64_t marked = 0;       // marked CE here
+  uint32_t tag = 0;        // flow id (low 32 bits) to watch
+  int sw = -1, port = -1;  // where
+  uint64_t spared = 0;     // left after sitting through a pause: not marked
+  uint64_t marked = 0;     // marked CE here
 };
 
 class WatchingPcnAgent : public PcnAgent {
@@ -43,8 +43,10 @@ class WatchingPcnAgent : public PcnAgent {
     const bool was_ce = p.ecn == kCe;
     const bool r = PcnAgent::mark(p, port);
     if (p.qp_tag == w_.tag && sw_.id() == w_.sw && port == w_.port) {
-      if (paused_unmarked() > spared) ++w_.spared;
-      else if (!was_ce && p.ecn == kCe) ++w_.marked;
+      if (paused_unmarked() > spared)
+        ++w_.spared;
+      else if (!was_ce && p.ecn == kCe)
+        ++w_.marked;
     }
     return r;
   }
@@ -66,11 +68,11 @@ class WatchingPcn : public Pcn {
 };
 
 struct VictimRun {
-  double f1_before = 0, f1_during = 0;   // F1 goodput before (2.5-3 ms) and during the bursts (3-4 ms), Gb/s
-  Rate f1_min_rate;                      // F1's lowest sending rate during the bursts
-  Rate f2_rate_at_end;                   // F2's sending rate at 4 ms
-  uint32_t f1_ece = 0, f2_ece = 0;       // PCN: ECE CNPs received
-  uint64_t pauses_at_s2 = 0;             // PAUSE frames S2's port to S3 received
+  double f1_before = 0, f1_during = 0;  // F1 goodput before (2.5-3 ms) and during the bursts (3-4 ms), Gb/s
+  Rate f1_min_rate;                     // F1's lowest sending rate during the bursts
+  Rate f2_rate_at_end;                  // F2's sending rate at 4 ms
+  uint32_t f1_ece = 0, f2_ece = 0;      // PCN: ECE CNPs received
+  uint64_t pauses_at_s2 = 0;            // PAUSE frames S2's port to S3 received
   uint64_t drops = 0;
 };
 
@@ -129,11 +131,12 @@ TEST(Pcn, VictimOfPausesKeepsItsRateWhileTheCongestedFlowIsCut) {
     const VictimRun pcn = run_victim(std::make_unique<WatchingPcn>(PcnSettings{}, w), &w, seed);
     const VictimRun dcqcn =
         run_victim(std::make_unique<Dcqcn>(DcqcnSettings::mellanox(Rate::from_gbps(40))), nullptr, seed);
-    std::printf("seed %lu PCN:   F1 %.1f -> %.1f Gb/s, lowest rate %.1f; F2 rate %.1f; ECE CNPs F1 %u F2 %u; "
-                "PAUSEs at S2 %lu; F1 at S2: %lu spared, %lu marked\n",
-                static_cast<unsigned long>(seed), pcn.f1_before, pcn.f1_during, pcn.f1_min_rate.gbps(),
-                pcn.f2_rate_at_end.gbps(), pcn.f1_ece, pcn.f2_ece, static_cast<unsigned long>(pcn.pauses_at_s2),
-                static_cast<unsigned long>(w.spared), static_cast<unsigned long>(w.marked));
+    std::printf(
+        "seed %lu PCN:   F1 %.1f -> %.1f Gb/s, lowest rate %.1f; F2 rate %.1f; ECE CNPs F1 %u F2 %u; "
+        "PAUSEs at S2 %lu; F1 at S2: %lu spared, %lu marked\n",
+        static_cast<unsigned long>(seed), pcn.f1_before, pcn.f1_during, pcn.f1_min_rate.gbps(),
+        pcn.f2_rate_at_end.gbps(), pcn.f1_ece, pcn.f2_ece, static_cast<unsigned long>(pcn.pauses_at_s2),
+        static_cast<unsigned long>(w.spared), static_cast<unsigned long>(w.marked));
     std::printf("seed %lu DCQCN: F1 %.1f -> %.1f Gb/s, lowest rate %.1f; F2 rate %.1f; PAUSEs at S2 %lu\n",
                 static_cast<unsigned long>(seed), dcqcn.f1_before, dcqcn.f1_during, dcqcn.f1_min_rate.gbps(),
                 dcqcn.f2_rate_at_end.gbps(), static_cast<unsigned long>(dcqcn.pauses_at_s2));
@@ -156,9 +159,10 @@ TEST(Pcn, VictimOfPausesKeepsItsRateWhileTheCongestedFlowIsCut) {
     dcqcn_during += dcqcn.f1_during / seeds;
     pcn_kept += pcn.f1_min_rate.gbps() >= 19.9 ? 1 : 0;
   }
-  std::printf("mean over %d seeds: F1 lowest rate PCN %.1f DCQCN %.1f Gb/s; F1 during the bursts PCN %.1f "
-              "DCQCN %.1f Gb/s; PCN never slowed F1 in %d\n",
-              seeds, pcn_min, dcqcn_min, pcn_during, dcqcn_during, pcn_kept);
+  std::printf(
+      "mean over %d seeds: F1 lowest rate PCN %.1f DCQCN %.1f Gb/s; F1 during the bursts PCN %.1f "
+      "DCQCN %.1f Gb/s; PCN never slowed F1 in %d\n",
+      seeds, pcn_min, dcqcn_min, pcn_during, dcqcn_during, pcn_kept);
   EXPECT_GT(pcn_min, dcqcn_min + 2.0);
   EXPECT_GE(pcn_kept, 1);
 }
@@ -246,8 +250,8 @@ PaccAgent& pacc_agent(Network& net, int sw) { return *static_cast<PaccAgent*>(ne
 struct StarRun {
   uint64_t switch_cnps = 0;
   uint64_t receiver_cnps = 0;
-  double avg_queue = 0;       // at the port to host `watch`, sampled every 10 us from `settle`
-  double gbps = 0;            // delivered from `settle` on
+  double avg_queue = 0;  // at the port to host `watch`, sampled every 10 us from `settle`
+  double gbps = 0;       // delivered from `settle` on
   Bytes q_ref = 0;
   uint64_t drops = 0;
 };
@@ -316,7 +320,7 @@ TEST(Pacc, CnpsComeOnlyFromTheCongestedSwitchAndOnlyToItsFlows) {
     to_incast += net.find_flow(i)->cnps_received;
   }
   EXPECT_EQ(net.find_flow(n)->cnps_received, 0u);
-  EXPECT_EQ(to_incast, from_a);  // every CNP reached an incast sender
+  EXPECT_EQ(to_incast, from_a);                                   // every CNP reached an incast sender
   EXPECT_GT(net.find_flow(n)->rcv_nxt * 8.0 / 3e-3 / 1e9, 90.0);  // the bystander runs at line rate
   EXPECT_EQ(net.stats().data_drops, 0u);
 }
@@ -357,8 +361,10 @@ TEST(Pacc, EightToOneIncastQueueSettlesNearQref) {
 TEST(PcnPacc, IncastDropsNothingAndDeliversEverything) {
   for (int scheme = 0; scheme < 2; ++scheme) {
     std::unique_ptr<CongestionControl> cc;
-    if (scheme == 0) cc = std::make_unique<Pcn>(PcnSettings{});
-    else cc = std::make_unique<Pacc>(PaccSettings{});
+    if (scheme == 0)
+      cc = std::make_unique<Pcn>(PcnSettings{});
+    else
+      cc = std::make_unique<Pacc>(PaccSettings{});
     const std::string name = cc->name();
     const TopoSpec t = star({.hosts = 17});
     Network net(t, SwitchSettings{}, NicSettings{}, 1, std::move(cc));
@@ -372,7 +378,9 @@ TEST(PcnPacc, IncastDropsNothingAndDeliversEverything) {
     EXPECT_EQ(st.flows_finished, 16u) << name;
     EXPECT_EQ(st.bytes_delivered, 16 * 1'000'000) << name;
     EXPECT_EQ(st.retransmitted_packets, 0u) << name;
-    if (scheme == 0) EXPECT_GT(st.cnps_sent, 0u) << name;
-    else EXPECT_GT(st.cnps_from_switches, 0u) << name;
+    if (scheme == 0)
+      EXPECT_GT(st.cnps_sent, 0u) << name;
+    else
+      EXPECT_GT(st.cnps_from_switches, 0u) << name;
   }
 }

@@ -1,4 +1,6 @@
 // RCM (seed 001; algorithms.md 3.2) and the input-and-output queued switch model it runs on.
+#include "cc/rcm.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,13 +9,12 @@
 
 #include "cc/dcqcn.h"
 #include "cc/none.h"
-#include "cc/rcm.h"
 #include "net/checks.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "test_util.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
-#include "test_util.h"
 
 using namespace rocesim;
 using namespace rocesim::test;
@@ -243,7 +244,7 @@ TEST(Rcm, VictimEdgeHoldsIncastFlowsNotVictim) {
   Network net(t, ioq_switch(), NicSettings{}, 1, std::make_unique<Rcm>(rs));
   InlineFlows src(rcm_victim_flows());
   net.set_flow_source(&src);
-  const int e0 = 432, agg = 509;  // fat_tree k = 12: hosts 0..431, edges 432.., aggregations 504..
+  const int e0 = 432, agg = 509;           // fat_tree k = 12: hosts 0..431, edges 432.., aggregations 504..
   ASSERT_GE(port_towards(net, e0, 2), 0);  // h0..h5 hang off e0
   const int up = port_towards(net, e0, agg);
   ASSERT_GE(up, 0);
@@ -272,7 +273,7 @@ TEST(Rcm, VictimEdgeHoldsIncastFlowsNotVictim) {
   EXPECT_GT(samples, 100);
   EXPECT_GT(edge, samples / 2) << "e0's uplink is an edge point most of the time";
   EXPECT_GT(right, edge * 7 / 10) << right << " of " << edge;  // both (else one of them: a CN from
-  EXPECT_GT(some, edge * 95 / 100) << some << " of " << edge;   // only one congested core port)
+  EXPECT_GT(some, edge * 95 / 100) << some << " of " << edge;  // only one congested core port)
   EXPECT_LT(victim_harmful, edge / 20) << victim_harmful << " of " << edge;
 }
 
@@ -314,13 +315,15 @@ VictimRates run_victim_pfc(std::unique_ptr<CongestionControl> cc) {
 // head-of-line blocking); RCM's switches hold S1 and S2 at e0 (edge of the region), so Sv gets near its
 // max-min fair share, 100 - 2 x 25 = 50 Gb/s, and the incast flows keep theirs.
 TEST(Rcm, VictimNearFairShareUnlikeDcqcn) {
-  const VictimRates d = run_victim_pfc(std::make_unique<Dcqcn>(DcqcnSettings::mellanox(Rate::from_gbps(100))));
+  const VictimRates d =
+      run_victim_pfc(std::make_unique<Dcqcn>(DcqcnSettings::mellanox(Rate::from_gbps(100))));
   const VictimRates r = run_victim_pfc(std::make_unique<Rcm>(RcmSettings{}));
   RcmSettings no_rcc;
   no_rcc.rcc = false;
   const VictimRates n = run_victim_pfc(std::make_unique<Rcm>(no_rcc));
-  std::printf("Sv 0.5-2 ms: DCQCN %.1f, RCM %.1f, RCM without RCC %.1f Gb/s; RCM incast %.1f %.1f %.1f %.1f\n",
-              d.gbps[4], r.gbps[4], n.gbps[4], r.gbps[0], r.gbps[1], r.gbps[2], r.gbps[3]);
+  std::printf(
+      "Sv 0.5-2 ms: DCQCN %.1f, RCM %.1f, RCM without RCC %.1f Gb/s; RCM incast %.1f %.1f %.1f %.1f\n",
+      d.gbps[4], r.gbps[4], n.gbps[4], r.gbps[0], r.gbps[1], r.gbps[2], r.gbps[3]);
   EXPECT_EQ(d.drops + r.drops + n.drops, 0u);
   EXPECT_LT(d.gbps[4], 30) << "DCQCN (PFC alone): head-of-line blocking holds Sv near 25 Gb/s";
   EXPECT_GT(r.gbps[4], 40) << "RCM: Sv near its fair 50 Gb/s";

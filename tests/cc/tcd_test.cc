@@ -1,4 +1,6 @@
 // TCD (ternary congestion detection), DCQCN+TCD, and credit-based flow control (CBFC).
+#include "cc/tcd.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,14 +10,13 @@
 
 #include "cc/dcqcn.h"
 #include "cc/none.h"
-#include "cc/tcd.h"
 #include "config/scenario.h"
 #include "net/host.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "test_util.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
-#include "test_util.h"
 
 using namespace rocesim;
 using namespace rocesim::test;
@@ -44,14 +45,14 @@ TEST(Tcd, MaxTonTable) {
 namespace {
 
 struct VictimRun {
-  double f1_before = 0, f1_during = 0;   // F1 goodput 2.5-3 ms and 3-4 ms (bursts), Gb/s
+  double f1_before = 0, f1_during = 0;  // F1 goodput 2.5-3 ms and 3-4 ms (bursts), Gb/s
   Rate f1_min_rate;
   uint32_t f1_ce_cnps = 0, f1_ue_cnps = 0, f2_ce_cnps = 0, f2_ue_cnps = 0;
   // Dequeues classified per state during 3-4 ms at P1, P2, P3 (TCD only), and CE/UE marks there.
   uint64_t seen[3][3] = {};
   uint64_t ce[3] = {}, ue[3] = {};
   Bytes max_q[3] = {};
-  uint64_t starved_p2 = 0;               // PAUSEs (or credit starvation) S2's port to S3 saw
+  uint64_t starved_p2 = 0;  // PAUSEs (or credit starvation) S2's port to S3 saw
   uint64_t drops = 0;
   Bytes max_ingress = 0;
   uint64_t bytes_delivered = 0;
@@ -92,8 +93,7 @@ VictimRun run_victim(std::unique_ptr<CongestionControl> cc, Bytes credit_buffer 
   r.f1_min_rate = net.find_flow(0)->rate;
   Ticker sampler(net, Time::from_us(5), [&](Time) {
     r.f1_min_rate = std::min(r.f1_min_rate, net.find_flow(0)->rate);
-    for (int i = 0; i < 3; ++i)
-      r.max_q[i] = std::max(r.max_q[i], net.sw(sws[i]).egress_data_bytes(ports[i]));
+    for (int i = 0; i < 3; ++i) r.max_q[i] = std::max(r.max_q[i], net.sw(sws[i]).egress_data_bytes(ports[i]));
   });
   net.run(Time::from_us(4000));
   r.f1_before = gbps(b1 - a1, 500);
@@ -122,20 +122,21 @@ VictimRun run_victim(std::unique_ptr<CongestionControl> cc, Bytes credit_buffer 
 }
 
 void print(const char* name, const VictimRun& r) {
-  std::printf("%-10s F1 %.1f -> %.1f Gb/s (min rate %.1f); CNPs F1 CE %u UE %u, F2 CE %u UE %u; "
-              "max queue P1/P2/P3 %ld/%ld/%ld KB; pauses at P2 %lu\n",
-              name, r.f1_before, r.f1_during, r.f1_min_rate.gbps(), r.f1_ce_cnps, r.f1_ue_cnps, r.f2_ce_cnps,
-              r.f2_ue_cnps, static_cast<long>(r.max_q[0] / 1000), static_cast<long>(r.max_q[1] / 1000),
-              static_cast<long>(r.max_q[2] / 1000), static_cast<unsigned long>(r.starved_p2));
+  std::printf(
+      "%-10s F1 %.1f -> %.1f Gb/s (min rate %.1f); CNPs F1 CE %u UE %u, F2 CE %u UE %u; "
+      "max queue P1/P2/P3 %ld/%ld/%ld KB; pauses at P2 %lu\n",
+      name, r.f1_before, r.f1_during, r.f1_min_rate.gbps(), r.f1_ce_cnps, r.f1_ue_cnps, r.f2_ce_cnps,
+      r.f2_ue_cnps, static_cast<long>(r.max_q[0] / 1000), static_cast<long>(r.max_q[1] / 1000),
+      static_cast<long>(r.max_q[2] / 1000), static_cast<unsigned long>(r.starved_p2));
   const char* names[3] = {"P1 S1->S2", "P2 S2->S3", "P3 S3->R2"};
   for (int i = 0; i < 3; ++i)
     if (r.seen[i][0] + r.seen[i][1] + r.seen[i][2] > 0)
-      std::printf("           %s: dequeues non-congestion %lu congestion %lu undetermined %lu; "
-                  "CE %lu UE %lu\n",
-                  names[i], static_cast<unsigned long>(r.seen[i][0]),
-                  static_cast<unsigned long>(r.seen[i][1]),
-                  static_cast<unsigned long>(r.seen[i][2]), static_cast<unsigned long>(r.ce[i]),
-                  static_cast<unsigned long>(r.ue[i]));
+      std::printf(
+          "           %s: dequeues non-congestion %lu congestion %lu undetermined %lu; "
+          "CE %lu UE %lu\n",
+          names[i], static_cast<unsigned long>(r.seen[i][0]), static_cast<unsigned long>(r.seen[i][1]),
+          static_cast<unsigned long>(r.seen[i][2]), static_cast<unsigned long>(r.ce[i]),
+          static_cast<unsigned long>(r.ue[i]));
 }
 
 DcqcnSettings dcqcn40() { return DcqcnSettings::mellanox(Rate::from_gbps(40)); }
@@ -197,20 +198,20 @@ TEST(Cbfc, IncastIsLosslessAndBoundedByTheCreditBuffer) {
   for (auto& p : net.sw(s0).ports()) starved += p.stats.pause_received;
   uint64_t host_starved = 0;
   for (int i = 0; i < n; ++i) host_starved += net.host(i).port(0).stats.pause_received;
-  std::printf("CBFC 16:1 incast: %lu/%d flows done, %ld bytes delivered, drops %lu, max ingress %ld B "
-              "(credit buffer %ld), host starvation events %lu, switch %lu\n",
-              static_cast<unsigned long>(net.stats().flows_finished), n,
-              static_cast<long>(net.stats().bytes_delivered),
-              static_cast<unsigned long>(net.stats().data_drops),
-              static_cast<long>(net.stats().max_ingress_bytes), static_cast<long>(sw.credit_buffer_bytes),
-              static_cast<unsigned long>(host_starved), static_cast<unsigned long>(starved));
+  std::printf(
+      "CBFC 16:1 incast: %lu/%d flows done, %ld bytes delivered, drops %lu, max ingress %ld B "
+      "(credit buffer %ld), host starvation events %lu, switch %lu\n",
+      static_cast<unsigned long>(net.stats().flows_finished), n,
+      static_cast<long>(net.stats().bytes_delivered), static_cast<unsigned long>(net.stats().data_drops),
+      static_cast<long>(net.stats().max_ingress_bytes), static_cast<long>(sw.credit_buffer_bytes),
+      static_cast<unsigned long>(host_starved), static_cast<unsigned long>(starved));
   EXPECT_EQ(net.stats().flows_finished, static_cast<uint64_t>(n));
   EXPECT_EQ(net.stats().bytes_delivered, size * n);
   EXPECT_EQ(net.stats().data_drops, 0u);
   EXPECT_EQ(net.stats().timeouts, 0u);
   EXPECT_LE(net.stats().max_ingress_bytes, sw.credit_buffer_bytes);
   EXPECT_GT(net.stats().max_ingress_bytes, sw.credit_buffer_bytes / 2);  // the buffer was used
-  EXPECT_GT(host_starved, 0u);                                            // the senders were held back
+  EXPECT_GT(host_starved, 0u);                                           // the senders were held back
 }
 
 // With the TCD testbed's 800 KB per ingress, DCQCN cuts F2 before S3's ingress from S2 fills, so no
@@ -222,9 +223,9 @@ TEST(Cbfc, TcdClassifiesTheVictimPortUndetermined) {
   const VictimRun d = run_victim(std::make_unique<Dcqcn>(dcqcn40()), buf, Time::from_us(20));
   print("TCD/CBFC", r);
   print("DCQCN/CBFC", d);
-  EXPECT_GT(r.starved_p2, 0u);       // S3 ran S2 out of credits
-  EXPECT_GT(r.seen[1][2], 0u);       // P2 undetermined
-  EXPECT_GT(r.seen[2][1], 0u);       // P3 congestion
+  EXPECT_GT(r.starved_p2, 0u);  // S3 ran S2 out of credits
+  EXPECT_GT(r.seen[1][2], 0u);  // P2 undetermined
+  EXPECT_GT(r.seen[2][1], 0u);  // P3 congestion
   EXPECT_GT(r.f2_ce_cnps, 0u);
   EXPECT_EQ(r.f1_ce_cnps, 0u);
   EXPECT_EQ(r.drops, 0u);

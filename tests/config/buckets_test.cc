@@ -7,7 +7,8 @@ using namespace rocesim;
 
 namespace {
 std::string scenario(const std::string& workload, const std::string& extra = "") {
-  return "[topology]\nkind = \"star\"\n[[traffic]]\nworkload = \"" + workload + "\"\nload = 0.3\nstop_us = 100\n" + extra;
+  return "[topology]\nkind = \"star\"\n[[traffic]]\nworkload = \"" + workload +
+         "\"\nload = 0.3\nstop_us = 100\n" + extra;
 }
 }  // namespace
 
@@ -25,7 +26,8 @@ TEST(SizeBuckets, DefaultsFollowTheWorkloadPercentiles) {
 }
 
 TEST(SizeBuckets, ExplicitEdgesAndFlowOnlyScenariosUseThem) {
-  const Scenario s = load_scenario_text(scenario("websearch", "[output]\nsize_buckets_bytes = [1000, 5000]\n"), "x.toml");
+  const Scenario s =
+      load_scenario_text(scenario("websearch", "[output]\nsize_buckets_bytes = [1000, 5000]\n"), "x.toml");
   EXPECT_EQ(s.size_buckets, (std::vector<Bytes>{1000, 5000}));
   const Scenario f = load_scenario_text(
       "[topology]\nkind = \"star\"\n[[flows]]\nsrc = \"h0\"\ndst = \"h1\"\nsize_bytes = 5000\n", "f.toml");

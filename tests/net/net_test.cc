@@ -15,9 +15,9 @@
 #include "net/host.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "test_util.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
-#include "test_util.h"
 
 using namespace rocesim;
 using namespace rocesim::test;
@@ -156,8 +156,8 @@ TEST(ClosedForm, Serialization) {
 
 // One packet on an empty dumbbell: FCT = 3 x (data serialization + delay) + 3 x (ACK serialization + delay).
 TEST(ClosedForm, SinglePacketFctIsSerializationPlusPropagation) {
-  const TopoSpec t = dumbbell({.senders = 1, .receivers = 1, .host_delay = Time::from_us(1),
-                               .bottleneck_delay = Time::from_us(2)});
+  const TopoSpec t = dumbbell(
+      {.senders = 1, .receivers = 1, .host_delay = Time::from_us(1), .bottleneck_delay = Time::from_us(2)});
   NicSettings nic;
   Network net(t, SwitchSettings{}, nic, 1, std::make_unique<NoCc>());
   InlineFlows src({flow(0, 1, 1000)});
@@ -196,7 +196,7 @@ TEST(Ecmp, ThousandFlowsSpreadEvenlyOverFourPaths) {
     for (int d = 10; d < 20; ++d)
       for (uint16_t sport = 10000; sport < 10010; ++sport) {
         auto path = net.path_of(s, d, sport, 100);
-        ASSERT_EQ(path.size(), 4u);  // (node, egress port) for host, leaf, spine, leaf
+        ASSERT_EQ(path.size(), 4u);       // (node, egress port) for host, leaf, spine, leaf
         const int spine = path[2].first;  // host -> leaf -> spine -> leaf
         ++per_spine[spine];
         ++n;

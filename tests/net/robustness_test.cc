@@ -17,15 +17,14 @@
 #include "net/host.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "test_util.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
-#include "test_util.h"
 
 using namespace rocesim;
 using namespace rocesim::test;
 
 namespace {
-
 
 struct CheckedRun {
   std::unique_ptr<Network> net;
@@ -71,8 +70,8 @@ TEST(Deadlock, RingWithClockwiseFlowsIsReportedWithItsCycle) {
   const int n = 5, hosts = 2;
   CheckOptions o;
   o.deadlock_min_age = Time::from_us(50);
-  CheckedRun r = run_with_checks(switch_ring(n, hosts), small_static_pfc(), ring_flows(n, hosts, 10'000'000), o,
-                                 Time::from_ms(50));
+  CheckedRun r = run_with_checks(switch_ring(n, hosts), small_static_pfc(), ring_flows(n, hosts, 10'000'000),
+                                 o, Time::from_ms(50));
   ASSERT_TRUE(r.checker->failed()) << "no deadlock formed; " << r.net->stats().flows_finished
                                    << " flows finished";
   const CheckFailure& f = r.checker->failure();
@@ -106,7 +105,8 @@ TEST(Deadlock, SameRingWithDynamicThresholdsAndLargeBufferDoesNotFalselyReport) 
   CheckOptions o;
   o.invariants = true;
   o.invariant_interval = Time::from_us(1);
-  CheckedRun r = run_with_checks(switch_ring(n, hosts), sw, ring_flows(n, hosts, 200'000), o, Time::from_ms(50));
+  CheckedRun r =
+      run_with_checks(switch_ring(n, hosts), sw, ring_flows(n, hosts, 200'000), o, Time::from_ms(50));
   EXPECT_FALSE(r.checker->failed()) << r.checker->failure().message;
   EXPECT_TRUE(r.net->all_flows_done());
   EXPECT_GT(r.checker->invariant_checks(), 10u);

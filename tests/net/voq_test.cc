@@ -9,9 +9,9 @@
 #include "net/checks.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "test_util.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
-#include "test_util.h"
 
 using namespace rocesim;
 using namespace rocesim::test;
@@ -150,7 +150,8 @@ TEST(Voq, RingDeadlockIsReported) {
   Network net(switch_ring(n, hosts), sw, NicSettings{}, 1, std::make_unique<NoCc>());
   std::vector<FlowSpec> flows;
   for (int i = 0; i < n; ++i)
-    for (int h = 0; h < hosts; ++h) flows.push_back(flow(n + i * hosts + h, n + ((i + 2) % n) * hosts + h, 10'000'000));
+    for (int h = 0; h < hosts; ++h)
+      flows.push_back(flow(n + i * hosts + h, n + ((i + 2) % n) * hosts + h, 10'000'000));
   InlineFlows src(flows);
   net.set_flow_source(&src);
   CheckOptions o;

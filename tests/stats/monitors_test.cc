@@ -222,12 +222,13 @@ TEST(Monitors, QueueGrowsAtTheRateDifference) {
   std::ostringstream csv;
   r->mon->write_queues_csv(csv);
   const auto rows = read_csv(csv.str());
-  ASSERT_EQ(rows[0], (std::vector<std::string>{"time_us", "node", "port", "peer", "queue_bytes", "prio1_bytes",
-                                                "prio2_bytes", "prio3_bytes", "prio4_bytes", "prio5_bytes",
-                                                "prio6_bytes", "prio7_bytes"}));
+  ASSERT_EQ(rows[0], (std::vector<std::string>{"time_us", "node", "port", "peer", "queue_bytes",
+                                               "prio1_bytes", "prio2_bytes", "prio3_bytes", "prio4_bytes",
+                                               "prio5_bytes", "prio6_bytes", "prio7_bytes"}));
   // The flow is in the default data class, priority 3: all of the queue.
   const std::string q20 = std::to_string(at[20'000'000]);
-  EXPECT_EQ(rows[3], (std::vector<std::string>{"20.000000", "s0", "1", "s1", q20, "0", "0", q20, "0", "0", "0", "0"}));
+  EXPECT_EQ(rows[3],
+            (std::vector<std::string>{"20.000000", "s0", "1", "s1", q20, "0", "0", q20, "0", "0", "0", "0"}));
   EXPECT_EQ(rows.size(), times.size() + 1);
   // summary.json's monitors section: the sampled peak, and the true peak (PortStats) above it.
   Bytes peak = 0;
@@ -641,5 +642,6 @@ TEST(MonitorsConfig, InputQueuesCsvAndSummaryFromARun) {
   EXPECT_LE(csv_peak, s.sw.input_queue_bytes);
   EXPECT_FALSE(top.contains("max_queue_bytes"));  // no per-port true peak of input queues
   // The resolved config records the key.
-  EXPECT_NE(read_text_file(dir.path() / "scenario.resolved.toml").find("input_queue_ports"), std::string::npos);
+  EXPECT_NE(read_text_file(dir.path() / "scenario.resolved.toml").find("input_queue_ports"),
+            std::string::npos);
 }

@@ -1,6 +1,7 @@
 // Flat memory however many flows a run has (issue 10, item 6): finished flows stream to flows.csv/fct.txt
 // (stats/flow_stream.h) and their statistics go to bounded summaries (stats/value_summary.h), exact up to
 // kExactSummaryLimit values and within kSketchRelError past it. bench/soak_flows.cc runs the 1 M-flow soak.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,8 +16,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "app/run.h"
 #include "config/scenario.h"
@@ -319,8 +318,7 @@ TEST(Soak, FailedRunLeavesNoTemporaryDirectory) {
   TempDir a;
   // An fct.txt path that cannot be created: the run fails before its first event and cleans up.
   const Scenario s = load_scenario_text(
-      "[topology]\nkind = \"star\"\n[[flows]]\nsrc = \"h0\"\ndst = \"h1\"\nsize_bytes = 5000\n",
-      "f.toml");
+      "[topology]\nkind = \"star\"\n[[flows]]\nsrc = \"h0\"\ndst = \"h1\"\nsize_bytes = 5000\n", "f.toml");
   std::ofstream(a.path() / "file") << "x";
   RunOptions o;
   o.out_dir = (a.path() / "run").string();

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "stats/fct_stats.h"
 #include "net/flow_record.h"
 #include "net/ideal_fct.h"
+#include "stats/fct_stats.h"
 #include "stats/writers.h"
 
 namespace rocesim {

@@ -324,9 +324,10 @@ TEST(TopoBuilders, MercuryVictim) {
   // H1 -> R1 crosses S1-S2-S3: 4 links.
   EXPECT_EQ(bfs_distances(adjacency(t), lookup_node(t, "H1"))[lookup_node(t, "R1")], 4);
 
-  const TopoSpec fast = mercury_victim(
-      {.host_rate_h12 = Rate::from_gbps(100), .rate = Rate::from_gbps(100), .burst_senders = 3,
-       .bursts_via_switch = true});
+  const TopoSpec fast = mercury_victim({.host_rate_h12 = Rate::from_gbps(100),
+                                        .rate = Rate::from_gbps(100),
+                                        .burst_senders = 3,
+                                        .bursts_via_switch = true});
   ExpectWellFormed(fast);
   EXPECT_EQ(fast.num_hosts(), 7);
   EXPECT_EQ(count_links(fast, 100), static_cast<int>(fast.links.size()));

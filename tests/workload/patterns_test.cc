@@ -535,7 +535,8 @@ TEST(PatternsScenario, ThreePatternsCarryTheirClassLabels) {
   ASSERT_NE(t1, nullptr);
   EXPECT_EQ((*t1)["rounds"].value<int64_t>(), 0);
   EXPECT_FALSE((*t1)["dst"]);  // decided by rule: a comment of the resolved file, not a key
-  EXPECT_NE(s.resolved_notes.find("# traffic[1].dst: random host per round\n"), std::string::npos) << s.resolved_notes;
+  EXPECT_NE(s.resolved_notes.find("# traffic[1].dst: random host per round\n"), std::string::npos)
+      << s.resolved_notes;
   EXPECT_EQ((*t1)["priority"].value<int64_t>(), 3);
 }
 
