@@ -150,6 +150,39 @@ void NetChecker::finish() {
              net_.live_qps(), net_.stats().bytes_delivered));
 }
 
+namespace {
+// A cycle of the directed graph `adj` as its vertices in order, or none (iterative DFS with colours).
+std::vector<int> find_cycle(const std::vector<std::vector<int>>& adj) {
+  std::vector<int> colour(adj.size(), 0), parent(adj.size(), -1);
+  for (size_t root = 0; root < adj.size(); ++root) {
+    if (colour[root]) continue;
+    std::vector<std::pair<int, size_t>> stack{{static_cast<int>(root), 0}};
+    colour[root] = 1;
+    while (!stack.empty()) {
+      auto& [v, i] = stack.back();
+      if (i < adj[v].size()) {
+        const int w = adj[v][i++];
+        if (colour[w] == 0) {
+          colour[w] = 1;
+          parent[w] = v;
+          stack.push_back({w, 0});
+        } else if (colour[w] == 1) {
+          std::vector<int> cycle;
+          for (int x = v; x != w; x = parent[x]) cycle.push_back(x);
+          cycle.push_back(w);
+          std::reverse(cycle.begin(), cycle.end());
+          return cycle;
+        }
+      } else {
+        colour[v] = 2;
+        stack.pop_back();
+      }
+    }
+  }
+  return {};
+}
+}  // namespace
+
 // Wait-for graph over (switch, egress port, priority) vertices that are paused and hold packets. The vertex
 // (s, e, p) waits on the peer switch t's ingress (e', p) that paused it; that ingress is blocked when every
 // packet it holds sits in an egress queue of t that is itself a vertex; then (s, e, p) -> each such vertex.
@@ -215,34 +248,9 @@ std::vector<DeadlockEdge> NetChecker::find_deadlock(Time min_age) const {
     }
     if (blocked && any) adj[v] = std::move(next);
   }
-  // Find a cycle (iterative DFS with colours).
-  std::vector<int> colour(verts.size(), 0), parent(verts.size(), -1);
-  for (size_t root = 0; root < verts.size(); ++root) {
-    if (colour[root]) continue;
-    std::vector<std::pair<int, size_t>> stack{{static_cast<int>(root), 0}};
-    colour[root] = 1;
-    while (!stack.empty()) {
-      auto& [v, i] = stack.back();
-      if (i < adj[v].size()) {
-        const int w = adj[v][i++];
-        if (colour[w] == 0) {
-          colour[w] = 1;
-          parent[w] = v;
-          stack.push_back({w, 0});
-        } else if (colour[w] == 1) {
-          std::vector<DeadlockEdge> cycle;
-          for (int x = v; x != w; x = parent[x]) cycle.push_back(verts[x]);
-          cycle.push_back(verts[w]);
-          std::reverse(cycle.begin(), cycle.end());
-          return cycle;
-        }
-      } else {
-        colour[v] = 2;
-        stack.pop_back();
-      }
-    }
-  }
-  return {};
+  std::vector<DeadlockEdge> cycle;
+  for (int v : find_cycle(adj)) cycle.push_back(verts[static_cast<size_t>(v)]);
+  return cycle;
 }
 
 std::string NetChecker::check_invariants() const {
@@ -305,51 +313,59 @@ std::string NetChecker::check_links(int id) const {
 // Per switch: every ingress counter equals the bytes of the packets it admitted that are still queued, the
 // shared and total counters add up, and nothing is negative or beyond its bound.
 std::string NetChecker::check_switch(int id) const {
+  return net_.sw(id).input_output_queued() ? check_ioq_switch(id) : check_shared_buffer_switch(id);
+}
+
+// Input-and-output queued model: each ingress counter is its input queue; both queues within limits.
+std::string NetChecker::check_ioq_switch(int id) const {
   Switch& s = net_.sw(id);
   const SwitchSettings& cfg = net_.switch_settings();
   const int nports = static_cast<int>(s.ports().size());
-  if (s.input_output_queued()) {
-    // Input-and-output queued model: each ingress counter is its input queue; both queues within limits.
-    Bytes total = 0;
-    for (int port = 0; port < nports; ++port) {
-      const Port& out = s.ports()[port];
-      if (out.data_bytes > cfg.output_queue_bytes)
-        return fmt::format("{} port {}: output queue {} bytes beyond output_queue_bytes {}", name(id), port,
-                           out.data_bytes, cfg.output_queue_bytes);
-      total += out.data_bytes;
-      for (int prio = 0; prio < kNumPriorities; ++prio) {
-        const IngressCounters& c = s.ingress(port, prio);
-        Bytes b = 0;
-        Bytes qb = 0;
-        uint32_t k = 0, qk = 0;
-        // FIFO: one queue; virtual output queues: one per output, whose packets all leave by that output.
-        const int nq = s.input_queues_per_input();
-        for (int v = 0; v < nq; ++v) {
-          const PacketQueue& q = s.input_queue(port, prio, v);
-          qb += q.bytes;
-          qk += q.pkts;
-          for (const Packet* p = q.head; p; p = p->next) {
-            b += p->size;
-            ++k;
-            if (p->out_port < 0 || p->out_port >= nports || (nq > 1 && p->out_port != v))
-              return fmt::format(
-                  "{} input queue {} priority {} (queue {}): a packet with a wrong output ({})", name(id),
-                  port, prio, v, p->out_port);
-          }
+  Bytes total = 0;
+  for (int port = 0; port < nports; ++port) {
+    const Port& out = s.ports()[port];
+    if (out.data_bytes > cfg.output_queue_bytes)
+      return fmt::format("{} port {}: output queue {} bytes beyond output_queue_bytes {}", name(id), port,
+                         out.data_bytes, cfg.output_queue_bytes);
+    total += out.data_bytes;
+    for (int prio = 0; prio < kNumPriorities; ++prio) {
+      const IngressCounters& c = s.ingress(port, prio);
+      Bytes b = 0;
+      Bytes qb = 0;
+      uint32_t k = 0, qk = 0;
+      // FIFO: one queue; virtual output queues: one per output, whose packets all leave by that output.
+      const int nq = s.input_queues_per_input();
+      for (int v = 0; v < nq; ++v) {
+        const PacketQueue& q = s.input_queue(port, prio, v);
+        qb += q.bytes;
+        qk += q.pkts;
+        for (const Packet* p = q.head; p; p = p->next) {
+          b += p->size;
+          ++k;
+          if (p->out_port < 0 || p->out_port >= nports || (nq > 1 && p->out_port != v))
+            return fmt::format("{} input queue {} priority {} (queue {}): a packet with a wrong output ({})",
+                               name(id), port, prio, v, p->out_port);
         }
-        if (b != qb || k != qk || c.bytes != b || c.hdrm_bytes != 0 || b > cfg.input_queue_bytes)
-          return fmt::format(
-              "{} input queue {} priority {}: counter {} bytes / {} packets, ingress counter {} (+{} "
-              "headroom), packets queued {} bytes / {}, limit {}",
-              name(id), port, prio, qb, qk, c.bytes, c.hdrm_bytes, b, k, cfg.input_queue_bytes);
-        total += b;
       }
+      if (b != qb || k != qk || c.bytes != b || c.hdrm_bytes != 0 || b > cfg.input_queue_bytes)
+        return fmt::format(
+            "{} input queue {} priority {}: counter {} bytes / {} packets, ingress counter {} (+{} "
+            "headroom), packets queued {} bytes / {}, limit {}",
+            name(id), port, prio, qb, qk, c.bytes, c.hdrm_bytes, b, k, cfg.input_queue_bytes);
+      total += b;
     }
-    if (s.buffer_used() != total)
-      return fmt::format("{}: buffer counter {} bytes, input and output queues hold {} bytes", name(id),
-                         s.buffer_used(), total);
-    return {};
   }
+  if (s.buffer_used() != total)
+    return fmt::format("{}: buffer counter {} bytes, input and output queues hold {} bytes", name(id),
+                       s.buffer_used(), total);
+  return {};
+}
+
+// Shared buffer: the counters add up to the packets queued, each within its PFC or credit bound.
+std::string NetChecker::check_shared_buffer_switch(int id) const {
+  Switch& s = net_.sw(id);
+  const SwitchSettings& cfg = net_.switch_settings();
+  const int nports = static_cast<int>(s.ports().size());
   std::vector<Bytes> held(static_cast<size_t>(nports) * kNumPriorities, 0);
   Bytes total = 0;
   for (const Port& port : s.ports())

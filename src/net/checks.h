@@ -74,6 +74,8 @@ class NetChecker : public BarrierTask {
   void fail(CheckFailure::Kind k, std::string msg);
   std::string name(int node) const;
   std::string check_switch(int id) const;
+  std::string check_ioq_switch(int id) const;
+  std::string check_shared_buffer_switch(int id) const;
   std::string check_links(int id) const;
   std::string check_qps() const;
   Network& net_;
