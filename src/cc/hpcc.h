@@ -14,7 +14,7 @@
 // W = W x eta/U + W_AI, so a flow settles where 1 - eta/U = W_AI/W: with the simulator's R_AI (40 Mb/s
 // at 100 Gb/s, 0.04 % of C per RTT) a difference of 0.01 % between the U two flows sample (their INT
 // phases at a paced, near-empty queue) holds them about 10 % apart, and 4 flows drift much further
-// (tests/baselines_test.cc). The paper's W_AI = W_init (1 - eta)/N converges within a few ms.
+// (tests/cc/baselines_test.cc). The paper's W_AI = W_init (1 - eta)/N converges within a few ms.
 #pragma once
 #include <vector>
 
