@@ -12,6 +12,8 @@
 #include <iostream>
 #include <thread>
 
+#include "app/mpi_run.h"
+#include "app/mpi_sweep.h"
 #include "app/run.h"
 #include "app/sweep.h"
 #include "config/hpcc_config.h"
@@ -161,6 +163,7 @@ struct RunArgs {
   std::string out_dir, fct_format = "csv";
   std::vector<std::string> sets;
   bool quiet = false, force = false, check = false;
+  bool mpi = false;  // under mpirun: one run over the ranks
   double check_interval_us = 1, watchdog_ms = 50;
 };
 
@@ -223,6 +226,9 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
                   "Threads of this run (default 1; 0 = every core): the same results for any count "
                   "(docs/parallel.md)")
       ->check(CLI::Range(0, 1024));
+  run->add_flag("--mpi", a.mpi,
+                "Under mpirun (docs/cluster.md): split this run over the ranks (--threads each); rank 0 "
+                "writes the same files as one process would");
   run->add_option("-o,--out", a.out_dir, "Result directory (written to a temporary name, then renamed)");
   run->add_option("--set", a.sets, "Override a scenario value, e.g. --set cc.scheme=none --set seed=7")
       ->type_name("KEY=VALUE");
@@ -354,7 +360,10 @@ CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& a) {
   return reproduce;
 }
 
+int mpi_run_command(const RunArgs& a);
+
 int run_command(const RunArgs& a) {
+  if (a.mpi) return mpi_run_command(a);
   HpccConfig cfg;
   const Scenario s = load_source(a.src, a.sets, a.quiet, &cfg);
   RunOptions opt;
@@ -392,6 +401,71 @@ int run_command(const RunArgs& a) {
     return 3;
   }
   return 0;
+}
+
+// `rocesim run --mpi` under mpirun: every rank loads the scenario and runs its share; rank 0 alone checks
+// and writes the result directory, prints the table, and reports input errors (the other ranks, reading
+// the same input, stop with the same error silently).
+int mpi_run_command(const RunArgs& a) {
+  MpiSession session;
+  const bool root = session.rank() == 0;
+  std::unique_ptr<RankComm> comm = make_mpi_comm();
+  try {
+    if (!a.src.hpcc_config.empty())
+      throw InputError("--mpi", 0,
+                       "runs a scenario or a topology/flow file pair; --hpcc-config writes files where its "
+                       "config says, run it in one process");
+    const Scenario s = load_source(a.src, a.sets, a.quiet || !root, nullptr);
+    RunOptions opt;
+    opt.ranks = comm.get();
+    opt.progress = root && !a.quiet;
+    opt.checks.invariants = a.check;
+    // Deadlock detection and the watchdog read every node at once: not across ranks.
+    opt.checks.deadlock = false;
+    opt.checks.watchdog = Time::zero();
+    // Rank 0 checks the result directory; every rank learns whether it may go on.
+    int64_t ok = 1;
+    std::string dir_error;
+    if (root && !a.out_dir.empty()) {
+      try {
+        check_output_dir(a.out_dir, a.force);
+      } catch (const std::exception& e) {
+        dir_error = e.what();
+        ok = 0;
+      }
+    }
+    comm->all_min(&ok, 1);
+    if (!ok) {
+      if (root) throw std::runtime_error(dir_error);
+      return 1;
+    }
+    if (root) {
+      opt.out_dir = a.out_dir;
+      opt.fct_hpcc = a.fct_format == "hpcc";
+      opt.force = a.force;
+    }
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { request_stop(); };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    const RunResult r = run_scenario(s, opt);
+    signal(SIGINT, SIG_DFL);
+    if (!root) return r.partial ? 130 : 0;
+    if (!a.quiet) print_table(s, r, a.out_dir);
+    for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
+    if (r.partial) {
+      fmt::print(stderr, "interrupted: partial result{} (marked \"partial\": true, and a PARTIAL file)\n",
+                 a.out_dir.empty() ? "" : " in " + a.out_dir);
+      return 130;
+    }
+    return 0;
+  } catch (const InputError& e) {
+    if (root) fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: rank {}: {}\n", session.rank(), e.what());
+    return 1;
+  }
 }
 
 int compare_command(const CompareArgs& a) {

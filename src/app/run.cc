@@ -93,11 +93,9 @@ nlohmann::json scheme_counters(Network& net) {
   for (int id = 0; id < net.num_nodes(); ++id) {
     Node& n = net.node(id);
     if (!n.is_switch()) continue;
-    const SwitchAgent* a = static_cast<Switch&>(n).agent();
-    if (!a) continue;
     for (Port& p : n.ports()) {
       c.clear();
-      a->port_counters(p.index, c);
+      net.scheme_port_counters(id, p.index, c);
       if (std::none_of(c.begin(), c.end(), [](const auto& kv) { return kv.second != 0; })) continue;
       nlohmann::json e = {
           {"node_name", name_of(id)}, {"port", p.index}, {"peer_name", name_of(p.peer->id())}};
@@ -199,7 +197,23 @@ nlohmann::json parallel_json(Network& net, double wall_seconds) {
     busy += p.busy_seconds;
   }
   const double thread_seconds = wall_seconds * net.threads();
+  nlohmann::json ranks = nullptr;
+  if (net.ranks()) {
+    nlohmann::json bytes = nlohmann::json::array(), secs = nlohmann::json::array();
+    for (const auto& r : sim.rank_stats()) {
+      bytes.push_back(r.bytes_sent);
+      secs.push_back(r.exchange_seconds);
+    }
+    ranks = {{"ranks", net.ranks()->size()},
+             {"bytes_sent_per_rank", bytes},
+             {"exchange_seconds_per_rank", secs},
+             {"seconds_per_window",
+              sim.windows() > 0 && !sim.rank_stats().empty()
+                  ? sim.rank_stats()[0].exchange_seconds / static_cast<double>(sim.windows())
+                  : 0.0}};
+  }
   return {{"threads", net.threads()},
+          {"mpi", ranks},
           {"partitions", sim.num_partitions()},
           {"lookahead_us", sim.lookahead().us()},
           {"windows", sim.windows()},
@@ -444,6 +458,8 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   }
   checker.finish();
   progress.finish();
+  net.gather_node_results();  // across ranks: the ports' PFC statistics and scheme counters, to rank 0
+  if (monitors) monitors->gather_ranks();  // and the sampled series
   res.stopped = checker.failure();
   res.partial = stop_requested() && !net.all_flows_done();
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -532,7 +548,17 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
       line.draw(fmt::format("setting up: {} {:.0f} %", stage, 100 * fraction));
   });
   line.clear();
-  if (s.threads != 1) {
+  if (opt.ranks) {
+    if (opt.checks.invariants)
+      throw InputError("--check", 0,
+                       "invariant mode reads every switch at once and does not run across ranks; check the "
+                       "scenario in one process (rocesim run --check --threads N)");
+    try {
+      net.set_ranks(opt.ranks, s.threads);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(s.file, 0, fmt::format("--mpi: {}", e.what()));
+    }
+  } else if (s.threads != 1) {
     try {
       net.set_threads(s.threads);
     } catch (const std::invalid_argument& e) {

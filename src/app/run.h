@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/scenario.h"
+#include "core/rank_comm.h"
 #include "net/checks.h"
 #include "net/network.h"
 
@@ -27,6 +28,9 @@ struct RunOptions {
   // Also return every finished flow in RunResult::flows (memory grows with the flow count). Off, finished
   // flows only stream to the files and the statistics (stats/flow_stream.h, stats/fct_stats.h).
   bool keep_flows = false;
+  // One run over the ranks of mpirun (`rocesim run --mpi`; docs/cluster.md), or null. Every rank calls
+  // run_scenario with the same scenario; only the options of rank 0 should name output files.
+  RankComm* ranks = nullptr;
 };
 
 struct RunResult {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "net/network.h"
@@ -72,6 +73,29 @@ Rcm::CnIds& Rcm::cn(uint32_t slot) {
 void Rcm::cn_free(uint32_t slot) {
   std::lock_guard<std::mutex> lock(cn_mutex_);
   cn_free_.push_back(slot);
+}
+
+namespace {
+bool carries_cn_ids(const Packet& p) {
+  return p.type == PktType::kCtrl && (p.flags & Packet::kFlagSwitchMsg) &&
+         p.cc_flags != std::numeric_limits<uint32_t>::max();
+}
+}  // namespace
+
+void Rcm::pack_beside(const Packet& p, std::vector<char>& out) {
+  if (!carries_cn_ids(p)) return;
+  const CnIds ids = cn(p.cc_flags);
+  const char* b = reinterpret_cast<const char*>(&ids);
+  out.insert(out.end(), b, b + sizeof ids);
+  cn_free(p.cc_flags);
+}
+
+void Rcm::unpack_beside(Packet& p, const char*& in) {
+  if (!carries_cn_ids(p)) return;
+  const uint32_t slot = cn_alloc();
+  std::memcpy(&cn(slot), in, sizeof(CnIds));
+  in += sizeof(CnIds);
+  p.cc_flags = slot;
 }
 
 std::unique_ptr<SwitchAgent> Rcm::make_switch_agent(Switch& sw) {

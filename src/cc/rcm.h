@@ -118,6 +118,9 @@ class Rcm : public Dcqcn {
   uint32_t cn_alloc();
   CnIds& cn(uint32_t slot);
   void cn_free(uint32_t slot);
+  // A CN crossing to another process takes its flow IDs along (CongestionControl::pack_beside).
+  void pack_beside(const Packet& p, std::vector<char>& out) override;
+  void unpack_beside(Packet& p, const char*& in) override;
 
  private:
   static constexpr uint32_t kCnChunk = 256;

@@ -111,7 +111,14 @@ bool TcdAgent::mark(Packet& p, int port) {
 
 void DcqcnTcd::on_flow_start(Qp& qp) {
   Dcqcn::on_flow_start(qp);
-  ts_.start(*net_, qp).last_ue_cnp_sent = Time{-(int64_t{1} << 62)};
+  ts_.start(*net_, qp);
+}
+
+// The receiver's side of the state (when it last sent a UE-CNP) is fresh before the first packet arrives,
+// in whichever process the receiver runs.
+void DcqcnTcd::on_flow_allocated(Qp& qp) {
+  Dcqcn::on_flow_allocated(qp);
+  ts_.start(*net_, qp);
 }
 
 void TcdAgent::port_counters(int port, std::vector<std::pair<const char*, double>>& out) const {

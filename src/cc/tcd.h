@@ -91,13 +91,14 @@ class DcqcnTcd : public Dcqcn {
   const TcdSettings& tcd_settings() const { return t_; }
 
   void on_flow_start(Qp& qp) override;
+  void on_flow_allocated(Qp& qp) override;
   void on_cnp(Qp& qp, const Packet& cnp) override;
   void on_timer(Qp& qp, uint32_t kind) override;
   RxDecision on_data_received(Qp& qp, const Packet& data) override;
   std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
 
   struct TcdState2 {
-    Time last_ue_cnp_sent;  // receiver side
+    Time last_ue_cnp_sent = Time{-(int64_t{1} << 62)};  // receiver side; none yet
     Time hold_until;        // sender side: no increase before this
     uint32_t ue_cnps_sent = 0;
     uint32_t ue_cnps_received = 0;

@@ -1,8 +1,10 @@
 #include "core/simulator.h"
 
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 
 namespace rocesim {
 
@@ -38,14 +40,24 @@ void Simulator::partition(const std::vector<uint32_t>& part_of_handler, uint32_t
     parts_.back()->now = now_;
     for (auto& par : parts_.back()->outbox) par.resize(num_parts);
   }
+  // Ranks take runs of consecutive partitions; the partitions of other ranks stay as empty stand-ins,
+  // whose mailboxes receive what those ranks send this one.
+  const int ranks = comm_ ? comm_->size() : 1;
+  rank_of_part_.assign(num_parts, 0);
+  local_parts_.clear();
+  for (uint32_t i = 0; i < num_parts; ++i) {
+    rank_of_part_[i] = static_cast<int>(uint64_t{i} * static_cast<uint64_t>(ranks) / num_parts);
+    if (is_local(i)) local_parts_.push_back(i);
+  }
   for (const Event& e : pending) post(e);
   lookahead_ = lookahead;
-  threads_ = std::max(1, std::min<int>(threads, static_cast<int>(num_parts)));
+  threads_ = std::max(1, std::min<int>(threads, static_cast<int>(local_parts_.size())));
 }
 
 void Simulator::add_single_partition() {
   parts_.push_back(std::make_unique<Partition>());
   for (auto& par : parts_.back()->outbox) par.resize(1);
+  local_parts_ = {0};
 }
 
 std::vector<Simulator::PartitionStats> Simulator::partition_stats() const {
@@ -70,14 +82,18 @@ size_t Simulator::events_pending() const {
   return n;
 }
 
-size_t Simulator::foreground_pending() const {
+size_t Simulator::foreground_pending() const { return comm_ ? agreed_foreground_ : local_foreground(); }
+
+Time Simulator::next_event_time() const { return comm_ ? agreed_next_ : local_next_event_time(); }
+
+size_t Simulator::local_foreground() const {
   size_t n = 0;
   const int par = static_cast<int>((windows_ + 1) & 1);
   for (const auto& p : parts_) n += p->q.size() - p->background + p->out_foreground[par];
   return n;
 }
 
-Time Simulator::next_event_time() const {
+Time Simulator::local_next_event_time() const {
   Time t = Time::max();
   const int par = static_cast<int>((windows_ + 1) & 1);
   for (const auto& p : parts_) {
@@ -131,8 +147,8 @@ void Simulator::run_partition(Partition& p, Time end) {
 }
 
 void Simulator::run_window(Time end) {
-  if (threads_ <= 1 || parts_.size() == 1) {
-    for (auto& p : parts_) run_partition(*p, end);
+  if (threads_ <= 1 || local_parts_.size() == 1) {
+    for (uint32_t i : local_parts_) run_partition(*parts_[i], end);
     return;
   }
   if (workers_.empty()) start_workers();
@@ -142,8 +158,8 @@ void Simulator::run_window(Time end) {
   window_end_ = end;
   next_part_.store(0, std::memory_order_relaxed);
   start_barrier_->arrive_and_wait();
-  for (uint32_t i; (i = next_part_.fetch_add(1, std::memory_order_relaxed)) < parts_.size();)
-    run_partition(*parts_[i], end);
+  for (uint32_t i; (i = next_part_.fetch_add(1, std::memory_order_relaxed)) < local_parts_.size();)
+    run_partition(*parts_[local_parts_[i]], end);
   end_barrier_->arrive_and_wait();
   double busy1 = 0;
   for (const auto& p : parts_) busy1 += p->stats.busy_seconds;
@@ -170,8 +186,8 @@ void Simulator::worker_loop() {
     start_barrier_->arrive_and_wait();
     if (quit_) return;
     const Time end = window_end_;
-    for (uint32_t i; (i = next_part_.fetch_add(1, std::memory_order_relaxed)) < parts_.size();)
-      run_partition(*parts_[i], end);
+    for (uint32_t i; (i = next_part_.fetch_add(1, std::memory_order_relaxed)) < local_parts_.size();)
+      run_partition(*parts_[local_parts_[i]], end);
     end_barrier_->arrive_and_wait();
   }
 }
@@ -182,8 +198,10 @@ void Simulator::run(Time until, Coordinator* coord, const std::function<void(Tim
   const int64_t w = lookahead_.ps;
   uint64_t next_progress = events_executed() + progress_every;
   std::vector<BarrierTask*> due;
-  while (!stopped()) {
+  for (;;) {
     const auto c0 = std::chrono::steady_clock::now();
+    if (comm_) sync_ranks();
+    if (stopped()) break;
     // Idle (background events only, no flow to come): done, unless the coordinator still has bookkeeping
     // for the next grid boundary (it may release flows). The tasks due now would only observe an idle
     // network, so they do not run.
@@ -196,7 +214,7 @@ void Simulator::run(Time until, Coordinator* coord, const std::function<void(Tim
       for (BarrierTask* t : tasks_)
         if (t->next_barrier() <= now_) due.push_back(t);
       for (BarrierTask* t : due) t->on_barrier(now_);
-      if (stopped()) break;
+      if (stopped() && !comm_) break;  // across ranks: at the next agreement
     }
     const Time next = pending ? now_ : std::min(next_event_time(), input);
     if (next >= until) break;
@@ -212,9 +230,10 @@ void Simulator::run(Time until, Coordinator* coord, const std::function<void(Tim
     coord_seconds_ += seconds_since(c0);
     run_window(end);
     const auto c1 = std::chrono::steady_clock::now();
+    if (comm_) exchange_ranks();
     ++windows_;
     now_ = end;
-    if (error_) {
+    if (error_ && !comm_) {
       std::exception_ptr e = error_;
       error_ = nullptr;
       std::rethrow_exception(e);
@@ -228,8 +247,99 @@ void Simulator::run(Time until, Coordinator* coord, const std::function<void(Tim
   }
   // The clock stays at the last event run, as a single queue leaves it.
   Time last;
-  for (const auto& p : parts_) last = std::max(last, p->now);
+  for (uint32_t i : local_parts_) last = std::max(last, parts_[i]->now);
+  if (comm_) {
+    int64_t v = -last.ps;
+    comm_->all_min(&v, 1);
+    last = Time{-v};
+    finish_ranks();
+  }
   now_ = std::min(now_, last);
+}
+
+// --- ranks ---------------------------------------------------------------------------------------------
+namespace {
+struct BoxHeader {
+  uint32_t from = 0, to = 0, count = 0;
+};
+}  // namespace
+
+// After a window: what local partitions wrote for partitions of other ranks goes to those ranks, and what
+// they wrote for ours lands in the mailboxes of their stand-ins here, read by our partitions next window.
+void Simulator::exchange_ranks() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int write = static_cast<int>(windows_ & 1);
+  const int ranks = comm_->size();
+  rank_out_.resize(ranks);
+  for (auto& o : rank_out_) o.clear();
+  for (uint32_t i : local_parts_) {
+    Partition& p = *parts_[i];
+    for (uint32_t d = 0; d < parts_.size(); ++d) {
+      std::vector<Event>& box = p.outbox[write][d];
+      if (box.empty() || is_local(d)) continue;
+      std::vector<char>& out = rank_out_[rank_of_part_[d]];
+      put_raw(out, BoxHeader{i, d, static_cast<uint32_t>(box.size())});
+      for (const Event& e : box) codec_->encode(e, i, out);
+      box.clear();
+    }
+  }
+  comm_->exchange(rank_out_, rank_in_);
+  for (const std::vector<char>& in : rank_in_) {
+    const char* c = in.data();
+    const char* end = c + in.size();
+    while (c < end) {
+      const auto h = take_raw<BoxHeader>(c);
+      if (h.from >= parts_.size() || h.to >= parts_.size() || !is_local(h.to))
+        throw std::logic_error("Simulator: events from another rank for a partition not here");
+      std::vector<Event>& box = parts_[h.from]->outbox[write][h.to];
+      for (uint32_t k = 0; k < h.count; ++k) box.push_back(codec_->decode(c, h.to));
+    }
+  }
+  exchange_seconds_ += seconds_since(t0);
+}
+
+// Before a window: every rank agrees on the next event, whether any events are pending, a stop and an
+// error (a rank whose event threw rethrows it; the others stop with a message naming it).
+void Simulator::sync_ranks() {
+  const auto t0 = std::chrono::steady_clock::now();
+  int64_t v[4] = {local_next_event_time().ps, -static_cast<int64_t>(local_foreground()), stopped() ? -1 : 0,
+                  error_ ? -1 - comm_->rank() : 0};
+  comm_->all_min(v, 4);
+  exchange_seconds_ += seconds_since(t0);
+  agreed_next_ = Time{v[0]};
+  agreed_foreground_ = static_cast<size_t>(-v[1]);
+  if (v[2] < 0) stop();
+  if (v[3] < 0) {
+    if (error_) {
+      std::exception_ptr e = error_;
+      error_ = nullptr;
+      std::rethrow_exception(e);
+    }
+    throw std::runtime_error("rank " + std::to_string(-1 - v[3]) + " of this run failed (its message says why)");
+  }
+}
+
+// After run(): every partition's statistics, on every rank (the stand-ins take their rank's).
+void Simulator::finish_ranks() {
+  std::vector<char> mine;
+  put_raw(mine, RankStats{comm_->bytes_sent(), exchange_seconds_});
+  for (uint32_t i : local_parts_) {
+    put_raw(mine, i);
+    put_raw(mine, parts_[i]->stats);
+  }
+  std::vector<std::vector<char>> all;
+  comm_->all_gather(mine, all);
+  rank_stats_.assign(comm_->size(), RankStats{});
+  for (int r = 0; r < comm_->size(); ++r) {
+    const char* c = all[r].data();
+    const char* end = c + all[r].size();
+    rank_stats_[r] = take_raw<RankStats>(c);
+    if (r == comm_->rank()) continue;
+    while (c < end) {
+      const auto i = take_raw<uint32_t>(c);
+      parts_.at(i)->stats = take_raw<PartitionStats>(c);
+    }
+  }
 }
 
 }  // namespace rocesim

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/event_queue.h"
+#include "core/rank_comm.h"
 #include "core/time.h"
 
 namespace rocesim {
@@ -181,6 +182,31 @@ class Simulator {
   double coordinator_seconds() const { return coord_seconds_; }
   double wait_seconds() const { return wait_seconds_; }
 
+  // --- ranks: one run over several processes (docs/cluster.md) ---
+  // Call before partition(). The partitions are then spread over the ranks of `comm` in runs of
+  // consecutive ids, and this process runs only its own (`threads` of partition() share them). Events for a
+  // partition of another rank are turned into bytes by `codec` and exchanged after every window; what
+  // decides the loop (events pending, the next event, a stop, an error) is agreed by all ranks before each
+  // window, so that every rank runs the same windows. Barrier tasks run on every rank (they must read
+  // only what every rank knows, or what their own rank owns).
+  void set_ranks(RankComm* comm, EventCodec* codec) {
+    comm_ = comm;
+    codec_ = codec;
+  }
+  RankComm* ranks() const { return comm_; }
+  // Per rank (after run(), on every rank): bytes it sent to the others, and the wall time it spent in the
+  // exchanges and agreements between windows (waiting for the slowest rank included).
+  struct RankStats {
+    uint64_t bytes_sent = 0;
+    double exchange_seconds = 0;
+  };
+  const std::vector<RankStats>& rank_stats() const { return rank_stats_; }
+  // Whether `partition` runs in this process.
+  bool is_local(uint32_t partition) const {
+    return comm_ == nullptr || rank_of_part_.empty() || rank_of_part_[partition] == comm_->rank();
+  }
+  int rank_of_partition(uint32_t partition) const { return rank_of_part_.empty() ? 0 : rank_of_part_[partition]; }
+
   void add_task(BarrierTask* t) { tasks_.push_back(t); }
   void remove_task(BarrierTask* t) {
     tasks_.erase(std::remove(tasks_.begin(), tasks_.end(), t), tasks_.end());
@@ -193,7 +219,10 @@ class Simulator {
            uint64_t progress_every = 1u << 20);
   void run(Time until) { run(until, nullptr); }
 
+  // Events that keep the run going (not background) in the queues and mailboxes. Across ranks: the
+  // largest count of any rank, as agreed before the current window (zero exactly when all are idle).
   size_t foreground_pending() const;
+  // Over every partition; across ranks, those of other ranks as of the end of the last run().
   uint64_t events_executed() const;
   size_t events_pending() const;
 
@@ -256,15 +285,22 @@ class Simulator {
     if (e.kind & kBackground) ++p.background;
     p.q.push(e);
   }
-  // From the coordinator (between windows or before the run): straight into the target's queue.
+  // From the coordinator (between windows or before the run): straight into the target's queue. Every
+  // rank's coordinator posts the same events; each keeps those of its own partitions.
   void post(const Event& e) {
     if (parts_.empty()) add_single_partition();
-    push_local(*parts_[part_of_.empty() ? 0 : part_of_[e.target]], e);
+    const uint32_t dp = part_of_.empty() ? 0 : part_of_[e.target];
+    if (is_local(dp)) push_local(*parts_[dp], e);
   }
   void add_single_partition();
   void run_partition(Partition& p, Time end);
   Time next_event_time() const;
+  size_t local_foreground() const;
+  Time local_next_event_time() const;
   void run_window(Time end);
+  void exchange_ranks();
+  void sync_ranks();
+  void finish_ranks();
   void start_workers();
   void stop_workers();
   void worker_loop();
@@ -297,6 +333,17 @@ class Simulator {
   std::atomic<uint32_t> next_part_{0};
   Time window_end_;
   bool quit_ = false;
+
+  // Ranks (set_ranks): the partitions this process runs, and what all ranks agreed before this window.
+  RankComm* comm_ = nullptr;
+  EventCodec* codec_ = nullptr;
+  std::vector<int> rank_of_part_;
+  std::vector<uint32_t> local_parts_;
+  size_t agreed_foreground_ = 0;
+  Time agreed_next_ = Time::max();
+  std::vector<std::vector<char>> rank_out_, rank_in_;
+  double exchange_seconds_ = 0;
+  std::vector<RankStats> rank_stats_;
 };
 
 }  // namespace rocesim

@@ -156,6 +156,23 @@ class CongestionControl {
     (void)data;
     return {};
   }
+  // The flow's QP slot was just given to it, between windows, before its start (in a run over several
+  // processes, on every rank, where on_flow_start runs only on its sender's): reset here the per-QP state
+  // the receiver side reads.
+  virtual void on_flow_allocated(Qp& qp) { (void)qp; }
+
+  // A run over several processes (Network::set_ranks): a packet that leaves for another rank takes along
+  // what the scheme keeps beside it (e.g. in its own tables, named by a packet field). pack_beside
+  // appends that to `out` and releases it here; unpack_beside reads it back on the other rank (advancing
+  // `in`) and fixes the packet's reference to it. Both do nothing for packets without such data.
+  virtual void pack_beside(const Packet& p, std::vector<char>& out) {
+    (void)p;
+    (void)out;
+  }
+  virtual void unpack_beside(Packet& p, const char*& in) {
+    (void)p;
+    (void)in;
+  }
 
   // Switch side (congestion point)
   virtual std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) {

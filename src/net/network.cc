@@ -290,6 +290,7 @@ void Network::run(Time until, bool stop_when_done, const std::function<void(Time
   stop_when_done_ = stop_when_done;
   if (stop_when_done && all_flows_done()) return;
   sim_.run(until, this, progress);
+  if (comm_) gather_rank_stats();
 }
 
 // --- partitions ------------------------------------------------------------------------------------
@@ -312,10 +313,10 @@ void Network::partition_fabric() {
     if (atom[l.a] != atom[l.b]) lookahead = std::min(lookahead, l.delay);
   if (lookahead == Time::max()) lookahead = Time::from_us(1);  // one atom: any grid will do
   if (lookahead <= Time::zero()) {
-    if (threads_ > 1)
+    if (threads_ > 1 || comm_)
       throw std::invalid_argument(
-          "cannot run on several threads: a link between two switches has no delay, which leaves the "
-          "partitions no lookahead (give it a delay, or run with threads = 1)");
+          "cannot run on several threads or ranks: a link between two switches has no delay, which leaves "
+          "the partitions no lookahead (give it a delay, or run with threads = 1 in one process)");
     lookahead = Time::from_us(1);
   }
   // Atoms in id order, weighed by their ports (a proxy for their events).
@@ -325,7 +326,9 @@ void Network::partition_fabric() {
     weight[atom[i]] += static_cast<int64_t>(nodes_[i]->ports_.size()) + 1;
     if (atom[i] == i) atoms.push_back(i);
   }
-  const uint32_t parts = static_cast<uint32_t>(std::max<size_t>(1, std::min<size_t>(threads_, atoms.size())));
+  const size_t ranks = comm_ ? static_cast<size_t>(comm_->size()) : 1;
+  const uint32_t parts =
+      static_cast<uint32_t>(std::max<size_t>(1, std::min<size_t>(threads_ * ranks, atoms.size())));
   int64_t total = 0;
   for (int a : atoms) total += weight[a];
   std::vector<uint32_t> part_of_atom(n, 0);
@@ -363,8 +366,9 @@ void Network::set_threads(int threads) {
 }
 
 NetStats Network::stats() const {
-  NetStats s;
-  for (const auto& p : parts_) merge_stats(s, p->counters);
+  NetStats s = other_ranks_stats_;
+  for (uint32_t i = 0; i < parts_.size(); ++i)
+    if (sim_.is_local(i)) merge_stats(s, parts_[i]->counters);
   return s;
 }
 
@@ -438,6 +442,8 @@ void Network::replay_calls() {
     replay_.insert(replay_.end(), p->calls.begin(), p->calls.end());
     p->calls.clear();
   }
+  replay_.insert(replay_.end(), ranks_calls_.begin(), ranks_calls_.end());
+  ranks_calls_.clear();
   if (replay_.empty()) return;
   if (parts_.size() > 1)
     std::stable_sort(replay_.begin(), replay_.end(),
@@ -485,6 +491,7 @@ constexpr uint64_t kFlowStartSeq = uint64_t{1} << 38;
 }  // namespace
 
 bool Network::pending_work() const {
+  if (!ranks_done_.empty()) return true;
   for (const auto& p : parts_)
     if (!p->done.empty()) return true;  // finished flows wait for the next grid boundary
   return false;
@@ -535,6 +542,7 @@ void Network::post_flow_start(const FlowSpec& f) {
   qp.prio = static_cast<uint8_t>(f.priority);
   qp.class_id = f.class_id;
   qp.size = f.size_bytes;
+  cc_->on_flow_allocated(qp);
   const Time at = std::max(f.start, sim_.now());
   sim_.at_keyed(at, 0, kFlowStartSeq + f.id, host(f.src).handler(), Host::kFlowStart, slot);
 }
@@ -560,6 +568,7 @@ void Network::start_flow_event(uint32_t slot) {
   qp.rate = nic.rate;
   qp.next_avail = sim_.now();
   ++counters().flows_started;
+  if (comm_) part().started.push_back({slot, qp.sport, qp.start, qp.base_rtt, qp.ideal_fct, qp.line_rate});
   cc_->on_flow_start(qp);
   host(src).activate(slot);
 }
@@ -601,6 +610,7 @@ void Network::on_flow_complete(Qp& qp) {
 
 void Network::after_window(Time end, bool grid) {
   (void)end;
+  if (comm_) share_between_ranks();
   replay_calls();
   if (grid) finish_flows();
 }
@@ -612,6 +622,8 @@ void Network::finish_flows() {
     finishing_.insert(finishing_.end(), p->done.begin(), p->done.end());
     p->done.clear();
   }
+  finishing_.insert(finishing_.end(), ranks_done_.begin(), ranks_done_.end());
+  ranks_done_.clear();
   if (finishing_.empty()) return;
   std::sort(finishing_.begin(), finishing_.end(),
             [](const NetPartition::Done& a, const NetPartition::Done& b) { return a.key < b.key; });

@@ -2,12 +2,15 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/pool.h"
+#include "core/rank_comm.h"
 #include "core/rng.h"
 #include "core/simulator.h"
 #include "net/cc_api.h"
@@ -80,13 +83,21 @@ struct NetPartition {
     uint64_t flow_id = 0;
     Time finish;
   };
+  // Across ranks (Network::set_ranks): what the other ranks need of a flow this partition started.
+  struct Started {
+    uint32_t slot = 0;
+    uint16_t sport = 0;
+    Time start, base_rtt, ideal_fct;
+    Rate line_rate;
+  };
   PacketPool pool;
   NetStats counters;
   std::vector<Call> calls;
   std::vector<Done> done;
+  std::vector<Started> started;
 };
 
-class Network : private Coordinator, private DependentFlows::Releaser {
+class Network : private Coordinator, private DependentFlows::Releaser, private EventCodec {
  public:
   // Reports set-up progress: a stage ("routes") and the fraction of it done (called every few hundred
   // destinations; building routes takes tens of seconds on networks of tens of thousands of nodes).
@@ -122,6 +133,21 @@ class Network : private Coordinator, private DependentFlows::Releaser {
   int threads() const { return threads_; }
   // The partition of every node (switch with its single-homed hosts, grouped), and the lookahead.
   const std::vector<uint32_t>& partition_of_node() const { return part_of_node_; }
+  // Splits the run over the ranks of `comm` (processes, e.g. of mpirun), `threads` threads each, before
+  // the first run() (docs/cluster.md). Every rank builds the whole network and runs the same coordinator;
+  // each simulates only its partitions. Results are those of one process: stats(), finished flows and the
+  // observers are the whole network's on every rank; a node's state (ports, agents) only on its rank,
+  // except what gather_node_results() brings to rank 0 at the end.
+  void set_ranks(RankComm* comm, int threads);
+  RankComm* ranks() const { return comm_; }
+  // Whether node `id` is simulated in this process.
+  bool is_local_node(int id) const { return sim_.is_local(part_of_node_.empty() ? 0 : part_of_node_[id]); }
+  // Across ranks, after the run: rank 0 receives the PFC statistics of every port (Port::stats, paused,
+  // paused_since) and the switch agents' port counters of the nodes other ranks simulated. Collective.
+  void gather_node_results();
+  // The scheme's counters of switch `sw`'s port (SwitchAgent::port_counters), wherever it was simulated
+  // (after gather_node_results on rank 0).
+  void scheme_port_counters(int sw, int port, std::vector<std::pair<const char*, double>>& out) const;
 
   Simulator& sim() { return sim_; }
   Time now() const { return sim_.now(); }
@@ -242,6 +268,11 @@ class Network : private Coordinator, private DependentFlows::Releaser {
   void log_call(NetPartition::Call c);
   void replay_calls();
   void finish_flows();
+  // Ranks (net/network_ranks.cc)
+  void encode(const Event& e, uint32_t from_partition, std::vector<char>& out) override;
+  Event decode(const char*& in, uint32_t dest_partition) override;
+  void share_between_ranks();
+  void gather_rank_stats();
 
   TopoSpec topo_;
   SwitchSettings sw_;
@@ -262,6 +293,14 @@ class Network : private Coordinator, private DependentFlows::Releaser {
   mutable std::mutex qp_state_mutex_;
   mutable std::vector<std::function<void(size_t)>> qp_state_;
   size_t qp_state_size_ = 0;
+
+  RankComm* comm_ = nullptr;
+  NetStats other_ranks_stats_;
+  std::vector<NetPartition::Call> ranks_calls_;  // every rank's, since the last replay (rank order)
+  std::vector<NetPartition::Done> ranks_done_;   // every rank's, since the last grid boundary  // the other ranks' counters, as of the end of the last run()
+  // Scheme counters of switches simulated elsewhere (gather_node_results): (node, port) -> (name, value).
+  std::map<std::pair<int, int>, std::vector<std::pair<const char*, double>>> remote_scheme_counters_;
+  std::set<std::string> counter_names_;  // owns the names of remote_scheme_counters_
 
   RouteTable routes_;
   std::vector<uint64_t> ecmp_salt_;

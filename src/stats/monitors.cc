@@ -251,6 +251,59 @@ void Monitors::finish() {
   finished_ = true;
 }
 
+void Monitors::gather_ranks() {
+  RankComm* comm = net_.ranks();
+  if (!comm) return;
+  finish();
+  // Per series kind, the entries whose node this rank simulates: (index, its values in sample order).
+  std::vector<char> mine;
+  auto local = [&](int node) { return net_.is_local_node(node); };
+  for (size_t i = 0; i < spec_.queue_ports.size(); ++i)
+    if (local(spec_.queue_ports[i].node)) {
+      put_raw(mine, static_cast<uint64_t>(i));
+      for (size_t t = 0; t < queue_bytes_.size(); ++t) {
+        put_raw(mine, queue_bytes_[t][i]);
+        put_raw(mine, queue_prio_bytes_[t][i]);
+      }
+    }
+  put_raw(mine, ~uint64_t{0});
+  for (size_t i = 0; i < spec_.input_queue_ports.size(); ++i)
+    if (local(spec_.input_queue_ports[i].node)) {
+      put_raw(mine, static_cast<uint64_t>(i));
+      for (const auto& row : input_bytes_) put_raw(mine, row[i]);
+    }
+  put_raw(mine, ~uint64_t{0});
+  for (size_t i = 0; i < spec_.port_throughput.size(); ++i)
+    if (local(spec_.port_throughput[i].node)) {
+      put_raw(mine, static_cast<uint64_t>(i));
+      for (Bytes b : port_bins_[i]) put_raw(mine, b);
+    }
+  put_raw(mine, ~uint64_t{0});
+  for (size_t i = 0; i < switches_.size(); ++i)
+    if (local(switches_[i])) {
+      put_raw(mine, static_cast<uint64_t>(i));
+      for (Bytes b : buffer_[i]) put_raw(mine, b);
+    }
+  put_raw(mine, ~uint64_t{0});
+  std::vector<std::vector<char>> all;
+  comm->all_gather(mine, all);
+  for (int r = 0; r < comm->size(); ++r) {
+    if (r == comm->rank()) continue;
+    const char* in = all[r].data();
+    for (uint64_t i; (i = take_raw<uint64_t>(in)) != ~uint64_t{0};)
+      for (size_t t = 0; t < queue_bytes_.size(); ++t) {
+        queue_bytes_[t][i] = take_raw<Bytes>(in);
+        queue_prio_bytes_[t][i] = take_raw<PrioBytes>(in);
+      }
+    for (uint64_t i; (i = take_raw<uint64_t>(in)) != ~uint64_t{0};)
+      for (auto& row : input_bytes_) row[i] = take_raw<Bytes>(in);
+    for (uint64_t i; (i = take_raw<uint64_t>(in)) != ~uint64_t{0};)
+      for (Bytes& b : port_bins_[i]) b = take_raw<Bytes>(in);
+    for (uint64_t i; (i = take_raw<uint64_t>(in)) != ~uint64_t{0};)
+      for (Bytes& b : buffer_[i]) b = take_raw<Bytes>(in);
+  }
+}
+
 std::vector<Monitors::CnpCount> Monitors::cnp_counts() {
   std::unordered_map<uint64_t, CnpCount> all;
   auto add = [&](uint64_t id, int src, int dst) {

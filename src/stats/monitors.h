@@ -75,6 +75,11 @@ class Monitors : public BarrierTask {
   // ("end" events). Called once by write()/summary() when not called before; later calls do nothing.
   void finish();
 
+  // A run over several ranks (Network::set_ranks): every rank samples on the same schedule, but only the
+  // nodes it simulates read true; this gives rank 0 each sampled port's and switch's series from the rank
+  // that simulated it. Closes the data (finish) first. Collective; does nothing in one process.
+  void gather_ranks();
+
   // Writes the enabled files into `dir`; returns their names.
   std::vector<std::string> write(const std::filesystem::path& dir);
   // Small overview for summary.json: totals, and the (at most 16) ports / switches with the largest peaks.

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "file_util.h"
 #include "fmt/format.h"
 
@@ -118,12 +120,14 @@ void write_stored(const std::map<std::string, Fingerprint>& m) {
   for (const auto& [name, f] : m) out << to_line(name, f) << "\n";
 }
 
-// Runs a case (with `extra` arguments) and fingerprints its result directory.
-Fingerprint run_case(const Case& c, std::string& error, const std::string& extra = "") {
+// Runs a case (with `extra` arguments, under `launcher` such as mpirun) and fingerprints its result
+// directory.
+Fingerprint run_case(const Case& c, std::string& error, const std::string& extra = "",
+                     const std::string& launcher = "") {
   const fs::path dir = fs::temp_directory_path() / fmt::format("rocesim_fp_{}_{}", c.name, ::getpid());
   fs::remove_all(dir);
-  const std::string cmd =
-      fmt::format("'{}' run {} {} -o '{}' 2>&1 </dev/null", kBinary, c.args, extra, dir.string());
+  const std::string cmd = fmt::format("{} '{}' run {} {} -o '{}' 2>&1 </dev/null", launcher, kBinary, c.args,
+                                      extra, dir.string());
   std::string out;
   FILE* f = popen(cmd.c_str(), "r");
   char buf[4096];
@@ -218,6 +222,46 @@ TEST_P(Fingerprints, SameForAnyThreadCount) {
     EXPECT_EQ(got.outputs_hash, one.outputs_hash)
         << c.name << ": summary.json, fct.txt or a CSV differs with " << threads << " threads";
     EXPECT_EQ(got.events, one.events) << c.name << ": events differ with " << threads << " threads";
+  }
+}
+
+// One run over the ranks of mpirun (docs/cluster.md) gives the bytes of one process: 2 ranks, and 3 ranks of
+// 2 threads, oversubscribed on this machine. Skipped, saying why, without Open MPI.
+std::string mpi_missing() {
+#ifndef ROCESIM_HAVE_MPI
+  return "this build has no Open MPI (apt-get install openmpi-bin libopenmpi-dev, or scripts/setup, and "
+         "rebuild)";
+#else
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return "mpirun is not on the PATH (openmpi-bin)";
+  return "";
+#endif
+}
+
+std::string mpirun(int ranks) {
+  // Open MPI's own libraries leave allocations at exit: LeakSanitizer would fail the ranks for them.
+  if (std::getenv("ROCESIM_SANITIZED")) {
+    const char* o = std::getenv("ASAN_OPTIONS");
+    ::setenv("ASAN_OPTIONS", (std::string(o ? o : "") + ":detect_leaks=0").c_str(), 1);
+  }
+  return fmt::format("mpirun --oversubscribe {}-np {}", ::getuid() == 0 ? "--allow-run-as-root " : "", ranks);
+}
+
+TEST_P(Fingerprints, SameOverMpiRanks) {
+  if (const std::string why = mpi_missing(); !why.empty()) GTEST_SKIP() << why;
+  const Case& c = GetParam();
+  std::string error;
+  const Fingerprint one = run_case(c, error, "--fct-format hpcc");
+  ASSERT_TRUE(error.empty()) << error;
+  std::vector<std::pair<int, int>> layouts{{2, 1}, {3, 2}};  // (ranks, threads per rank)
+  if (std::getenv("ROCESIM_SANITIZED")) layouts = {{2, 1}};
+  for (const auto& [ranks, threads] : layouts) {
+    const Fingerprint got =
+        run_case(c, error, fmt::format("--fct-format hpcc --mpi --threads {}", threads), mpirun(ranks));
+    ASSERT_TRUE(error.empty()) << error;
+    EXPECT_EQ(got.flows_hash, one.flows_hash) << c.name << ": flows.csv differs over " << ranks << " ranks";
+    EXPECT_EQ(got.outputs_hash, one.outputs_hash)
+        << c.name << ": summary.json, fct.txt or a CSV differs over " << ranks << " ranks";
+    EXPECT_EQ(got.events, one.events) << c.name << ": events differ over " << ranks << " ranks";
   }
 }
 
