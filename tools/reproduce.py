@@ -57,6 +57,7 @@ import json
 import math
 import os
 import shutil
+import shlex
 import subprocess
 import sys
 import time
@@ -410,9 +411,11 @@ def sweep_args(sw, scale):
     return grid, sets
 
 
-def run_sweep(rocesim, scen_dir, out_dir, sw, scale, jobs, force, quiet):
+def run_sweep(rocesim, scen_dir, out_dir, sw, scale, jobs, force, quiet, mpi=None):
     grid, sets = sweep_args(sw, scale)
-    cmd = [rocesim, "sweep", os.path.join(scen_dir, sw["scenario"]), "-o", out_dir, "-j", str(jobs), "-q"]
+    cmd = [rocesim, "sweep", os.path.join(scen_dir, sw["scenario"]), "-o", out_dir, "-q"]
+    # With an MPI launcher ("mpirun -np 64"), each sweep runs over its ranks (docs/cluster.md); else -j.
+    cmd = shlex.split(mpi) + cmd + ["--mpi"] if mpi else cmd + ["-j", str(jobs)]
     cmd += ["--grid"] + grid
     for s in sets:
         cmd += ["--set", s]
@@ -788,6 +791,7 @@ def main(argv=None):
     ap.add_argument("--scenarios", default=os.path.join(REPO, "scenarios"), help="where sweep scenarios are looked up")
     ap.add_argument("--manifests", default=os.path.join(REPO, "reproduce"), help="the papers' manifests (*.toml)")
     ap.add_argument("--only", choices=["test"], help="test: only each paper's test sweep")
+    ap.add_argument("--mpi", metavar="LAUNCHER", help="run each sweep as LAUNCHER rocesim sweep ... --mpi, e.g. 'mpirun -np 64'")
     ap.add_argument("--set", action="append", default=[], help="extra --set for every sweep (e.g. duration_ms=1)")
     ap.add_argument("--no-run", action="store_true", help="evaluate and report existing results only")
     ap.add_argument("--force", action="store_true", help="re-run complete runs")
@@ -839,7 +843,7 @@ def main(argv=None):
                     continue
                 swx = dict(sw)
                 swx[a.scale] = dict(sw[a.scale], set=sw[a.scale]["set"] + a.set)
-                ran[sw["name"]] = run_sweep(a.rocesim, a.scenarios, d, swx, a.scale, a.jobs, a.force, a.quiet)
+                ran[sw["name"]] = run_sweep(a.rocesim, a.scenarios, d, swx, a.scale, a.jobs, a.force, a.quiet, a.mpi)
                 if not ran[sw["name"]]["ok"]:
                     status = 1
             wall = time.time() - t0

@@ -196,6 +196,7 @@ struct ReportArgs {
 struct ReproduceArgs {
   std::vector<std::string> papers, sets;
   std::string scale = "quick", out_dir, docs_dir, only;
+  std::string mpi;  // the MPI launcher of each sweep, e.g. "mpirun -np 64"; empty: local sweeps
   int jobs = 1;
   const CLI::Option* jobs_option = nullptr;  // to tell -j given from its default
   bool no_run = false, force = false, quiet = false, list_papers = false;
@@ -351,6 +352,11 @@ CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& a) {
   reproduce->add_option("--set", a.sets, "Override a scenario value in every run")->type_name("KEY=VALUE");
   reproduce->add_option("--only", a.only, "test: only each paper's small test sweep")
       ->check(CLI::IsMember({"test"}));
+  reproduce
+      ->add_option("--mpi", a.mpi,
+                   "Run each sweep over MPI ranks, started with this launcher (docs/cluster.md): e.g. "
+                   "--mpi 'mpirun -np 64', or --mpi mpirun inside an sbatch allocation")
+      ->type_name("LAUNCHER");
   reproduce->add_flag("--no-run", a.no_run,
                       "Evaluate the claims and draw the figures from existing results only");
   reproduce->add_flag("--force", a.force,
@@ -562,6 +568,7 @@ int reproduce_command(const ReproduceArgs& a) {
   if (!a.out_dir.empty()) args.insert(args.end(), {"-o", a.out_dir});
   if (!a.docs_dir.empty()) args.insert(args.end(), {"--docs", a.docs_dir});
   if (!a.only.empty()) args.insert(args.end(), {"--only", a.only});
+  if (!a.mpi.empty()) args.insert(args.end(), {"--mpi", a.mpi});
   for (const auto& s : a.sets) args.insert(args.end(), {"--set", s});
   if (a.no_run) args.push_back("--no-run");
   if (a.force) args.push_back("--force");

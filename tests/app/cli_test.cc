@@ -66,8 +66,12 @@ struct Proc {
 
 // Runs `rocesim <args>` (args already shell-quoted as needed), capturing stdout and stderr. `exec`
 // makes the simulator the shell's process, so a crash shows as a signal rather than as 128+N.
+Proc shell(const std::string& cmd);
 Proc rocesim(const std::string& args) {
-  const std::string cmd = "exec " + sh_quote(kBinary) + " " + args + " 2>&1 </dev/null";
+  return shell("exec " + sh_quote(kBinary) + " " + args + " 2>&1 </dev/null");
+}
+
+Proc shell(const std::string& cmd) {
   Proc p;
   FILE* f = popen(cmd.c_str(), "r");
   if (!f) {
@@ -329,6 +333,43 @@ TEST_F(CliTest, UnknownFlagIsAnInputErrorNotACrash) {
   const Proc none = rocesim("");
   EXPECT_TRUE(none.clean_exit()) << none.describe();
   EXPECT_EQ(none.code, 2) << "a subcommand is required: " << none.describe();
+}
+
+// `rocesim run --mpi` under mpirun: input errors are reported once (by rank 0; the other ranks stop on the
+// same error silently), with a non-zero exit and no result directory. Skipped without Open MPI.
+TEST_F(CliTest, MpiRunInputErrorsAreReportedOnce) {
+#ifndef ROCESIM_HAVE_MPI
+  GTEST_SKIP() << "this build has no Open MPI (apt-get install openmpi-bin libopenmpi-dev, and rebuild)";
+#else
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun is not on the PATH";
+  if (std::getenv("ROCESIM_SANITIZED")) {  // Open MPI's libraries leave allocations at exit
+    const char* o = std::getenv("ASAN_OPTIONS");
+    ::setenv("ASAN_OPTIONS", (std::string(o ? o : "") + ":detect_leaks=0").c_str(), 1);
+  }
+  const std::string mpirun = std::string("mpirun --oversubscribe -np 2 ") +
+                             (::getuid() == 0 ? "--allow-run-as-root " : "") + sh_quote(kBinary);
+  const fs::path out = tmp_ / "out";
+  const std::string scenario = sh_quote(kBadDir + "/valid_base.toml");
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const Proc check = shell(mpirun + " run " + scenario + " --mpi --check -q -o " + sh_quote(out.string()) +
+                           " 2>&1 </dev/null");
+  EXPECT_TRUE(check.exited && check.code != 0) << check.describe();
+  EXPECT_EQ(count(check.out, "invariant mode reads every switch at once"), 1u) << check.describe();
+  EXPECT_FALSE(fs::exists(out));
+
+  const Proc ok = shell(mpirun + " run " + scenario + " --mpi -q -o " + sh_quote(out.string()) +
+                        " 2>&1 </dev/null");
+  ASSERT_TRUE(ok.exited && ok.code == 0) << ok.describe();
+  ASSERT_TRUE(fs::exists(out / "summary.json"));
+  const Proc again = shell(mpirun + " run " + scenario + " --mpi -q -o " + sh_quote(out.string()) +
+                           " 2>&1 </dev/null");
+  EXPECT_TRUE(again.exited && again.code != 0) << again.describe();
+  EXPECT_EQ(count(again.out, "already holds results; use --force"), 1u) << again.describe();
+#endif
 }
 
 TEST_F(CliTest, MissingScenarioFileIsNamed) {
