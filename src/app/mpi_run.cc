@@ -63,12 +63,8 @@ class MpiComm final : public RankComm {
     split(all);
   }
 
-  void all_min(int64_t* v, int n) override {
-    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_MIN, comm_);
-  }
-  void all_sum(int64_t* v, int n) override {
-    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_SUM, comm_);
-  }
+  void all_min(int64_t* v, int n) override { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_MIN, comm_); }
+  void all_sum(int64_t* v, int n) override { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_SUM, comm_); }
   uint64_t bytes_sent() const override { return bytes_; }
 
  private:

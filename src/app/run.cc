@@ -204,13 +204,13 @@ nlohmann::json parallel_json(Network& net, double wall_seconds) {
       bytes.push_back(r.bytes_sent);
       secs.push_back(r.exchange_seconds);
     }
-    ranks = {{"ranks", net.ranks()->size()},
-             {"bytes_sent_per_rank", bytes},
-             {"exchange_seconds_per_rank", secs},
-             {"seconds_per_window",
-              sim.windows() > 0 && !sim.rank_stats().empty()
-                  ? sim.rank_stats()[0].exchange_seconds / static_cast<double>(sim.windows())
-                  : 0.0}};
+    ranks = {
+        {"ranks", net.ranks()->size()},
+        {"bytes_sent_per_rank", bytes},
+        {"exchange_seconds_per_rank", secs},
+        {"seconds_per_window", sim.windows() > 0 && !sim.rank_stats().empty()
+                                   ? sim.rank_stats()[0].exchange_seconds / static_cast<double>(sim.windows())
+                                   : 0.0}};
   }
   return {{"threads", net.threads()},
           {"mpi", ranks},

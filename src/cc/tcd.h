@@ -99,7 +99,7 @@ class DcqcnTcd : public Dcqcn {
 
   struct TcdState2 {
     Time last_ue_cnp_sent = Time{-(int64_t{1} << 62)};  // receiver side; none yet
-    Time hold_until;        // sender side: no increase before this
+    Time hold_until;                                    // sender side: no increase before this
     uint32_t ue_cnps_sent = 0;
     uint32_t ue_cnps_received = 0;
     uint32_t ce_cnps_received = 0;

@@ -315,7 +315,8 @@ void Simulator::sync_ranks() {
       error_ = nullptr;
       std::rethrow_exception(e);
     }
-    throw std::runtime_error("rank " + std::to_string(-1 - v[3]) + " of this run failed (its message says why)");
+    throw std::runtime_error("rank " + std::to_string(-1 - v[3]) +
+                             " of this run failed (its message says why)");
   }
 }
 

@@ -205,7 +205,9 @@ class Simulator {
   bool is_local(uint32_t partition) const {
     return comm_ == nullptr || rank_of_part_.empty() || rank_of_part_[partition] == comm_->rank();
   }
-  int rank_of_partition(uint32_t partition) const { return rank_of_part_.empty() ? 0 : rank_of_part_[partition]; }
+  int rank_of_partition(uint32_t partition) const {
+    return rank_of_part_.empty() ? 0 : rank_of_part_[partition];
+  }
 
   void add_task(BarrierTask* t) { tasks_.push_back(t); }
   void remove_task(BarrierTask* t) {

@@ -4,8 +4,8 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -297,7 +297,8 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   RankComm* comm_ = nullptr;
   NetStats other_ranks_stats_;
   std::vector<NetPartition::Call> ranks_calls_;  // every rank's, since the last replay (rank order)
-  std::vector<NetPartition::Done> ranks_done_;   // every rank's, since the last grid boundary  // the other ranks' counters, as of the end of the last run()
+  std::vector<NetPartition::Done> ranks_done_;   // every rank's, since the last grid boundary  // the other
+                                                 // ranks' counters, as of the end of the last run()
   // Scheme counters of switches simulated elsewhere (gather_node_results): (node, port) -> (name, value).
   std::map<std::pair<int, int>, std::vector<std::pair<const char*, double>>> remote_scheme_counters_;
   std::set<std::string> counter_names_;  // owns the names of remote_scheme_counters_

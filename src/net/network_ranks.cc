@@ -219,7 +219,8 @@ void Network::gather_node_results() {
   }
 }
 
-void Network::scheme_port_counters(int sw_id, int port, std::vector<std::pair<const char*, double>>& out) const {
+void Network::scheme_port_counters(int sw_id, int port,
+                                   std::vector<std::pair<const char*, double>>& out) const {
   if (is_local_node(sw_id)) {
     const SwitchAgent* a = static_cast<Switch&>(*nodes_[sw_id]).agent();
     if (a) a->port_counters(port, out);

@@ -361,12 +361,12 @@ TEST_F(CliTest, MpiRunInputErrorsAreReportedOnce) {
   EXPECT_EQ(count(check.out, "invariant mode reads every switch at once"), 1u) << check.describe();
   EXPECT_FALSE(fs::exists(out));
 
-  const Proc ok = shell(mpirun + " run " + scenario + " --mpi -q -o " + sh_quote(out.string()) +
-                        " 2>&1 </dev/null");
+  const Proc ok =
+      shell(mpirun + " run " + scenario + " --mpi -q -o " + sh_quote(out.string()) + " 2>&1 </dev/null");
   ASSERT_TRUE(ok.exited && ok.code == 0) << ok.describe();
   ASSERT_TRUE(fs::exists(out / "summary.json"));
-  const Proc again = shell(mpirun + " run " + scenario + " --mpi -q -o " + sh_quote(out.string()) +
-                           " 2>&1 </dev/null");
+  const Proc again =
+      shell(mpirun + " run " + scenario + " --mpi -q -o " + sh_quote(out.string()) + " 2>&1 </dev/null");
   EXPECT_TRUE(again.exited && again.code != 0) << again.describe();
   EXPECT_EQ(count(again.out, "already holds results; use --force"), 1u) << again.describe();
 #endif

@@ -6,6 +6,7 @@
 // commit which cases moved and why. A change that only moves the event count (a faster engine with
 // fewer events per hop) leaves the result hashes as they are.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -17,8 +18,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "file_util.h"
 #include "fmt/format.h"
@@ -252,10 +251,17 @@ TEST_P(Fingerprints, SameOverMpiRanks) {
   if (std::getenv("ROCESIM_TSAN")) GTEST_SKIP() << "ranks are processes; the threads are checked above";
   const Case& c = GetParam();
   std::string error;
+  std::vector<std::pair<int, int>> layouts{{2, 1}, {3, 2}};  // (ranks, threads per rank)
+  if (std::getenv("ROCESIM_SANITIZED")) {
+    // Under the sanitizers, 2 ranks on the cases that cross ranks in each way: INT records (hpcc), a
+    // receiver's per-QP state (pcn), RCM's CN flow IDs, monitors' sampled series (tcd_victim_40g).
+    const std::string n = c.name;
+    if (n != "hpcc" && n != "pcn" && n != "rcm_victim" && n != "tcd_victim_40g")
+      GTEST_SKIP() << "one case of each kind under the sanitizers";
+    layouts = {{2, 1}};
+  }
   const Fingerprint one = run_case(c, error, "--fct-format hpcc");
   ASSERT_TRUE(error.empty()) << error;
-  std::vector<std::pair<int, int>> layouts{{2, 1}, {3, 2}};  // (ranks, threads per rank)
-  if (std::getenv("ROCESIM_SANITIZED")) layouts = {{2, 1}};
   for (const auto& [ranks, threads] : layouts) {
     const Fingerprint got =
         run_case(c, error, fmt::format("--fct-format hpcc --mpi --threads {}", threads), mpirun(ranks));
