@@ -178,6 +178,7 @@ struct SweepArgs {
   int jobs = 1;
   int threads = 1;   // of each run
   bool mpi = false;  // under mpirun: rank 0 hands the runs to the other ranks
+  double rank_timeout_s = 30;
   bool force = false, quiet = false;
 };
 
@@ -292,6 +293,11 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
   sweep->add_flag("--mpi", a.mpi,
                   "Under mpirun (docs/cluster.md): rank 0 hands the runs, one at a time, to the other ranks, "
                   "each run a process on that rank's machine; -j is then the rank count less one");
+  sweep
+      ->add_option("--rank-timeout", a.rank_timeout_s,
+                   "With --mpi: a rank not heard from for this many seconds is lost and its run failed; the "
+                   "sweep goes on (start mpirun with --mca orte_enable_recovery 1 so that Open MPI does too)")
+      ->check(CLI::PositiveNumber);
   sweep->add_option("--set", a.sets, "Override a scenario value in every run")->type_name("KEY=VALUE");
   sweep->add_flag("--force", a.force, "Re-run complete runs too (otherwise they are skipped)");
   sweep->add_flag("-q,--quiet", a.quiet, "No per-run lines and no progress line");
@@ -552,6 +558,7 @@ int sweep_command(const SweepArgs& a) {
   opt.force = a.force;
   opt.quiet = a.quiet;
   opt.mpi = a.mpi;
+  opt.rank_timeout_s = a.rank_timeout_s;
   return run_sweep(opt);
 }
 

@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -28,6 +30,11 @@ namespace {
 constexpr int kTagRun = 1;     // rank 0 -> worker: a run (its argv and log, '\0'-separated)
 constexpr int kTagStop = 2;    // rank 0 -> worker: no more runs
 constexpr int kTagStatus = 3;  // worker -> rank 0: the wait status of its run
+constexpr int kTagAlive = 4;   // worker -> rank 0: its run goes on (every second)
+
+// A rank was lost: MPI_Finalize would wait for it (its fence includes every rank), so the others leave
+// without it. Rank 0's stop message says so to the workers (a non-empty stop message).
+bool g_rank_lost = false;
 
 std::string pack(const RemoteRun& r) {
   std::string s = r.log;
@@ -47,7 +54,8 @@ RemoteRun unpack(const std::string& s) {
   return r;
 }
 
-// Starts the run (stdout to /dev/null, stderr to its log) and waits for it: its wait status, or -1.
+// Starts the run (stdout to /dev/null, stderr to its log) and waits for it, telling rank 0 every second
+// that it goes on: its wait status, or kRunNotStarted.
 int run_and_wait(const RemoteRun& r) {
   std::vector<std::string> args = r.argv;
   std::vector<char*> argv;
@@ -61,11 +69,27 @@ int run_and_wait(const RemoteRun& r) {
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
+  if (rc != 0) return kRunNotStarted;
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return -1;
-  return st;
+  auto last_alive = std::chrono::steady_clock::now();
+  for (;;) {
+    const pid_t w = waitpid(pid, &st, WNOHANG);
+    if (w == pid) return st;
+    if (w < 0 && errno != EINTR) return kRunNotStarted;
+    if (std::chrono::steady_clock::now() - last_alive >= std::chrono::seconds(1)) {
+      MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagAlive, MPI_COMM_WORLD);
+      last_alive = std::chrono::steady_clock::now();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// Rank 0 after the runs: tells the ranks that are still there to stop.
+void stop_ranks(const std::vector<bool>& lost) {
+  g_rank_lost = std::find(lost.begin(), lost.end(), true) != lost.end();
+  const char flag = 1;
+  for (int rank = 1; rank < static_cast<int>(lost.size()); ++rank)
+    if (!lost[rank]) MPI_Send(&flag, g_rank_lost ? 1 : 0, MPI_CHAR, rank, kTagStop, MPI_COMM_WORLD);
 }
 
 }  // namespace
@@ -78,22 +102,35 @@ MpiSession::MpiSession() {
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
 
-MpiSession::~MpiSession() { MPI_Finalize(); }
+MpiSession::~MpiSession() {
+  if (!g_rank_lost) {
+    MPI_Finalize();
+    return;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+}
 
-void hand_out_runs(const std::vector<RemoteRun>& runs, const std::function<void(size_t, int, double)>& done) {
+void hand_out_runs(const std::vector<RemoteRun>& runs, const std::function<void(size_t, int, double)>& done,
+                   double rank_timeout_s) {
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size < 2)
     throw InputError("--mpi", 0, "needs at least 2 ranks (rank 0 hands out the runs): mpirun -np N");
+  // A lost rank must not end the job on rank 0's side: errors come back as codes.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   using Clock = std::chrono::steady_clock;
+  const auto timeout = std::chrono::duration<double>(rank_timeout_s);
   std::vector<long> running(size, -1);  // per rank: the run it has, or -1
-  std::vector<Clock::time_point> since(size);
+  std::vector<Clock::time_point> since(size), heard(size);
+  std::vector<bool> lost(size, false);
   size_t next = 0, busy = 0;
+  auto elapsed = [&](int rank) { return std::chrono::duration<double>(Clock::now() - since[rank]).count(); };
   auto send = [&](int rank) {
     const std::string msg = pack(runs[next]);
     MPI_Send(msg.data(), static_cast<int>(msg.size()), MPI_CHAR, rank, kTagRun, MPI_COMM_WORLD);
     running[rank] = static_cast<long>(next++);
-    since[rank] = Clock::now();
+    since[rank] = heard[rank] = Clock::now();
     ++busy;
   };
   for (int rank = 1; rank < size && next < runs.size(); ++rank) send(rank);
@@ -102,27 +139,42 @@ void hand_out_runs(const std::vector<RemoteRun>& runs, const std::function<void(
     // that run simulations.
     int ready = 0;
     MPI_Status st;
-    MPI_Iprobe(MPI_ANY_SOURCE, kTagStatus, MPI_COMM_WORLD, &ready, &st);
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &ready, &st);
     if (!ready) {
+      for (int rank = 1; rank < size; ++rank)
+        if (running[rank] >= 0 && Clock::now() - heard[rank] > timeout) {
+          lost[rank] = true;
+          const size_t k = static_cast<size_t>(running[rank]);
+          running[rank] = -1;
+          --busy;
+          done(k, kRankLost, elapsed(rank));
+        }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
     }
-    int status = 0;
-    MPI_Recv(&status, 1, MPI_INT, st.MPI_SOURCE, kTagStatus, MPI_COMM_WORLD, &st);
     const int rank = st.MPI_SOURCE;
+    if (st.MPI_TAG == kTagAlive) {
+      MPI_Recv(nullptr, 0, MPI_CHAR, rank, kTagAlive, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      heard[rank] = Clock::now();
+      continue;
+    }
+    int status = 0;
+    MPI_Recv(&status, 1, MPI_INT, rank, kTagStatus, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (running[rank] < 0) continue;  // a rank taken as lost came back: its run was already reported
     const size_t k = static_cast<size_t>(running[rank]);
     running[rank] = -1;
     --busy;
-    done(k, status, std::chrono::duration<double>(Clock::now() - since[rank]).count());
+    done(k, status, elapsed(rank));
     if (next < runs.size()) send(rank);
   }
-  stop_serving();
+  for (; next < runs.size(); ++next) done(next, kRankLost, 0);  // every rank was lost
+  stop_ranks(lost);
 }
 
 void stop_serving() {
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  for (int rank = 1; rank < size; ++rank) MPI_Send(nullptr, 0, MPI_CHAR, rank, kTagStop, MPI_COMM_WORLD);
+  stop_ranks(std::vector<bool>(static_cast<size_t>(size), false));
 }
 
 void serve_runs() {
@@ -136,7 +188,10 @@ void serve_runs() {
     MPI_Get_count(&st, MPI_CHAR, &n);
     std::string msg(static_cast<size_t>(n), '\0');
     MPI_Recv(msg.data(), n, MPI_CHAR, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (st.MPI_TAG == kTagStop) return;
+    if (st.MPI_TAG == kTagStop) {
+      g_rank_lost = n > 0;
+      return;
+    }
     int status = run_and_wait(unpack(msg));
     MPI_Send(&status, 1, MPI_INT, 0, kTagStatus, MPI_COMM_WORLD);
   }
@@ -152,7 +207,7 @@ MpiSession::MpiSession() {
                    "libopenmpi-dev, or scripts/setup) and rebuild");
 }
 MpiSession::~MpiSession() = default;
-void hand_out_runs(const std::vector<RemoteRun>&, const std::function<void(size_t, int, double)>&) {}
+void hand_out_runs(const std::vector<RemoteRun>&, const std::function<void(size_t, int, double)>&, double) {}
 void serve_runs() {}
 void stop_serving() {}
 

@@ -851,27 +851,37 @@ int run_on_ranks(const SweepOptions& opt, const std::string& scenario, const std
   }
   size_t done_runs = 0, finished = skipped;
   std::vector<std::string> failures;
-  hand_out_runs(runs, [&](size_t k, int status, double wall) {
-    const std::string& name = points[pending[k]].name;
-    ++finished;
-    const bool ok = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-                    fs::exists(opt.out_dir / safe_dir_name(name) / "summary.json");
-    if (ok) {
-      ++done_runs;
-      std::error_code ec;
-      fs::remove(runs[k].log, ec);
-      if (!opt.quiet)
-        fmt::print("[{}/{}] {} done in {}\n", finished, points.size(), name, format_duration(wall));
-    } else {
-      failures.push_back(name);
-      std::string tail = tail_lines(runs[k].log, 12);
-      fmt::print(stderr, "[{}/{}] {} FAILED ({}) after {}; its stderr ({}):\n{}\n", finished, points.size(),
-                 name, status < 0 ? "could not start" : describe_status(status), format_duration(wall),
-                 runs[k].log, tail.empty() ? "(no output)" : tail);
-    }
-    std::fflush(stdout);
-    std::fflush(stderr);
-  });
+  hand_out_runs(
+      runs,
+      [&](size_t k, int status, double wall) {
+        const std::string& name = points[pending[k]].name;
+        ++finished;
+        const bool ok = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+                        fs::exists(opt.out_dir / safe_dir_name(name) / "summary.json");
+        if (ok) {
+          ++done_runs;
+          std::error_code ec;
+          fs::remove(runs[k].log, ec);
+          if (!opt.quiet)
+            fmt::print("[{}/{}] {} done in {}\n", finished, points.size(), name, format_duration(wall));
+        } else {
+          failures.push_back(name);
+          std::string tail = tail_lines(runs[k].log, 12);
+          const std::string why =
+              status == kRankLost
+                  ? fmt::format(
+                        "its rank was lost: not heard from for {:.0f} s (its process or machine died)",
+                        opt.rank_timeout_s)
+              : status < 0 ? std::string("could not start")
+                           : describe_status(status);
+          fmt::print(stderr, "[{}/{}] {} FAILED ({}) after {}; its stderr ({}):\n{}\n", finished,
+                     points.size(), name, why, format_duration(wall), runs[k].log,
+                     tail.empty() ? "(no output)" : tail);
+        }
+        std::fflush(stdout);
+        std::fflush(stderr);
+      },
+      opt.rank_timeout_s);
   return finish_sweep(opt, points, done_runs, failures, skipped, t0);
 }
 

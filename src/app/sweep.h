@@ -35,7 +35,8 @@ struct SweepOptions {
   bool force = false;                     // re-run complete runs too
   bool quiet = false;                     // no per-run lines, no progress line
   std::string binary = "/proc/self/exe";  // the rocesim executable the runs use
-  bool mpi = false;  // under mpirun: rank 0 hands the runs to the others (app/mpi_sweep.h)
+  bool mpi = false;            // under mpirun: rank 0 hands the runs to the others (app/mpi_sweep.h)
+  double rank_timeout_s = 30;  // --mpi: a rank silent this long is lost, and its run failed
 };
 
 // Parses "key=v1,v2,..." arguments. Throws InputError on a malformed or repeated key or an empty value.

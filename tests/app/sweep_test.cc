@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -564,6 +566,63 @@ TEST_F(SweepRun, MpiFailingRunIsNamedAndTheOthersFinish) {
   EXPECT_NE(p.err.find("scheme=nonexistent FAILED (exit status 2)"), std::string::npos) << p.err;
   EXPECT_NE(p.err.find("1 of 2 runs failed"), std::string::npos) << p.err;
   EXPECT_TRUE(fs::exists(out_ / "scheme=dcqcn" / "summary.json"));
+}
+
+// The pid of a process whose command line holds every one of `parts`, or -1.
+pid_t find_process(const std::vector<std::string>& parts) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::string cmd = read_file(e.path() / "cmdline");
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    bool all = true;
+    for (const auto& p : parts) all = all && cmd.find(p) != std::string::npos;
+    if (all) return static_cast<pid_t>(std::stoi(name));
+  }
+  return -1;
+}
+
+pid_t parent_of(pid_t pid) {
+  std::istringstream in(read_file(fs::path("/proc") / std::to_string(pid) / "stat"));
+  std::string field;
+  for (int i = 0; i < 4 && in >> field; ++i) {
+  }
+  return static_cast<pid_t>(std::stoi(field));
+}
+
+// A rank that dies (here: killed with its run, as when its machine fails) fails only its run, which the
+// summary names; the sweep finishes the others. Open MPI keeps the job only with orte_enable_recovery.
+TEST_F(SweepRun, MpiLostRankFailsOnlyItsRun) {
+  if (const std::string why = mpi_missing(); !why.empty()) GTEST_SKIP() << why;
+  write_file(*tmp_ / "slow.toml", kSlowScenario);
+  std::vector<std::string> a = mpirun(3);
+  a.insert(a.begin() + 1, {"--mca", "orte_enable_recovery", "1"});
+  for (const std::string& x :
+       {std::string("sweep"), (*tmp_ / "slow.toml").string(), std::string("--grid"),
+        std::string("traffic[0].stop_us=100,40000"), std::string("--set"), std::string("duration_ms=200"),
+        std::string("--mpi"), std::string("--rank-timeout"), std::string("3"), std::string("-o"),
+        out_.string()})
+    a.push_back(x);
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t job = start(a, tmp_->path());
+  ASSERT_GT(job, 0);
+  pid_t run = -1;
+  for (int i = 0; i < 600 && run < 0; ++i) {
+    run = find_process({" run ", (*tmp_ / "slow.toml").string(), "stop_us=40000"});
+    if (run < 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(run, 0) << "the long run never started";
+  const pid_t rank = parent_of(run);
+  ::kill(rank, SIGKILL);
+  ::kill(run, SIGKILL);
+  const Proc p = finish(job, tmp_->path(), t0);
+  // (mpirun's own exit status under orte_enable_recovery is 0 whatever rank 0 returns: not checked.)
+  EXPECT_NE(p.err.find("traffic[0].stop_us=40000 FAILED (its rank was lost: not heard from for 3 s"),
+            std::string::npos)
+      << p.describe();
+  EXPECT_NE(p.err.find("1 of 2 runs failed"), std::string::npos) << p.describe();
+  EXPECT_TRUE(fs::exists(out_ / "traffic_0_.stop_us=100" / "summary.json")) << p.describe();
+  for (const auto& row : read_csv(out_ / "results.csv")) EXPECT_EQ(row.at("traffic[0].stop_us"), "100");
 }
 
 TEST_F(SweepRun, ResumesSkippingCompleteRunsAndRedoesADeletedOne) {
