@@ -334,6 +334,13 @@ nlohmann::json summary_json(const Scenario& s, Network& net, const RunResult& re
                 {"control_buffer", st.ctrl_drops},
                 {"wire", st.wire_drops},
                 {"unroutable", st.unroutable}};
+  // Link events (net/link_events.h): what was lost on failed links, and when what happened.
+  if (!s.events.empty()) {
+    j["drops"]["link_failure"] = st.link_down_drops;
+    nlohmann::json log = nlohmann::json::array();
+    for (const LinkLogEntry& e : net.link_log()) log.push_back({{"time_us", e.at.us()}, {"event", e.what}});
+    j["link_events"] = {{"route_updates", st.route_updates}, {"log", log}};
+  }
   j["transport"] = {{"data_packets_sent", st.data_packets_sent},
                     {"retransmitted_packets", st.retransmitted_packets},
                     {"acks_sent", st.acks_sent},
@@ -532,6 +539,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
       line.draw(fmt::format("setting up: {} {:.0f} %", stage, 100 * fraction));
   });
   line.clear();
+  net.set_link_events(s.events);
   if (s.threads != 1) {
     try {
       net.set_threads(s.threads);
