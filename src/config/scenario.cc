@@ -358,10 +358,11 @@ static void read_events(Config& c, Scenario& s) {
   for (size_t i = 0; i < n; ++i) {
     const std::string k = fmt::format("events[{}].", i);
     LinkEvent e;
-    e.at = c.get_us(k + "at_us", -1.0, 0, 1e12);
-    if (!c.has(k + "at_us")) c.fail(k + "at_us", "missing: the event's time in microseconds");
+    const std::string table = fmt::format("events[{}]", i);  // missing keys: the table's line
+    if (!c.has(k + "at_us")) c.fail(table, "at_us missing: the event's time in microseconds");
+    e.at = c.get_us(k + "at_us", 0.0, 0, 1e12);
     if (!c.has(k + "link"))
-      c.fail(k + "link", "missing: the link's two nodes, e.g. link = [\"leaf0\", \"spine1\"]");
+      c.fail(table, "link missing: the link's two nodes, e.g. link = [\"leaf0\", \"spine1\"]");
     const std::vector<std::string> ends = c.get_id_or_name_list(k + "link");
     if (ends.size() != 2)
       c.fail(k + "link", fmt::format("expected two node names or ids, got {}", ends.size()));
@@ -384,18 +385,18 @@ static void read_events(Config& c, Scenario& s) {
     });
     if (!linked)
       c.fail(k + "link", fmt::format("'{}' and '{}' are not linked in this topology", ends[0], ends[1]));
+    if (!c.has(k + "action")) c.fail(table, "action missing: \"down\", \"up\", \"rate\" or \"loss\"");
     const std::string action = c.get_string(k + "action", "down", {"down", "up", "rate", "loss"});
-    if (!c.has(k + "action")) c.fail(k + "action", "missing: \"down\", \"up\", \"rate\" or \"loss\"");
     if (action == "down") e.action = LinkEvent::Action::kDown;
     if (action == "up") e.action = LinkEvent::Action::kUp;
     if (action == "rate") {
       e.action = LinkEvent::Action::kRate;
-      if (!c.has(k + "rate_gbps")) c.fail(k + "rate_gbps", "missing: action = \"rate\" needs the new rate");
+      if (!c.has(k + "rate_gbps")) c.fail(table, "rate_gbps missing: action = \"rate\" needs the new rate");
       e.rate = gbps(c, k + "rate_gbps", 0);
     }
     if (action == "loss") {
       e.action = LinkEvent::Action::kLoss;
-      if (!c.has(k + "loss")) c.fail(k + "loss", "missing: action = \"loss\" needs the drop probability");
+      if (!c.has(k + "loss")) c.fail(table, "loss missing: action = \"loss\" needs the drop probability");
       e.loss = c.get_double(k + "loss", 0, 0, 1);
     }
     if (action != "rate" && c.has(k + "rate_gbps"))
