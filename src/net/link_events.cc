@@ -126,6 +126,10 @@ void Network::apply_link_event(const LinkEvent& e) {
     switch (e.action) {
       case LinkEvent::Action::kDown:
         if (x.down) break;
+        if (obs_.on_link_change) {
+          obs_.on_link_change(*x.node, x.index, true, sim_.now());
+          obs_.on_link_change(*y.node, y.index, true, sim_.now());
+        }
         fail_port(x, y);
         fail_port(y, x);
         // Their queues drain into the void (until the routes avoid the link, packets still come).
@@ -135,6 +139,10 @@ void Network::apply_link_event(const LinkEvent& e) {
       case LinkEvent::Action::kUp:
         if (!x.down) break;
         x.down = y.down = false;
+        if (obs_.on_link_change) {
+          obs_.on_link_change(*x.node, x.index, false, sim_.now());
+          obs_.on_link_change(*y.node, y.index, false, sim_.now());
+        }
         x.node->kick(x.index);
         y.node->kick(y.index);
         break;

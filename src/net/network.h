@@ -62,6 +62,9 @@ struct NetObservers {
   std::function<void(const FlowRecord&)> on_flow_finished;
   std::function<void(const Qp&, bool from_switch)> on_cnp_received;  // a CNP reached a live flow's sender
   std::function<void(const Qp&, Bytes payload)> on_data_delivered;   // in-order payload reached the receiver
+  // A link failed (down) or came back: once per end (`port` of `node`), at the event's time
+  // (net/link_events.h; called between windows, before the pauses of a failed link are cleared).
+  std::function<void(const Node&, int port, bool down, Time)> on_link_change;
 };
 
 // What the nodes of one partition write during a window (core/simulator.h): packets, counters, and the
@@ -194,6 +197,7 @@ class Network : private Coordinator, private DependentFlows::Releaser {
   void set_link_events(std::vector<LinkEvent> events);
   // The events applied and the route recomputations so far, in time order.
   const std::vector<LinkLogEntry>& link_log() const { return link_log_; }
+  bool has_link_events() const { return link_task_ != nullptr; }
 
   // --- routing ---
   // Equal-cost egress ports of switch `sw` towards node `dst` (empty: unreachable).
