@@ -396,3 +396,37 @@ action = "up"
 
 }  // namespace
 }  // namespace rocesim
+
+namespace rocesim {
+namespace {
+
+// scenarios/multipath/link_failure.toml: the failure shows in pfc.csv (link_down/link_up rows of both ends),
+// queues.csv (link_up 0 while failed), summary.json (drops.link_failure, link_events) and every flow
+// finishes.
+TEST(LinkEvents, ScenarioShowsTheFailureInItsOutputs) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("rocesim_link_failure_{}", ::getpid());
+  fs::remove_all(dir);
+  const Scenario s = load_scenario(std::string(ROCESIM_SCENARIO_DIR) + "/multipath/link_failure.toml");
+  RunOptions opt;
+  opt.out_dir = dir.string();
+  opt.checks.invariants = true;
+  const RunResult r = run_scenario(s, opt);
+  EXPECT_EQ(r.stopped.kind, CheckFailure::Kind::kNone) << r.stopped.message;
+  const nlohmann::json j = nlohmann::json::parse(test::read_text_file(dir / "summary.json"));
+  EXPECT_TRUE(j["complete"].get<bool>());
+  EXPECT_GT(j["drops"]["link_failure"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["link_events"]["route_updates"].get<uint64_t>(), 2u);
+  EXPECT_EQ(j["link_events"]["log"][0]["event"].get<std::string>(), "down s0-s3");
+  const std::string pfc = test::read_text_file(dir / "pfc.csv");
+  EXPECT_NE(pfc.find("100.000000,s0,5,s3,,link_down,\n"), std::string::npos) << pfc;
+  EXPECT_NE(pfc.find("100.000000,s3,0,s0,,link_down,\n"), std::string::npos) << pfc;
+  EXPECT_NE(pfc.find("600.000000,s0,5,s3,,link_up,\n"), std::string::npos) << pfc;
+  const std::string queues = test::read_text_file(dir / "queues.csv");
+  EXPECT_NE(queues.find(",prio7_bytes,link_up\n"), std::string::npos);
+  EXPECT_NE(queues.find("\n300.000000,s0,5,s3,0,0,0,0,0,0,0,0,0\n"), std::string::npos);
+  EXPECT_NE(queues.find("\n80.000000,s0,5,s3,"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace rocesim
