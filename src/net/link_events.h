@@ -1,4 +1,4 @@
-// Link events of a run ([[events]] in a scenario; docs/models.md "Link events"): at a simulated time a link
+// Link events of a run ([[events]] in a scenario; docs/models.md section A3b): at a simulated time a link
 // goes down or up, changes rate, or gets a drop probability. A failed link loses what it carries (counted
 // in NetStats::link_down_drops) and its PFC state is cleared; the routes are recomputed
 // SwitchSettings::failure_detection after a link goes down or up. Events apply between windows of the

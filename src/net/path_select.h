@@ -1,5 +1,5 @@
 // The one place a switch chooses among the equal-cost egress ports of a packet (SwitchSettings::routing):
-// ECMP's 5-tuple hash, flowlets, per-packet spraying, or the least-loaded port (docs/models.md "Routing").
+// ECMP's 5-tuple hash, flowlets, per-packet spraying, or the least-loaded port (docs/models.md section A3a).
 // State is per switch (its flowlet table and random stream), touched only by the switch's own events, so a
 // run gives the same choices for any thread count. A scheme's InputAgent::select_port (net/cc_api.h) is
 // asked after this choice and may override it.

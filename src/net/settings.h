@@ -16,7 +16,7 @@ enum class SwitchModel { kSharedBuffer, kInputOutputQueued };
 enum class InputQueueing { kFifo, kVoq };
 
 // How a switch picks one of the equal-cost egress ports of a packet (net/path_select.h; docs/models.md
-// "Routing"). Independent of the scheme: a scheme's InputAgent::select_port still has the last word.
+// section A3a). Independent of the scheme: a scheme's InputAgent::select_port still has the last word.
 //  kEcmp:     the 5-tuple hash, per flow [sim];
 //  kFlowlet:  a new random port after a gap of flowlet_gap in the flow's packets (LetFlow, NSDI '17);
 //  kSpray:    per packet, random or round robin (SprayMode) [packet spraying: Dixit et al., INFOCOM '13];

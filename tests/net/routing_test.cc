@@ -341,7 +341,7 @@ TEST(LinkEvents, BadInputNamesItsLine) {
 
 // Each routing mode and a link failure give the same flows.csv and summary.json (less its timings) on 1, 2
 // and 3 threads (docs/parallel.md).
-TEST(Routing, SameResultsForAnyThreadCount) {
+TEST(Routing, SameForAnyThreadCount) {
   const std::string failure = R"(
 [[events]]
 at_us = 30
