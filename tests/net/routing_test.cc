@@ -430,3 +430,40 @@ TEST(LinkEvents, ScenarioShowsTheFailureInItsOutputs) {
 
 }  // namespace
 }  // namespace rocesim
+
+namespace rocesim {
+namespace {
+
+// A link that fails while its egress is paused: the pause ends with the failure (a link_down row of that
+// priority in pfc.csv, its duration counted in the paused time, which stays the ports' own), the checks on
+// PFC state hold before, during and after the failure, and every flow finishes.
+TEST(LinkEvents, FailureClearsThePfcStateOfTheLink) {
+  std::string text =
+      leaf_spine(100, "ecmp", "buffer_bytes = 300000\n[cc]\nscheme = \"none\"\n[monitors]\npfc = true\n");
+  text.replace(text.find("seed = 1"), 8, "seed = 3");
+  for (int h : {0, 1, 2, 3, 5, 6, 7})
+    text += fmt::format("[[flows]]\nsrc = {}\ndst = 4\nsize_bytes = 3000000\n", h);
+  text += "[[events]]\nat_us = 100\nlink = [\"s1\", \"s3\"]\naction = \"down\"\n";
+  text += "[[events]]\nat_us = 300\nlink = [\"s1\", \"s3\"]\naction = \"up\"\n";
+  const fs::path dir = fs::temp_directory_path() / fmt::format("rocesim_pfc_failure_{}", ::getpid());
+  fs::remove_all(dir);
+  const Scenario s = load_scenario_text(text, "pfc_failure.toml");
+  RunOptions opt;
+  opt.out_dir = dir.string();
+  opt.checks.invariants = true;
+  const RunResult r = run_scenario(s, opt);
+  EXPECT_EQ(r.stopped.kind, CheckFailure::Kind::kNone) << r.stopped.message;
+  const nlohmann::json j = nlohmann::json::parse(test::read_text_file(dir / "summary.json"));
+  EXPECT_TRUE(j["complete"].get<bool>());
+  EXPECT_GT(j["pfc"]["pauses_sent"].get<uint64_t>(), 0u);
+  // s3 (spine) was paused towards s1 (leaf 1, the incast's) when the link failed.
+  const std::string pfc = test::read_text_file(dir / "pfc.csv");
+  EXPECT_NE(pfc.find("100.000000,s3,1,s1,3,link_down,"), std::string::npos) << pfc.substr(0, 2000);
+  EXPECT_EQ(j["monitors"]["pfc"]["paused_at_end"].get<uint64_t>(), 0u);
+  EXPECT_NEAR(j["monitors"]["pfc"]["paused_time_us"].get<double>(), j["pfc"]["paused_time_us"].get<double>(),
+              1e-6);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace rocesim
