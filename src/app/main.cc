@@ -57,6 +57,12 @@ void print_table(const Scenario& s, const RunResult& r, const std::string& out_d
     dropped += n.get<uint64_t>();
   }
   fmt::print("  drops: {} ({})\n", dropped, fmt::join(drops, ", "));
+  if (j.contains("link_events")) {
+    std::vector<std::string> log;
+    for (const auto& e : j["link_events"]["log"])
+      log.push_back(fmt::format("{:.1f} us {}", e["time_us"].get<double>(), e["event"].get<std::string>()));
+    fmt::print("  link events: {}\n", fmt::join(log, "; "));
+  }
   fmt::print("  {} events, {} packet-hops: {:.2f} M events/s, {:.2f} M packet-hops/s\n",
              j["performance"]["events"].get<uint64_t>(), j["performance"]["packet_hops"].get<uint64_t>(),
              j["performance"]["events_per_second"].get<double>() / 1e6,

@@ -348,6 +348,13 @@ nlohmann::json summary_json(const Scenario& s, Network& net, const RunResult& re
                 {"control_buffer", st.ctrl_drops},
                 {"wire", st.wire_drops},
                 {"unroutable", st.unroutable}};
+  // Link events (net/link_events.h): what was lost on failed links, and when what happened.
+  if (!s.events.empty()) {
+    j["drops"]["link_failure"] = st.link_down_drops;
+    nlohmann::json log = nlohmann::json::array();
+    for (const LinkLogEntry& e : net.link_log()) log.push_back({{"time_us", e.at.us()}, {"event", e.what}});
+    j["link_events"] = {{"route_updates", st.route_updates}, {"log", log}};
+  }
   j["transport"] = {{"data_packets_sent", st.data_packets_sent},
                     {"retransmitted_packets", st.retransmitted_packets},
                     {"acks_sent", st.acks_sent},
@@ -548,11 +555,16 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
       line.draw(fmt::format("setting up: {} {:.0f} %", stage, 100 * fraction));
   });
   line.clear();
+  net.set_link_events(s.events);
   if (opt.ranks) {
     if (opt.checks.invariants)
       throw InputError("--check", 0,
                        "invariant mode reads every switch at once and does not run across ranks; check the "
                        "scenario in one process (rocesim run --check --threads N)");
+    if (!s.events.empty())
+      throw InputError(s.file, 0,
+                       "[[events]] (link failures and changes) do not run across ranks yet; run the scenario "
+                       "in one process (--threads N)");
     try {
       net.set_ranks(opt.ranks, s.threads);
     } catch (const std::invalid_argument& e) {

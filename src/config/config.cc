@@ -416,6 +416,29 @@ std::string Config::get_id_or_name(const std::string& key) {
   fail(key, "expected a node name (string) or a node id (integer)");
 }
 
+std::vector<std::string> Config::get_id_or_name_list(const std::string& key) {
+  mark(key);
+  std::vector<std::string> v;
+  const toml::node* n = find(key);
+  if (!n) return v;
+  const auto* arr = n->as_array();
+  if (!arr) fail(key, "expected an array of node names (strings) or node ids (integers)");
+  toml::array out;
+  for (const auto& e : *arr) {
+    if (auto i = e.value_exact<int64_t>()) {
+      v.push_back(std::to_string(*i));
+      out.push_back(*i);
+    } else if (auto s = e.value_exact<std::string>()) {
+      v.push_back(*s);
+      out.push_back(*s);
+    } else {
+      fail(key, "expected an array of node names (strings) or node ids (integers)");
+    }
+  }
+  set_resolved(key, std::move(out));
+  return v;
+}
+
 void Config::reject_unknown_top_level(const std::vector<std::string>& known) const {
   for (const auto& [k, v] : root_) {
     const std::string key(k.str());

@@ -47,6 +47,8 @@ class Config {
   size_t table_array_size(const std::string& key);
   // A value that may be an integer or a string (e.g. a node id or a node name).
   std::string get_id_or_name(const std::string& key);
+  // An array whose elements are node ids or names (each as get_id_or_name returns it); missing: empty.
+  std::vector<std::string> get_id_or_name_list(const std::string& key);
 
   // Throws for any key present in the file that no getter asked for: everywhere, or only under the table
   // `prefix` (called as soon as a table has been read, so that a misspelled key is reported before any

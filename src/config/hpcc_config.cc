@@ -239,7 +239,7 @@ class TomlOut {
     int line = static_cast<int>(std::count(header.begin(), header.end(), '\n'));
     for (const auto& [table, items] : tables_) {
       if (!table.empty()) {
-        out += "\n[" + table + "]\n";
+        out += "\n[" + table + "]\n";  // "[name]": an array of tables, [[name]]
         line += 2;
       }
       for (const auto& it : items) {
@@ -371,7 +371,7 @@ void Reader::read_key(int line, const std::vector<std::string>& t) {
       count(1, key.find("FILE") != std::string::npos ? "a path" : "a value");
       break;
     case Kind::kLinkDown:
-      count(3, "three numbers: time_ns node_a node_b (0 0 0 = no link failure)");
+      count(3, "three numbers: time_us (after 2 s) node_a node_b (0 0 0 = no link failure)");
       for (int i = 0; i < 3; ++i)
         if (!parse_uint(v[i], e.down[i]))
           fail(line, fmt::format("{}: '{}' is not a non-negative integer", key, v[i]));
@@ -675,10 +675,6 @@ void Reader::check_unsupported_values() {
   require("RATE_BOUND", 1, 1, "sending without the rate limiter is not supported (use RATE_BOUND 1)");
   require("L2_BACK_TO_ZERO", 0, 0,
           "go-back-0 is not supported; rocesim retransmits go-back-N (L2_BACK_TO_ZERO 0)");
-  if (has("LINK_DOWN") && get("LINK_DOWN").down[0] > 0)
-    fail(line_of("LINK_DOWN"),
-         fmt::format("LINK_DOWN {} {} {}: link failures are not supported (use LINK_DOWN 0 0 0)",
-                     get("LINK_DOWN").down[0], get("LINK_DOWN").down[1], get("LINK_DOWN").down[2]));
   if (has("ERROR_RATE_PER_LINK") && get("ERROR_RATE_PER_LINK").d != 0)
     fail(
         line_of("ERROR_RATE_PER_LINK"),
@@ -739,6 +735,15 @@ void Reader::write_scenario(const ModeInfo& m) {
   if (m.mode == 3) map_hpcc();
   if (m.mode == 7) map_timely();
   if (m.mode == 8) map_dctcp();
+  // LINK_DOWN t a b (t > 0): the simulator takes the link between nodes a and b down at 2 s + t us (its
+  // flows' time origin) and recomputes every route at once: a link event with no detection delay.
+  if (has("LINK_DOWN") && get("LINK_DOWN").down[0] > 0) {
+    const auto& d = get("LINK_DOWN").down;
+    put("switch", "failure_detection_us", repr(0.0), "LINK_DOWN");
+    put("[events]", "at_us", repr(2e6 + static_cast<double>(d[0])), "LINK_DOWN");
+    put("[events]", "link", fmt::format("[{}, {}]", d[1], d[2]), "LINK_DOWN");
+    put("[events]", "action", repr(std::string("down")), "LINK_DOWN");
+  }
 
   const std::string header = fmt::format(
       "# The rocesim scenario equivalent to {} (an ns-3 HPCC simulator config, CC_MODE {} = {}).\n"

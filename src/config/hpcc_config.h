@@ -11,7 +11,8 @@
 //  - a key the simulator does not know is an error; a key set twice is a warning (the last value wins, as
 //    in the simulator); keys rocesim does not support are a warning when they have no effect on results
 //    (TRACE_FILE, TRACE_OUTPUT_FILE, ENABLE_TRACE, QLEN_MON_*, ...) and an error otherwise (e.g. HAS_WIN 1
-//    with DCQCN, LINK_DOWN at a time > 0, L2_BACK_TO_ZERO 1, MULTI_RATE 1 with HPCC), naming the key;
+//    with DCQCN, L2_BACK_TO_ZERO 1, MULTI_RATE 1 with HPCC), naming the key; LINK_DOWN t a b with t > 0
+//    is a link event ([[events]]: the link a-b goes down at 2 s + t us, routes recomputed at once);
 //  - keys of other CC modes are checked for syntax and otherwise unused; keys not set take the hpcc-sim
 //    profile's values (those of run.py) and are listed in a note;
 //  - relative paths resolve as the simulator resolves them, against the working directory; when

@@ -186,6 +186,28 @@ void read_switch(Config& c, SwitchSettings& s) {
   s.input_queueing = iq == "voq" ? InputQueueing::kVoq : InputQueueing::kFifo;
   if (s.input_queueing == InputQueueing::kVoq && s.model != SwitchModel::kInputOutputQueued)
     c.fail(k + "input_queueing", "\"voq\" needs model = \"input_output_queued\"");
+  // Routing (net/path_select.h): independent of the scheme.
+  const char* routing_names[] = {"ecmp", "flowlet", "spray", "adaptive"};
+  const std::string routing = c.get_string(k + "routing", routing_names[static_cast<int>(s.routing)],
+                                           {"ecmp", "flowlet", "spray", "adaptive"});
+  s.routing = routing == "flowlet"    ? Routing::kFlowlet
+              : routing == "spray"    ? Routing::kSpray
+              : routing == "adaptive" ? Routing::kAdaptive
+                                      : Routing::kEcmp;
+  s.flowlet_gap = c.get_us(k + "flowlet_gap_us", s.flowlet_gap, 0, 1e7);
+  s.flowlet_table_size =
+      static_cast<int>(c.get_int(k + "flowlet_table_size", s.flowlet_table_size, 1, int64_t{1} << 24));
+  if ((s.flowlet_table_size & (s.flowlet_table_size - 1)) != 0)
+    c.fail(k + "flowlet_table_size", "expected a power of two");
+  s.spray = c.get_string(k + "spray", s.spray == SprayMode::kRandom ? "random" : "round_robin",
+                         {"random", "round_robin"}) == "random"
+                ? SprayMode::kRandom
+                : SprayMode::kRoundRobin;
+  s.adaptive_per_flowlet =
+      c.get_string(k + "adaptive_granularity", s.adaptive_per_flowlet ? "flowlet" : "packet",
+                   {"packet", "flowlet"}) == "flowlet";
+  s.adaptive_avoid_paused = c.get_bool(k + "adaptive_avoid_paused", s.adaptive_avoid_paused);
+  s.failure_detection = c.get_us(k + "failure_detection_us", s.failure_detection, 0, 1e9);
 }
 
 void read_nic(Config& c, NicSettings& n) {
@@ -273,12 +295,18 @@ static void read_top_level(Config& c, Scenario& s) {
   // leaving the default topology, too small for the traffic).
   c.reject_unknown_top_level({"name", "description", "seed", "threads", "duration_ms", "stop_when_done",
                               "profile", "topology", "switch", "nic", "cc", "flows", "flow_file", "traffic",
-                              "output", "monitors"});
+                              "output", "monitors", "events"});
 }
 
 // [topology], [switch] (with the scheme's switch defaults), [nic] and [cc].
 static void read_fabric(Config& c, Scenario& s) {
   s.topo = read_topology(c);
+  // A drop probability for every link (a topology file's fifth column sets it per link; this key, when
+  // given, replaces it everywhere). Failures of single links: [[events]] action = "loss".
+  if (c.has("topology.link_loss")) {
+    const double loss = c.get_double("topology.link_loss", 0, 0, 1);
+    for (LinkSpec& l : s.topo.links) l.error_rate = loss;
+  }
   c.reject_unknown_keys("topology");  // a misspelled key before any error its default causes
   if (s.topo.num_hosts() < 2) c.fail("topology.kind", "the topology needs at least two hosts");
   // The scheme's own switch settings (config/schemes.h SwitchDefaultsFn) are the defaults of [switch].
@@ -323,6 +351,77 @@ static void read_inline_flows(Config& c, Scenario& s) {
                    [](const FlowSpec& a, const FlowSpec& b) { return a.start < b.start; });
 }
 
+// [[events]]: link failures, recoveries, rate and loss changes (net/link_events.h).
+static void read_events(Config& c, Scenario& s) {
+  const size_t n = c.table_array_size("events");
+  bool lossy = false;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string k = fmt::format("events[{}].", i);
+    LinkEvent e;
+    const std::string table = fmt::format("events[{}]", i);  // missing keys: the table's line
+    if (!c.has(k + "at_us")) c.fail(table, "at_us missing: the event's time in microseconds");
+    e.at = c.get_us(k + "at_us", 0.0, 0, 1e12);
+    if (!c.has(k + "link"))
+      c.fail(table, "link missing: the link's two nodes, e.g. link = [\"leaf0\", \"spine1\"]");
+    const std::vector<std::string> ends = c.get_id_or_name_list(k + "link");
+    if (ends.size() != 2)
+      c.fail(k + "link", fmt::format("expected two node names or ids, got {}", ends.size()));
+    int id[2];
+    for (int j = 0; j < 2; ++j) {
+      const std::string& v = ends[j];
+      if (!v.empty() && std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+        id[j] = v.size() < 9 ? std::stoi(v) : -1;
+        if (id[j] < 0 || id[j] >= s.topo.num_nodes)
+          c.fail(k + "link", fmt::format("node id {} out of range 0..{}", v, s.topo.num_nodes - 1));
+      } else {
+        id[j] = lookup_node(s.topo, v);
+        if (id[j] < 0) c.fail(k + "link", fmt::format("no node named '{}' in this topology", v));
+      }
+    }
+    e.a = id[0];
+    e.b = id[1];
+    const bool linked = std::any_of(s.topo.links.begin(), s.topo.links.end(), [&](const LinkSpec& l) {
+      return (l.a == e.a && l.b == e.b) || (l.a == e.b && l.b == e.a);
+    });
+    if (!linked)
+      c.fail(k + "link", fmt::format("'{}' and '{}' are not linked in this topology", ends[0], ends[1]));
+    if (!c.has(k + "action")) c.fail(table, "action missing: \"down\", \"up\", \"rate\" or \"loss\"");
+    const std::string action = c.get_string(k + "action", "down", {"down", "up", "rate", "loss"});
+    if (action == "down") e.action = LinkEvent::Action::kDown;
+    if (action == "up") e.action = LinkEvent::Action::kUp;
+    if (action == "rate") {
+      e.action = LinkEvent::Action::kRate;
+      if (!c.has(k + "rate_gbps")) c.fail(table, "rate_gbps missing: action = \"rate\" needs the new rate");
+      e.rate = gbps(c, k + "rate_gbps", 0);
+    }
+    if (action == "loss") {
+      e.action = LinkEvent::Action::kLoss;
+      if (!c.has(k + "loss")) c.fail(table, "loss missing: action = \"loss\" needs the drop probability");
+      e.loss = c.get_double(k + "loss", 0, 0, 1);
+    }
+    if (action != "rate" && c.has(k + "rate_gbps"))
+      c.fail(k + "rate_gbps", "only read with action = \"rate\"");
+    if (action != "loss" && c.has(k + "loss")) c.fail(k + "loss", "only read with action = \"loss\"");
+    if ((action == "down" || action == "loss") && s.sw.credit_enabled)
+      c.fail(k + "action",
+             "link failures and losses are not supported with switch.flow_control = \"credit\"");
+    lossy = lossy || action == "down" || (action == "loss" && e.loss > 0);
+    s.events.push_back(e);
+  }
+  c.reject_unknown_keys("events");
+  std::stable_sort(s.events.begin(), s.events.end(),
+                   [](const LinkEvent& a, const LinkEvent& b) { return a.at < b.at; });
+  for (const LinkSpec& l : s.topo.links) lossy = lossy || l.error_rate > 0;
+  // Losses in a lossless fabric: without a timeout, a flow whose last packets are lost waits forever.
+  if ((n > 0 || c.has("topology.link_loss")) && lossy && s.nic.rto <= Time::zero()) {
+    s.nic.rto = Time::from_ms(1);
+    c.set_resolved("nic.rto_us", toml::value<double>(1000.0));
+    c.note("nic.rto_us",
+           "1000 (1 ms): links lose packets ([[events]], topology.link_loss), and a lossless fabric's flows "
+           "have no timeout");
+  }
+}
+
 // [output]: the FCT statistics' size buckets and short-flow limit, fct.txt; and [monitors].
 static void read_output(Config& c, Scenario& s) {
   s.size_buckets.clear();
@@ -340,6 +439,7 @@ static Scenario build(Config& c) {
   Scenario s;
   read_top_level(c, s);
   read_fabric(c, s);
+  read_events(c, s);
   read_inline_flows(c, s);
   if (c.has("flow_file")) {
     const std::string p = c.get_string("flow_file.path", "");

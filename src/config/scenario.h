@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "config/monitors.h"
 #include "config/schemes.h"
+#include "net/link_events.h"
 #include "net/settings.h"
 #include "topo/topology.h"
 #include "workload/flow.h"
@@ -70,6 +71,8 @@ struct Scenario {
 
   std::string scheme = "dcqcn";
   SchemeFactory scheme_factory;  // builds the configured scheme (config/schemes.h)
+
+  std::vector<LinkEvent> events;  // [[events]]: link failures, recoveries, rate and loss changes, by time
 
   std::vector<FlowSpec> inline_flows;
   std::string flow_file;  // ns-3 HPCC flow file, if any

@@ -290,7 +290,8 @@ std::string NetChecker::check_links(int id) const {
     if (node.is_switch() && data != port.data_bytes)
       return fmt::format("{} port {}: data_bytes counter {} but data queues hold {} bytes", name(id),
                          port.index, port.data_bytes, data);
-    if (!node.is_switch() || !net_.switch_settings().pfc_enabled) continue;
+    // A failed link has no PFC state (net/link_events.h: it was cleared when the link failed).
+    if (!node.is_switch() || !net_.switch_settings().pfc_enabled || port.down) continue;
     const Switch& s = static_cast<const Switch&>(node);
     const Port& peer = port.peer->ports()[port.peer_port];
     for (int prio = 1; prio < kNumPriorities; ++prio) {

@@ -399,6 +399,8 @@ void merge_stats(NetStats& into, const NetStats& o) {
   into.max_switch_buffer_bytes = std::max(into.max_switch_buffer_bytes, o.max_switch_buffer_bytes);
   into.out_of_order_packets += o.out_of_order_packets;
   into.switch_messages += o.switch_messages;
+  into.link_down_drops += o.link_down_drops;
+  into.route_updates += o.route_updates;
 }
 
 // --- observers ---------------------------------------------------------------------------------------

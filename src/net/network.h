@@ -15,6 +15,7 @@
 #include "core/simulator.h"
 #include "net/cc_api.h"
 #include "net/flow_record.h"
+#include "net/link_events.h"
 #include "net/node.h"
 #include "net/qp.h"
 #include "net/routes.h"
@@ -49,6 +50,8 @@ struct NetStats {
   uint64_t out_of_order_packets =
       0;                         // data packets that reached their receiver ahead of the next expected byte
   uint64_t switch_messages = 0;  // switch-to-switch control messages sent
+  uint64_t link_down_drops = 0;  // packets (and PFC frames) lost on failed links (net/link_events.h)
+  uint64_t route_updates = 0;    // route recomputations after link failures and recoveries
 };
 
 // Adds `o` into `into`: counts add up, peaks take the larger.
@@ -62,6 +65,9 @@ struct NetObservers {
   std::function<void(const FlowRecord&)> on_flow_finished;
   std::function<void(const Qp&, bool from_switch)> on_cnp_received;  // a CNP reached a live flow's sender
   std::function<void(const Qp&, Bytes payload)> on_data_delivered;   // in-order payload reached the receiver
+  // A link failed (down) or came back: once per end (`port` of `node`), at the event's time
+  // (net/link_events.h; called between windows, before the pauses of a failed link are cleared).
+  std::function<void(const Node&, int port, bool down, Time)> on_link_change;
 };
 
 // What the nodes of one partition write during a window (core/simulator.h): packets, counters, and the
@@ -209,6 +215,16 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   // Hands a control packet created at `from` to that node's forwarding (switch) or NIC (host).
   void inject(int from_node, Packet* p);
 
+  // --- link events (net/link_events.h) ---
+  // The run's link failures, recoveries, rate and loss changes, applied at their times; before the first
+  // run(). Each event's nodes must be linked (std::invalid_argument otherwise). When some event fails a link
+  // or sets a loss and no retransmission timeout is set (NicSettings::rto = 0), it becomes 1 ms: a lossless
+  // fabric's flows otherwise wait forever for their lost tail.
+  void set_link_events(std::vector<LinkEvent> events);
+  // The events applied and the route recomputations so far, in time order.
+  const std::vector<LinkLogEntry>& link_log() const { return link_log_; }
+  bool has_link_events() const { return link_task_ != nullptr; }
+
   // --- routing ---
   // Equal-cost egress ports of switch `sw` towards node `dst` (empty: unreachable).
   std::pair<const uint16_t*, int> routes(int sw, int dst) const { return routes_.lookup(sw, dst); }
@@ -246,6 +262,10 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
  private:
   void build_nodes();
   void build_routes(const SetupProgress& progress);
+  friend class LinkEventTask;
+  void apply_link_event(const LinkEvent& e);
+  void fail_port(Port& x, const Port& peer);
+  void recompute_routes();
   void compute_max_base_rtt();
   // Follows the ECMP path of a 5-tuple from `src`, calling hop(node, egress port) at each node; false
   // (after some hops, maybe) when `dst` cannot be reached.
@@ -304,6 +324,8 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   std::set<std::string> counter_names_;  // owns the names of remote_scheme_counters_
 
   RouteTable routes_;
+  std::unique_ptr<BarrierTask> link_task_;
+  std::vector<LinkLogEntry> link_log_;
   std::vector<uint64_t> ecmp_salt_;
   Time max_base_rtt_;
 

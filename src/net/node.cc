@@ -32,6 +32,11 @@ void Node::start_tx(Port& port, Packet* p) {
   p->next = nullptr;
   port.tx_bytes += p->size;
   ++port.stats.tx_packets;
+  if (port.down) [[unlikely]] {  // a failed link: what is sent is lost (PFC frames too, uncounted)
+    ++net_.counters().link_down_drops;
+    net_.pool().put(p);
+    return;
+  }
   if (p->type == PktType::kPfc && !(p->flags & Packet::kFlagCredit)) {
     ++port.pfc_tx[p->pfc_class];
     port.pfc_tx_last_pause[p->pfc_class] = p->pfc_pause;
@@ -66,6 +71,8 @@ void Node::deliver_head(Port& port) {
     net_.sim().at_keyed(p->next_arrive, handler_, Simulator::kDeliverySeq + static_cast<uint64_t>(port.index),
                         handler_, deliver_kind(port), reinterpret_cast<uint64_t>(port.fl_head));
   p->next = nullptr;
+  if (port.cut && lost_to_failure(port, p)) [[unlikely]]
+    return;
   ++net_.counters().packet_hops;
   // The neighbour's code runs now: what it schedules has the neighbour as origin, as it would when the
   // packet arrives as its own event (a link to another partition).
@@ -73,6 +80,14 @@ void Node::deliver_head(Port& port) {
   EventHandler* prev = net_.sim().switch_origin(peer);
   peer->receive(p, port.peer_port);
   net_.sim().switch_origin(prev);
+}
+
+bool Node::lost_to_failure(const Port& port, Packet* p) {
+  const Time ser = port.ps_per_byte ? Time{int64_t{p->size} * port.ps_per_byte} : tx_time(p->size, port.rate);
+  if (!port.down && p->t_arrive - port.delay - ser >= port.cut_at) return false;
+  ++net_.counters().link_down_drops;
+  net_.pool().put(p);
+  return true;
 }
 
 void Node::send_pfc(int port_index, int prio, bool pause) {
@@ -127,8 +142,11 @@ void Node::on_event(uint32_t kind, uint64_t arg) {
     if ((kind & 0xff) == kDeliver) {
       deliver_head(ports_[port]);
     } else {
+      Packet* p = reinterpret_cast<Packet*>(arg);
+      if (ports_[port].cut && lost_to_failure(ports_[port], p)) [[unlikely]]
+        return;
       ++net_.counters().packet_hops;
-      receive(reinterpret_cast<Packet*>(arg), port);
+      receive(p, port);
     }
     return;
   }

@@ -46,6 +46,10 @@ struct alignas(64) Port {
   Node* node = nullptr;
   double error_rate = 0;
   bool remote = false;  // the peer is in another partition: each packet is an event of the peer
+  // Link events (net/link_events.h): `down` while the link is failed (whatever is sent is lost); `cut`
+  // once it has failed at least once (deliveries then check whether the packet was on the wire at cut_at).
+  bool down = false;
+  bool cut = false;
   // tx_time(size, rate) = size x ps_per_byte when the rate divides 8e12 bit-ps (every Ethernet rate): an
   // integer product on the hot path instead of long double arithmetic; 0 when it does not.
   int64_t ps_per_byte = 0;
@@ -66,6 +70,8 @@ struct alignas(64) Port {
   bool pfc_tx_last_pause[kNumPriorities] = {};
   uint32_t pfc_rx[kNumPriorities] = {};
   Rng loss_rng;  // draws the losses of a lossy wire (error_rate > 0), in transmission order
+  Time cut_at;   // the link's last failure (with `cut`): packets that started before it and arrive after are
+                 // lost
 
   // Credit-based flow control (net/credit.h), per priority. Egress: bytes sent to the peer and the peer's
   // latest cumulative freed count (credits = buffer + peer_freed - sent). Ingress: bytes received on this
@@ -147,6 +153,9 @@ class Node : public EventHandler {
   void schedule_wake(Port& port, Time t);
   void start_tx(Port& port, Packet* p);
   void deliver_head(Port& port);
+  // A packet arriving over `port`'s link (either end) that was on the wire when the link failed, or
+  // arrives while it is down: lost (counted and freed; true).
+  bool lost_to_failure(const Port& port, Packet* p);
 
   Network& net_;
   int id_;

@@ -82,6 +82,7 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
       bfs.pop_front();
       if (u != root && !is_switch[u]) continue;
       for (const Port& p : nodes[u]->ports()) {
+        if (p.down) continue;  // a failed link (net/link_events.h)
         const int v = p.peer->id();
         if (dist[v] < 0) {
           dist[v] = dist[u] + 1;
@@ -94,7 +95,7 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
     set.clear();
     for (const Port& p : nodes[s]->ports()) {
       const int v = p.peer->id();
-      if (dist[v] == dist[s] - 1 && (is_switch[v] || v == root))
+      if (!p.down && dist[v] == dist[s] - 1 && (is_switch[v] || v == root))
         set.push_back(static_cast<uint16_t>(p.index));
     }
     return intern(set, index);
@@ -121,7 +122,7 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
       if (attach_[h] == kNone) continue;
       set.clear();
       for (const Port& p : nodes[attach_[h]]->ports())
-        if (p.peer->id() == h) set.push_back(static_cast<uint16_t>(p.index));
+        if (p.peer->id() == h && !p.down) set.push_back(static_cast<uint16_t>(p.index));
       host_set_[h] = intern(set, index);
     }
   }

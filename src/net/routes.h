@@ -27,7 +27,8 @@ class Node;
 class RouteTable {
  public:
   // Builds the tables for `nodes` (indexed by node id, wired as `topo` says), calling `progress` with the
-  // fraction done now and then when given.
+  // fraction done now and then when given. Failed links (Port::down) carry no route; a later call rebuilds
+  // the tables for the links up then (net/link_events.h).
   void build(const std::vector<Node*>& nodes, const TopoSpec& topo,
              const std::function<void(double)>& progress = {});
 

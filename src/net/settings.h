@@ -15,6 +15,17 @@ enum class SwitchModel { kSharedBuffer, kInputOutputQueued };
 // output queues (one per (ingress port, priority, egress port), sharing the FIFO's byte limit and PFC).
 enum class InputQueueing { kFifo, kVoq };
 
+// How a switch picks one of the equal-cost egress ports of a packet (net/path_select.h; docs/models.md
+// section A3a). Independent of the scheme: a scheme's InputAgent::select_port still has the last word.
+//  kEcmp:     the 5-tuple hash, per flow [sim];
+//  kFlowlet:  a new random port after a gap of flowlet_gap in the flow's packets (LetFlow, NSDI '17);
+//  kSpray:    per packet, random or round robin (SprayMode) [packet spraying: Dixit et al., INFOCOM '13];
+//  kAdaptive: the least-loaded port (fewest egress data bytes, then an idle wire), per packet or per flowlet
+//  (CONGA-like
+//             local decision, SIGCOMM '14, without the leaf-to-leaf feedback).
+enum class Routing { kEcmp, kFlowlet, kSpray, kAdaptive };
+enum class SprayMode { kRandom, kRoundRobin };
+
 struct SwitchSettings {
   Bytes buffer_bytes = 32'000'000;  // shared buffer per switch [sim: 32 MB at 100G hosts]
   bool pfc_enabled = true;
@@ -66,6 +77,24 @@ struct SwitchSettings {
   // links (a full input pauses its upstream), not from a FIFO head waiting for another output.
   // [seed 001 sec. 4.1: "virtual input queues (VOQ)"; kFifo: the model before this option, the default]
   InputQueueing input_queueing = InputQueueing::kFifo;
+
+  // --- routing (net/path_select.h) ---
+  Routing routing = Routing::kEcmp;  // [sim: ECMP on the 5-tuple hash]
+  // Flowlet gap: a flow idle this long may take another port (kFlowlet; kAdaptive per flowlet).
+  // [rocesim choice: 100 us; CONGA uses 500 us for TCP, RDMA's RTTs are shorter]
+  Time flowlet_gap = Time::from_us(100);
+  // Entries of each switch's flowlet table, indexed by the flow hash (a power of two; flows that share an
+  // entry share its flowlet, as in hardware tables). [rocesim choice; CONGA: 64K entries]
+  int flowlet_table_size = 4096;
+  SprayMode spray = SprayMode::kRandom;  // kSpray: per-switch random stream, or round robin per switch
+  bool adaptive_per_flowlet = false;     // kAdaptive: decide per flowlet (true) or per packet (false)
+  // kAdaptive: skip an egress whose priority is paused by the downstream PFC (unless all are) [rocesim
+  // choice: the downstream PFC state is the congestion signal a lossless fabric has]
+  bool adaptive_avoid_paused = true;
+  // Link failures and recoveries ([[events]]): the routes are recomputed this long after the link changed
+  // state (failure detection and route convergence). [rocesim choice: 100 us, hardware loss-of-signal
+  // detection and local reroute; the ns-3 HPCC simulator recomputes at once (0)]
+  Time failure_detection = Time::from_us(100);
 };
 
 struct NicSettings {

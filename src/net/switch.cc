@@ -11,15 +11,20 @@ void Switch::configure(const SwitchSettings& s, Rate host_rate) {
   crossbar_.configure();
   mmu_.configure(host_rate, crossbar_.on());
   egress_.configure();
+  paths_.configure(s_, net_.seed(), id_);
   in_dequeue_.assign(ports_.size(), 0);
 }
 
-int Switch::route(const Packet& p) const {
+int Switch::route(const Packet& p) {
   auto [ports, n] = net_.routes(id_, p.dst);
   if (n == 0) return -1;
   if (n == 1) return ports[0];
-  const int hashed = ports[net_.flow_hash(p, id_) % static_cast<uint64_t>(n)];
-  return input_agent_ ? input_agent_->select_port(p, ports, n, hashed) : hashed;
+  const int chosen = paths_.choose(ports_, p, ports, n, net_.flow_hash(p, id_), net_.now());
+  if (!input_agent_) return chosen;
+  // The scheme has the last word, among the ports routing allows now (a port it remembers may have
+  // failed since: then routing's choice stands).
+  const int port = input_agent_->select_port(p, ports, n, chosen);
+  return port == chosen || PathSelector::contains(ports, n, port) ? port : chosen;
 }
 
 void Switch::receive(Packet* p, int in_port) {

@@ -2,7 +2,8 @@
 // - SwitchMmu (net/switch_mmu.h): buffer accounting per ingress (port, priority) and PFC thresholds;
 // - Crossbar (net/switch_crossbar.h): the input queues of the input-and-output queued model;
 // - EgressScheduler (net/switch_egress.h): which packet a port sends next, RED marking, INT stamping.
-// The switch itself routes (ECMP, or the scheme's InputAgent::select_port), hands packets from part to part
+// The switch itself routes (PathSelector: ECMP, flowlets, spraying or adaptive, then the scheme's
+// InputAgent::select_port), hands packets from part to part
 // (`forward`, `dequeue`) and carries the scheme's agents and switch-to-switch messages. A data packet is
 // accounted to its ingress (port, priority) for PFC and to its egress queue for ECN and INT; see
 // docs/algorithms.md section 1.1-1.4.
@@ -12,6 +13,7 @@
 
 #include "net/cc_api.h"
 #include "net/node.h"
+#include "net/path_select.h"
 #include "net/settings.h"
 #include "net/switch_crossbar.h"
 #include "net/switch_egress.h"
@@ -32,6 +34,7 @@ class Switch : public Node {
     input_agent_ = agent_ ? agent_->input_agent() : nullptr;
   }
   SwitchAgent* agent() { return agent_.get(); }
+  const PathSelector& paths() const { return paths_; }
 
   // Enqueues a packet at an egress port, as forwarding would (used for switch-generated packets).
   void forward(Packet* p);
@@ -54,6 +57,8 @@ class Switch : public Node {
   // a PAUSE goes out now unless one is out already, and the switch's own RESUME waits until the agent
   // releases the hold (hold = false) and the buffer rule allows it (PFC relay of long-haul links).
   void hold_pause(int port, int prio, bool hold) { mmu_.hold_pause(port, prio, hold); }
+  // The link of `port` failed: the pauses this switch sent on it are void (net/link_events.h).
+  void clear_link_pause(int port) { mmu_.clear_pause(port); }
 
   // --- input-and-output queued model (SwitchSettings::model; see settings.h) ---
   bool input_output_queued() const { return crossbar_.on(); }
@@ -84,7 +89,7 @@ class Switch : public Node {
   friend class Crossbar;
   friend class EgressScheduler;
 
-  int route(const Packet& p) const;
+  int route(const Packet& p);
   // Puts a data packet in the egress queue of its priority at `out` (after admission or crossing).
   void enqueue_output(Packet* p, int out) {
     Port& port = ports_[out];
@@ -96,7 +101,8 @@ class Switch : public Node {
   SwitchSettings s_;
   std::unique_ptr<SwitchAgent> agent_;
   InputAgent* input_agent_ = nullptr;  // agent_->input_agent(), or null
-  std::vector<uint8_t> in_dequeue_;    // per port: dequeue() runs (no nested kick of that port)
+  PathSelector paths_;
+  std::vector<uint8_t> in_dequeue_;  // per port: dequeue() runs (no nested kick of that port)
   SwitchMmu mmu_{*this, s_};
   EgressScheduler egress_{*this, s_};
   Crossbar crossbar_{*this, s_};

@@ -51,6 +51,11 @@ class SwitchMmu {
 
   // An agent holds ingress (port, prio) paused (Switch::hold_pause).
   void hold_pause(int port, int prio, bool hold);
+  // The link of ingress `port` failed: no pause of it is in force any more (net/link_events.h).
+  void clear_pause(int port) {
+    for (int prio = 0; prio < kNumPriorities; ++prio)
+      ingress_[port * kNumPriorities + prio].pause_sent = false;
+  }
 
   const IngressCounters& ingress(int port, int prio) const { return ingress_[port * kNumPriorities + prio]; }
   // Data bytes held for ingress `port` over all data priorities.

@@ -51,6 +51,10 @@ const char* event_name(Monitors::PfcEventKind k) {
       return "resume";
     case Monitors::PfcEventKind::kEnd:
       return "end";
+    case Monitors::PfcEventKind::kLinkDown:
+      return "link_down";
+    case Monitors::PfcEventKind::kLinkUp:
+      return "link_up";
   }
   return "?";
 }
@@ -101,6 +105,10 @@ Monitors::Monitors(Network& net, const MonitorSpec& spec) : net_(net), spec_(spe
       if (prev) prev(n, port, prio, pause, t);
       on_pfc(n, port, prio, pause, t);
     };
+    obs.on_link_change = [this, prev = saved_.on_link_change](const Node& n, int port, bool down, Time t) {
+      if (prev) prev(n, port, down, t);
+      on_link(n, port, down, t);
+    };
   }
   if (spec_.all_flows || !spec_.flow_rates.empty()) {
     obs.on_data_delivered = [this, prev = saved_.on_data_delivered](const Qp& qp, Bytes payload) {
@@ -124,7 +132,10 @@ Monitors::Monitors(Network& net, const MonitorSpec& spec) : net_(net), spec_(spe
 Monitors::~Monitors() {
   net_.sim().remove_task(this);
   NetObservers& obs = net_.observers();
-  if (spec_.pfc) obs.on_pfc_rx = saved_.on_pfc_rx;
+  if (spec_.pfc) {
+    obs.on_pfc_rx = saved_.on_pfc_rx;
+    obs.on_link_change = saved_.on_link_change;
+  }
   if (spec_.all_flows || !spec_.flow_rates.empty()) obs.on_data_delivered = saved_.on_data_delivered;
   if (spec_.cnp) {
     obs.on_cnp_received = saved_.on_cnp_received;
@@ -171,6 +182,12 @@ void Monitors::sample_queues() {
   }
   queue_bytes_.push_back(std::move(row));
   queue_prio_bytes_.push_back(std::move(prio_row));
+  if (net_.has_link_events()) {
+    std::vector<uint8_t> up;
+    up.reserve(spec_.queue_ports.size());
+    for (const PortRef& p : spec_.queue_ports) up.push_back(net_.node(p.node).port(p.port).down ? 0 : 1);
+    queue_link_up_.push_back(std::move(up));
+  }
   std::vector<Bytes> in;
   in.reserve(spec_.input_queue_ports.size());
   for (const PortRef& p : spec_.input_queue_ports) in.push_back(net_.sw(p.node).input_bytes(p.port));
@@ -201,6 +218,21 @@ void Monitors::on_pfc(const Node& n, int port, int prio, bool pause, Time t) {
     pfc_.push_back({t, n.id(), port, peer, prio, PfcEventKind::kPause, Time{}});
   } else if (it != open_pauses_.end()) {
     pfc_.push_back({t, n.id(), port, peer, prio, PfcEventKind::kResume, t - it->second});
+    open_pauses_.erase(it);
+  }
+}
+
+// A link failed or came back: a row for this end; a failure also ends the pauses of this egress (cleared
+// with the link's PFC state), each with the time it was paused.
+void Monitors::on_link(const Node& n, int port, bool down, Time t) {
+  if (finished_) return;
+  const int peer = net_.node(n.id()).port(port).peer->id();
+  pfc_.push_back({t, n.id(), port, peer, -1, down ? PfcEventKind::kLinkDown : PfcEventKind::kLinkUp, Time{}});
+  if (!down) return;
+  for (int prio = 0; prio < kNumPriorities; ++prio) {
+    auto it = open_pauses_.find(pause_key(n.id(), port, prio));
+    if (it == open_pauses_.end()) continue;
+    pfc_.push_back({t, n.id(), port, peer, prio, PfcEventKind::kLinkDown, t - it->second});
     open_pauses_.erase(it);
   }
 }
@@ -373,6 +405,8 @@ void Monitors::write_port_samples(std::ostream& out, const std::vector<PortRef>&
   if (per_prio)
     for (int prio = 1; prio < kNumPriorities; ++prio)
       fmt::format_to(std::back_inserter(buf), ",prio{}_bytes", prio);
+  const bool link_up = per_prio && !queue_link_up_.empty();  // queues.csv of a run with link events
+  if (link_up) buf.append(std::string_view(",link_up"));
   buf.append(std::string_view("\n"));
   std::vector<std::string> prefix;  // ",node,port,peer," per port
   for (const PortRef& p : ports)
@@ -385,6 +419,7 @@ void Monitors::write_port_samples(std::ostream& out, const std::vector<PortRef>&
       buf.append(prefix[i]);
       fmt::format_to(std::back_inserter(buf), "{}", samples[s][i]);
       if (per_prio) fmt::format_to(std::back_inserter(buf), ",{}", fmt::join((*per_prio)[s][i], ","));
+      if (link_up) fmt::format_to(std::back_inserter(buf), ",{}", queue_link_up_[s][i]);
       buf.push_back('\n');
       if (buf.size() > kFlushBytes) flush(out, buf);
     }
@@ -422,9 +457,11 @@ void Monitors::write_pfc_csv(std::ostream& out) const {
   buf.append(std::string_view("time_us,node,port,peer,prio,event,duration_us\n"));
   for (const PfcEvent& e : pfc_) {
     fmt::format_to(std::back_inserter(buf), "{},{},{},{},{},{},", format_time_us(e.t),
-                   csv_field(node_name(e.node)), e.port, csv_field(node_name(e.peer)), e.prio,
-                   event_name(e.kind));
-    if (e.kind != PfcEventKind::kPause) buf.append(format_time_us(e.duration));
+                   csv_field(node_name(e.node)), e.port, csv_field(node_name(e.peer)),
+                   e.prio >= 0 ? std::to_string(e.prio) : std::string(), event_name(e.kind));
+    if (e.kind == PfcEventKind::kResume || e.kind == PfcEventKind::kEnd ||
+        (e.kind == PfcEventKind::kLinkDown && e.prio >= 0))
+      buf.append(format_time_us(e.duration));
     buf.push_back('\n');
     if (buf.size() > kFlushBytes) flush(out, buf);
   }
@@ -542,21 +579,24 @@ nlohmann::json Monitors::summary() {
                   {"top_ports", top_entries(std::move(ports))}};
   }
   if (spec_.pfc) {
-    uint64_t pauses = 0, resumes = 0, ends = 0;
+    uint64_t pauses = 0, resumes = 0, ends = 0, link_events = 0;
     Time paused;
     for (const PfcEvent& e : pfc_) {
       if (e.kind == PfcEventKind::kPause)
         ++pauses;
       else if (e.kind == PfcEventKind::kResume)
         ++resumes;
-      else
+      else if (e.kind == PfcEventKind::kEnd)
         ++ends;
+      else if (e.prio < 0)
+        ++link_events;
       if (e.kind != PfcEventKind::kPause) paused += e.duration;
     }
     j["pfc"] = {{"pause_events", pauses},
                 {"resume_events", resumes},
                 {"paused_at_end", ends},
                 {"paused_time_us", paused.us()}};
+    if (link_events > 0) j["pfc"]["link_events"] = link_events;
   }
   if (spec_.cnp) {
     uint64_t flows = 0, with = 0, received = 0, from_sw = 0;

@@ -7,9 +7,11 @@
 //  - per-flow goodput, CNPs and PFC transitions come from NetObservers hooks (chained with any observer
 //    already installed, restored on destruction).
 // Files (only those enabled), times in us with 6 decimals (exact to the ps), rates with 6 decimals:
-//   queues.csv  time_us,node,port,peer,queue_bytes,prio1_bytes,...,prio7_bytes   data bytes queued at the
+//   queues.csv  time_us,node,port,peer,queue_bytes,prio1_bytes,...,prio7_bytes[,link_up]   data bytes queued
+//   at the
 //               egress port: queue_bytes over the data priorities 1..7, then each priority's own queue
-//               (priority 0, the control class, is not counted: docs/user-guide.md, "How a port schedules")
+//               (priority 0, the control class, is not counted: docs/user-guide.md, "How a port schedules");
+//               link_up (1, or 0 while the port's link is failed) only when the run has link events
 //   input_queues.csv  time_us,node,port,peer,queue_bytes   data bytes held in the input queue(s) of the
 //               switch's ingress port from peer (all priorities; every virtual output queue under "voq"),
 //               Switch::input_bytes; sampled at the queues.csv times (input_output_queued switches only)
@@ -23,7 +25,10 @@
 //               duration so far). One pause/resume pair per paused interval (repeated PAUSE frames while
 //               paused are not events), so the resume durations of a port sum to its PortStats::paused_time.
 //               Under credits (switch.flow_control = "credit") pause/resume are the egress running out of
-//               credits (credit-starved) and the credit frame that refills it.
+//               credits (credit-starved) and the credit frame that refills it. With link events
+//               (net/link_events.h): link_down and link_up rows (prio and duration empty) for each end of
+//               the link, and a link_down row per priority still paused then, with the time it was paused
+//               (a failure clears the pause; these durations count in PortStats::paused_time too).
 //   cnps.csv    flow_id,src,dst,cnps_received,cnps_from_switches   every flow started (src/dst node ids as
 //               in flows.csv); CNPs counted when they reach the sender of a live flow. (Kept in memory
 //               until written: 16 bytes per finished flow, plus a tally per flow that got CNPs.)
@@ -51,12 +56,12 @@ namespace rocesim {
 
 class Monitors : public BarrierTask {
  public:
-  enum class PfcEventKind { kPause, kResume, kEnd };
+  enum class PfcEventKind { kPause, kResume, kEnd, kLinkDown, kLinkUp };
   struct PfcEvent {
     Time t;
     int node = 0, port = 0, peer = 0, prio = 0;
     PfcEventKind kind = PfcEventKind::kPause;
-    Time duration;  // resume and end only
+    Time duration;  // resume, end, and link_down of a paused priority only
   };
   struct CnpCount {
     uint64_t flow_id = 0;
@@ -157,7 +162,9 @@ class Monitors : public BarrierTask {
   std::vector<Time> queue_times_;
   std::vector<std::vector<Bytes>> queue_bytes_;
   std::vector<std::vector<PrioBytes>> queue_prio_bytes_;  // [sample][queue_ports entry][priority - 1]
-  std::vector<std::vector<Bytes>> input_bytes_;           // [sample][input_queue_ports entry]
+  std::vector<std::vector<uint8_t>> queue_link_up_;       // [sample][queue_ports entry]: with link events
+  void on_link(const Node& n, int port, bool down, Time t);
+  std::vector<std::vector<Bytes>> input_bytes_;  // [sample][input_queue_ports entry]
 
   std::unordered_map<uint64_t, FlowBins> flow_bins_;
   Time rate_origin_;                           // start of the first port bin

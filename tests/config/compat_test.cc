@@ -446,7 +446,8 @@ TEST(HpccConfigFile, EveryDefectGivesItsLineAndKey) {
       {"cc_mode_pint", 3, "CC_MODE 10 (HPCC-PINT) is not supported by rocesim"},
       {"cc_mode_unknown", 3, "CC_MODE 5 is not a mode of the simulator"},
       {"ack_interval_zero", 4, "L2_ACK_INTERVAL 0 turns ACKs off"},
-      {"link_down", 4, "LINK_DOWN 2000100000 4 6: link failures are not supported"},
+      {"link_down", 4, "LINK_DOWN: 2 values after the key, expected 3"},
+      {"link_down_unlinked", 4, "LINK_DOWN: events[0].link: '0' and '1' are not linked in this topology"},
       {"error_rate", 4, "ERROR_RATE_PER_LINK 0.001: not supported"},
       {"back_to_zero", 4, "L2_BACK_TO_ZERO 1: go-back-0 is not supported"},
       {"topology_missing", 2, "TOPOLOGY_FILE: cannot find 'mix/no_such_topology.txt'"},
@@ -476,6 +477,20 @@ TEST(HpccConfigFile, EveryDefectGivesItsLineAndKey) {
                 std::string::npos);
     }
   }
+}
+
+// LINK_DOWN t a b (t > 0): the simulator takes the link a-b down at 2 s + t us and recomputes the routes at
+// once (scratch/third.cc TakeDownLink): a link event without detection delay.
+TEST(HpccConfigFile, LinkDownIsALinkEvent) {
+  const HpccConfig c = read_hpcc_config(kData + "/events/link_down.txt", kData);
+  const Scenario s = load_hpcc_config_scenario(c);
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0].at, Time::from_s(2) + Time::from_us(100));
+  EXPECT_EQ(s.events[0].a, 4);
+  EXPECT_EQ(s.events[0].b, 6);
+  EXPECT_EQ(s.events[0].action, LinkEvent::Action::kDown);
+  EXPECT_EQ(s.sw.failure_detection, Time::zero());
+  EXPECT_EQ(s.nic.rto, Time::from_ms(1));  // a lossless fabric's flows need a timeout once links fail
 }
 
 TEST(HpccConfigFile, RepeatedKeysWarnAndTypoKeysGetASuggestion) {

@@ -1,0 +1,175 @@
+#include "net/link_events.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <stdexcept>
+#include <string>
+
+#include "net/network.h"
+#include "net/switch.h"
+
+namespace rocesim {
+
+const char* to_string(LinkEvent::Action a) {
+  switch (a) {
+    case LinkEvent::Action::kDown:
+      return "down";
+    case LinkEvent::Action::kUp:
+      return "up";
+    case LinkEvent::Action::kRate:
+      return "rate";
+    case LinkEvent::Action::kLoss:
+      return "loss";
+  }
+  return "?";
+}
+
+// Applies the events at their times and recomputes the routes failure_detection after a down or up, between
+// windows (the loop runs a barrier task after every event before its time and before any at it).
+class LinkEventTask : public BarrierTask {
+ public:
+  LinkEventTask(Network& net, std::vector<LinkEvent> events) : net_(net), events_(std::move(events)) {}
+  Time next_barrier() const override {
+    Time t = next_ < events_.size() ? events_[next_].at : Time::max();
+    if (!route_updates_.empty()) t = std::min(t, route_updates_.front());
+    return t;
+  }
+  void on_barrier(Time now) override {
+    while (next_ < events_.size() && events_[next_].at <= now) {
+      const LinkEvent& e = events_[next_++];
+      net_.apply_link_event(e);
+      if (e.action == LinkEvent::Action::kDown || e.action == LinkEvent::Action::kUp) {
+        const Time at = e.at + net_.switch_settings().failure_detection;
+        // Kept sorted: the detection delay is the same for every event.
+        if (route_updates_.empty() || route_updates_.back() < at) route_updates_.push_back(at);
+      }
+    }
+    bool recompute = false;
+    while (!route_updates_.empty() && route_updates_.front() <= now) {
+      route_updates_.pop_front();
+      recompute = true;
+    }
+    if (recompute) net_.recompute_routes();
+  }
+
+ private:
+  Network& net_;
+  std::vector<LinkEvent> events_;  // by time
+  size_t next_ = 0;
+  std::deque<Time> route_updates_;
+};
+
+void Network::set_link_events(std::vector<LinkEvent> events) {
+  if (started_) throw std::logic_error("Network::set_link_events after the run started");
+  if (link_task_) {
+    sim_.remove_task(link_task_.get());
+    link_task_.reset();
+  }
+  if (events.empty()) return;
+  bool lossy = false;
+  for (const LinkEvent& e : events) {
+    if (e.a < 0 || e.b < 0 || e.a >= num_nodes() || e.b >= num_nodes())
+      throw std::invalid_argument("link event: node id out of range");
+    bool linked = false;
+    for (const Port& p : nodes_[e.a]->ports_) linked = linked || p.peer->id() == e.b;
+    if (!linked)
+      throw std::invalid_argument("link event: nodes " + std::to_string(e.a) + " and " + std::to_string(e.b) +
+                                  " are not linked");
+    lossy =
+        lossy || e.action == LinkEvent::Action::kDown || (e.action == LinkEvent::Action::kLoss && e.loss > 0);
+  }
+  if (lossy && nic_.rto <= Time::zero()) nic_.rto = Time::from_ms(1);
+  std::stable_sort(events.begin(), events.end(),
+                   [](const LinkEvent& x, const LinkEvent& y) { return x.at < y.at; });
+  link_task_ = std::make_unique<LinkEventTask>(*this, std::move(events));
+  sim_.add_task(link_task_.get());
+}
+
+// One end of a failing link: whatever is on the wire or sent from now on is lost; the pauses of the link are
+// void (this end's egress is no longer paused by the peer, and this end's ingress no longer pauses it); the
+// PFC frames in flight will never arrive (counted as received, so that both ends agree: net/checks.cc).
+void Network::fail_port(Port& x, const Port& peer) {
+  const Time now = sim_.now();
+  x.down = true;
+  x.cut = true;
+  x.cut_at = now;
+  for (int prio = 0; prio < kNumPriorities; ++prio) {
+    x.pfc_rx[prio] = peer.pfc_tx[prio];
+    if (x.paused[prio]) {
+      x.paused[prio] = false;
+      x.stats.paused_time += now - x.paused_since[prio];
+      x.node->on_pfc_change(x.index, prio, false);
+    }
+  }
+  if (x.node->is_switch()) static_cast<Switch*>(x.node)->clear_link_pause(x.index);
+}
+
+namespace {
+std::string node_label(const TopoSpec& t, int id) {
+  return id < static_cast<int>(t.node_names.size()) && !t.node_names[id].empty() ? t.node_names[id]
+                                                                                 : std::to_string(id);
+}
+}  // namespace
+
+void Network::apply_link_event(const LinkEvent& e) {
+  std::string what =
+      fmt::format("{} {}-{}", to_string(e.action), node_label(topo_, e.a), node_label(topo_, e.b));
+  if (e.action == LinkEvent::Action::kRate) what += fmt::format(" {} Gb/s", e.rate.gbps());
+  if (e.action == LinkEvent::Action::kLoss) what += fmt::format(" {}", e.loss);
+  link_log_.push_back({sim_.now(), what});
+  Node& a = *nodes_[e.a];
+  for (Port& x : a.ports_) {
+    if (x.peer->id() != e.b) continue;
+    Port& y = x.peer->ports_[x.peer_port];
+    switch (e.action) {
+      case LinkEvent::Action::kDown:
+        if (x.down) break;
+        if (obs_.on_link_change) {
+          obs_.on_link_change(*x.node, x.index, true, sim_.now());
+          obs_.on_link_change(*y.node, y.index, true, sim_.now());
+        }
+        fail_port(x, y);
+        fail_port(y, x);
+        // Their queues drain into the void (until the routes avoid the link, packets still come).
+        x.node->kick(x.index);
+        y.node->kick(y.index);
+        break;
+      case LinkEvent::Action::kUp:
+        if (!x.down) break;
+        x.down = y.down = false;
+        if (obs_.on_link_change) {
+          obs_.on_link_change(*x.node, x.index, false, sim_.now());
+          obs_.on_link_change(*y.node, y.index, false, sim_.now());
+        }
+        x.node->kick(x.index);
+        y.node->kick(y.index);
+        break;
+      case LinkEvent::Action::kRate:
+        x.rate = y.rate = e.rate;
+        x.ps_per_byte = y.ps_per_byte = 0;
+        {
+          constexpr uint64_t kBitPs = 8'000'000'000'000ULL;
+          const auto ib = static_cast<uint64_t>(e.rate.bps);
+          if (ib != 0 && static_cast<double>(ib) == e.rate.bps && kBitPs % ib == 0)
+            x.ps_per_byte = y.ps_per_byte = static_cast<int64_t>(kBitPs / ib);
+        }
+        break;
+      case LinkEvent::Action::kLoss:
+        x.error_rate = y.error_rate = e.loss;
+        break;
+    }
+  }
+}
+
+void Network::recompute_routes() {
+  std::vector<Node*> nodes;
+  nodes.reserve(nodes_.size());
+  for (auto& node : nodes_) nodes.push_back(node.get());
+  routes_.build(nodes, topo_);
+  ++counters().route_updates;
+  link_log_.push_back({sim_.now(), "routes recomputed"});
+}
+
+}  // namespace rocesim
