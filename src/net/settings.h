@@ -89,6 +89,25 @@ struct NicSettings {
   // class (priority 0) on every hop; kData = the flow's data class [sim ACK_HIGH_PRIO 1 / 0].
   enum class AckPriority { kScheme, kHigh, kData };
   AckPriority ack_priority = AckPriority::kScheme;
+  // Loss recovery [IRN = Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM 2018].
+  // kGoBackN: the receiver drops out-of-order packets and NACKs the hole; the sender rewinds to it [sim].
+  // kSelective: the receiver keeps out-of-order packets in a per-QP bitmap of sack_window_packets and
+  // answers each with a SACK (an ACK with Packet::sack_seq); the sender retransmits only the packets it
+  // deems lost, and never has more than sack_window_packets beyond the cumulative ACK (IRN's BDP-FC).
+  enum class LossRecovery { kGoBackN, kSelective };
+  LossRecovery loss_recovery = LossRecovery::kGoBackN;
+  // Selective: packets the receiver tracks beyond its next expected one, which also bounds the sender's
+  // packets in flight; 0 = auto: the BDP of the longest path (source line rate x the topology's maximum
+  // base RTT) in MTU-sized packets, rounded up [IRN: BDP-FC cap, 110 packets at 40G on its fat-tree].
+  int sack_window_packets = 0;
+  // Selective: an unacknowledged packet is deemed lost once a packet this many sequence numbers above it has
+  // been SACKed [IRN: 1, the first SACK above a hole; TCP's DupThresh would be 3].
+  int sack_reorder_packets = 1;
+  // Selective, retransmission timeout when nic.rto is 0: rto_low while at most rto_low_packets are in
+  // flight, else rto_high [IRN: 100 us, 320 us, N = 3]. nic.rto > 0 replaces both.
+  Time rto_low = Time::from_us(100);
+  Time rto_high = Time::from_us(320);
+  int rto_low_packets = 3;
   // Ideal FCT of each flow: exact in ps (net/ideal_fct.h ideal_fct), or the ns-3 HPCC simulator's own
   // integer-ns arithmetic (ideal_fct_ns_hpcc), so that fct.txt's last column matches it to the ns.
   bool ideal_fct_hpcc_ns = false;
