@@ -96,7 +96,8 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
   qp.next_avail = net_.now() + tx_time(wire, qp.rate);
   ++net_.counters().data_packets_sent;
   net_.cc().on_data_sent(qp, *p);
-  if (net_.nic_settings().rto > Time::zero() ||
+  // Selective repeat always keeps its timer [IRN]: nothing else finds a lost tail or a lost retransmission.
+  if (net_.nic_settings().rto > Time::zero() || net_.selective() ||
       (!net_.switch_settings().pfc_enabled && !net_.switch_settings().credit_enabled))
     arm_rto(qp);
   return p;

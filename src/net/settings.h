@@ -80,7 +80,9 @@ struct NicSettings {
                                             //   (CcNeeds::send_timestamp) [sim: 8 B, TIMELY]
   int ack_interval = 1;                     // ACK every N data packets [sim: 1]
   Time nack_interval = Time::from_us(500);  // at most one NACK per interval for the same hole [sim]
-  Time rto = Time::zero();        // retransmission timeout; 0 = auto (1 ms when PFC is off, none with PFC)
+  // Retransmission timeout; 0 = auto (go-back-N: 1 ms when PFC is off, none with PFC; selective:
+  // rto_low / rto_high below).
+  Time rto = Time::zero();
   int data_priority = 3;          // default data class for generated flows [sim: pg 3]
   Rate rx_rate;                   // receive-processing rate; 0 = as fast as the link (never pauses)
   Bytes rx_xoff_bytes = 200'000;  // NIC receive buffer PFC thresholds (used when rx_rate > 0)
@@ -104,7 +106,8 @@ struct NicSettings {
   // been SACKed [IRN: 1, the first SACK above a hole; TCP's DupThresh would be 3].
   int sack_reorder_packets = 1;
   // Selective, retransmission timeout when nic.rto is 0: rto_low while at most rto_low_packets are in
-  // flight, else rto_high [IRN: 100 us, 320 us, N = 3]. nic.rto > 0 replaces both.
+  // flight, else rto_high [IRN: 100 us, 320 us, N = 3]. nic.rto > 0 replaces both. Unlike go-back-N's,
+  // this timer runs with PFC or credits on as well.
   Time rto_low = Time::from_us(100);
   Time rto_high = Time::from_us(320);
   int rto_low_packets = 3;

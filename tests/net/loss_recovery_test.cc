@@ -41,14 +41,34 @@ struct ChosenLossRun {
   std::unique_ptr<InlineFlows> flows;
 };
 
-ChosenLossRun run_chosen_loss(NicSettings::LossRecovery mode, ChosenLoss& loss, Bytes size) {
+// Line rate under a fixed window, as window schemes (DCTCP, HPCC) leave a QP between ACKs.
+class FixedWindow : public NoCc {
+ public:
+  explicit FixedWindow(Bytes w) : w_(w) {}
+  CcNeeds needs() const override {
+    CcNeeds n = NoCc::needs();
+    n.window = true;
+    return n;
+  }
+  void on_flow_start(Qp& qp) override {
+    qp.rate = qp.line_rate;
+    qp.window = w_;
+  }
+
+ private:
+  Bytes w_;
+};
+
+ChosenLossRun run_chosen_loss(NicSettings::LossRecovery mode, ChosenLoss& loss, Bytes size, Bytes window = 0,
+                              bool pfc = false) {
   SwitchSettings sw;
-  sw.pfc_enabled = false;  // a lossy run: the RTO is armed
+  sw.pfc_enabled = pfc;  // off: a lossy run, where go-back-N arms its RTO
   NicSettings nic;
   nic.loss_recovery = mode;
   ChosenLossRun r;
-  r.net = std::make_unique<Network>(dumbbell({.senders = 1, .receivers = 1}), sw, nic, 1,
-                                    std::make_unique<NoCc>());
+  std::unique_ptr<CongestionControl> cc =
+      window > 0 ? std::make_unique<FixedWindow>(window) : std::make_unique<NoCc>();
+  r.net = std::make_unique<Network>(dumbbell({.senders = 1, .receivers = 1}), sw, nic, 1, std::move(cc));
   Port& wire = r.net->node(0).port(0);  // host 0 -> switch A
   wire.error_rate = 1e-9;               // lossy: the filter decides
   wire.loss_filter = &ChosenLoss::filter;
@@ -82,17 +102,40 @@ TEST(SelectiveRepeat, RetransmitsExactlyTheLostPackets) {
 }
 
 TEST(SelectiveRepeat, LostLastPacketIsRecoveredByTheTimeout) {
+  // With PFC too: selective repeat keeps its timer whatever the flow control (a lossy wire loses packets
+  // under PFC as well).
+  for (const bool pfc : {false, true}) {
+    ChosenLoss loss;
+    loss.drop = {99};  // the last packet: nothing after it can SACK it
+    const ChosenLossRun r = run_chosen_loss(NicSettings::LossRecovery::kSelective, loss, 100'000, 0, pfc);
+    const NetStats& st = r.net->stats();
+    ASSERT_EQ(st.flows_finished, 1u) << "pfc " << pfc;
+    EXPECT_EQ(st.retransmitted_packets, 1u);
+    EXPECT_EQ(st.timeouts, 1u);
+    // IRN's RTO_low: one packet in flight.
+    const FlowRecord& f = r.net->finished().at(0);
+    EXPECT_GE(f.fct(), NicSettings{}.rto_low);
+    EXPECT_LT(f.fct(), NicSettings{}.rto_high);
+  }
+}
+
+TEST(SelectiveRepeat, WindowedQpRecovers) {
   ChosenLoss loss;
-  loss.drop = {99};  // the last packet: nothing after it can SACK it
-  const ChosenLossRun r = run_chosen_loss(NicSettings::LossRecovery::kSelective, loss, 100'000);
-  const NetStats& st = r.net->stats();
-  ASSERT_EQ(st.flows_finished, 1u);
-  EXPECT_EQ(st.retransmitted_packets, 1u);
-  EXPECT_EQ(st.timeouts, 1u);
-  // IRN's RTO_low: one packet in flight.
-  const FlowRecord& f = r.net->finished().at(0);
-  EXPECT_GE(f.fct(), NicSettings{}.rto_low);
-  EXPECT_LT(f.fct(), NicSettings{}.rto_high);
+  loss.drop = {5, 40};
+  const ChosenLossRun r = run_chosen_loss(NicSettings::LossRecovery::kSelective, loss, 200'000, 20'000);
+  EXPECT_EQ(r.net->stats().flows_finished, 1u);
+  EXPECT_EQ(r.net->stats().retransmitted_packets, 2u);
+}
+
+// Known bug, left as it is (go-back-N's results stay as they were): a QP waiting for its window when the
+// NACK comes is rewound but nothing wakes the NIC's port (Host::activate returns early for an active QP),
+// and the RTO, finding nothing in flight, does not re-arm: the flow never finishes. Window schemes (DCTCP,
+// HPCC, ...) in lossy runs can hit it. Selective repeat wakes the port (Host::on_ack, the RTO).
+TEST(GoBackN, DISABLED_WindowedQpRecoversAfterANack) {
+  ChosenLoss loss;
+  loss.drop = {5, 40};
+  const ChosenLossRun r = run_chosen_loss(NicSettings::LossRecovery::kGoBackN, loss, 200'000, 20'000);
+  EXPECT_EQ(r.net->stats().flows_finished, 1u);
 }
 
 TEST(GoBackN, RetransmitsTheTailAfterALoss) {
@@ -130,10 +173,10 @@ struct IncastResult {
   std::vector<FlowRecord> finished;
 };
 
-IncastResult lossy_incast(NicSettings::LossRecovery mode, int window_packets, int threads) {
+IncastResult lossy_incast(NicSettings::LossRecovery mode, int window_packets, int threads, bool pfc = false) {
   SwitchSettings sw;
-  sw.pfc_enabled = false;
-  sw.buffer_bytes = 300'000;
+  sw.pfc_enabled = pfc;
+  sw.buffer_bytes = pfc ? 4'000'000 : 300'000;  // PFC's headroom needs more than 300 KB to be lossless
   NicSettings nic;
   nic.loss_recovery = mode;
   nic.sack_window_packets = window_packets;
@@ -187,6 +230,20 @@ TEST(SelectiveRepeat, BdpCapDropsLessThanAWiderWindow) {
   EXPECT_EQ(bdp.st.flows_finished, 16u);
   EXPECT_LT(2 * bdp.st.data_drops, wide.st.data_drops);
   EXPECT_EQ(bdp.st.retransmitted_packets, bdp.st.data_drops);
+}
+
+TEST(SelectiveRepeat, UnderPfcNothingIsLostOrResent) {
+  // The same incast with PFC: lossless, in order, every invariant of the checker (no drop under PFC
+  // included) holds, and the BDP cap, a window of one BDP, does not keep the flows from finishing.
+  for (int window : {0, 200}) {
+    const IncastResult r = lossy_incast(NicSettings::LossRecovery::kSelective, window, 1, true);
+    EXPECT_FALSE(r.failed) << r.message;
+    EXPECT_EQ(r.st.flows_finished, 16u);
+    EXPECT_EQ(r.st.data_drops, 0u);
+    EXPECT_EQ(r.st.retransmitted_packets, 0u);
+    EXPECT_EQ(r.st.out_of_order_packets, 0u);
+    EXPECT_EQ(r.st.sacks_sent, 0u);
+  }
 }
 
 TEST(SelectiveRepeat, SameResultsOnOneAndTwoThreads) {
