@@ -267,6 +267,7 @@ FlowStreamWriter::Options flow_files(const Scenario& s, const RunOptions& opt, c
   if (!tmp.empty()) {
     files.flows_csv = (tmp / "flows.csv").string();
     if (opt.fct_hpcc || s.write_hpcc_fct) files.fct_txt.push_back((tmp / "fct.txt").string());
+    files.transport_columns = s.transport_columns;
   }
   if (!opt.fct_txt_path.empty()) {
     const fs::path p(opt.fct_txt_path);
@@ -362,6 +363,13 @@ nlohmann::json summary_json(const Scenario& s, Network& net, const RunResult& re
                     {"timeouts", st.timeouts},
                     {"bytes_delivered", st.bytes_delivered},
                     {"out_of_order_packets", st.out_of_order_packets}};
+  if (s.transport_columns) {
+    const bool selective = net.selective();
+    j["loss_recovery"] = {{"mode", selective ? "selective" : "go_back_n"},
+                          {"retransmitted_bytes", st.retransmitted_bytes},
+                          {"sacks_sent", st.sacks_sent},
+                          {"sack_window_packets", net.sack_window_packets()}};
+  }
   j["switch"] = {{"max_ingress_bytes", st.max_ingress_bytes},
                  {"max_buffer_bytes", st.max_switch_buffer_bytes},
                  {"switch_messages", st.switch_messages}};

@@ -231,6 +231,19 @@ void read_nic(Config& c, NicSettings& n) {
   n.ack_priority = ackp == "high"   ? NicSettings::AckPriority::kHigh
                    : ackp == "data" ? NicSettings::AckPriority::kData
                                     : NicSettings::AckPriority::kScheme;
+  const std::string lr =
+      c.get_string(k + "loss_recovery",
+                   n.loss_recovery == NicSettings::LossRecovery::kSelective ? "selective" : "go_back_n",
+                   {"go_back_n", "selective"});
+  n.loss_recovery =
+      lr == "selective" ? NicSettings::LossRecovery::kSelective : NicSettings::LossRecovery::kGoBackN;
+  n.sack_window_packets =
+      static_cast<int>(c.get_int(k + "sack_window_packets", n.sack_window_packets, 0, 1 << 20));
+  n.sack_reorder_packets =
+      static_cast<int>(c.get_int(k + "sack_reorder_packets", n.sack_reorder_packets, 1, 1 << 20));
+  n.rto_low = c.get_us(k + "rto_low_us", n.rto_low, 0.001);
+  n.rto_high = c.get_us(k + "rto_high_us", n.rto_high, 0.001);
+  n.rto_low_packets = static_cast<int>(c.get_int(k + "rto_low_packets", n.rto_low_packets, 0, 1 << 20));
   n.ideal_fct_hpcc_ns = c.get_string(k + "ideal_fct", n.ideal_fct_hpcc_ns ? "hpcc_ns" : "exact",
                                      {"exact", "hpcc_ns"}) == "hpcc_ns";
 }
@@ -432,6 +445,8 @@ static void read_output(Config& c, Scenario& s) {
       c.fail("output.size_buckets_bytes", "bucket edges must increase strictly");
   s.short_flow_bytes = c.get_int("output.short_flow_bytes", s.short_flow_bytes, 1, int64_t{1} << 50);
   s.write_hpcc_fct = c.get_bool("output.fct_hpcc", false);
+  s.transport_columns =
+      c.get_bool("output.transport_columns", s.nic.loss_recovery == NicSettings::LossRecovery::kSelective);
   s.monitors = read_monitors(c, s.topo, s.sw.model);
 }
 

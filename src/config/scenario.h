@@ -82,6 +82,9 @@ struct Scenario {
   std::vector<Bytes> size_buckets;  // bucket edges; empty = defaults
   Bytes short_flow_bytes = 100'000;
   bool write_hpcc_fct = false;
+  // flows.csv's per-flow retransmitted packets/bytes and out-of-order arrivals, and summary.json's
+  // "loss_recovery" block [default: on with nic.loss_recovery = "selective"].
+  bool transport_columns = false;
   MonitorSpec monitors;  // [monitors]: nothing by default (config/monitors.h)
 
   toml::table resolved;        // every value used

@@ -18,6 +18,11 @@ struct FlowRecord {
   Time finish;            // when the sender got the ACK of the last byte
   Time ideal_fct;         // standalone FCT on an empty network (see net/ideal_fct.h)
   uint16_t class_id = 0;  // index into the run's class labels
+  // Transport: data packets and payload bytes the sender sent again, and data packets that reached the
+  // receiver ahead of its next expected byte (reordered, or after a loss).
+  uint32_t retransmitted_packets = 0;
+  uint64_t retransmitted_bytes = 0;
+  uint32_t out_of_order_packets = 0;
   Time fct() const { return finish - start; }
   // Slowdown = fct / ideal, clipped at 1 (as the ns-3 simulator's analysis scripts do).
   double slowdown() const {

@@ -15,7 +15,7 @@ Host::Host(Network& net, int id) : Node(net, id) {}
 
 void Host::activate(uint32_t slot) {
   Qp& qp = net_.qp(slot);
-  if (qp.active || qp.all_sent()) return;
+  if (qp.active || !has_data(qp)) return;
   qp.active = true;
   active_.push_back(slot);
   kick(0);
@@ -37,9 +37,27 @@ void Host::send_control(Packet* p) {
   kick(0);
 }
 
+bool Host::next_hole(Qp& qp) {
+  if (qp.rtx_nxt < qp.snd_una) qp.rtx_nxt = qp.snd_una;
+  const Bytes mtu = net_.nic_settings().mtu_bytes;
+  const auto window = static_cast<uint64_t>(net_.sack_window_packets());
+  const uint64_t* bits = net_.tx_sack_bits(qp.slot);
+  while (qp.rtx_nxt < qp.lost_below) {
+    const uint64_t i = static_cast<uint64_t>(qp.rtx_nxt / mtu) % window;
+    if (((bits[i >> 6] >> (i & 63)) & 1) == 0) return true;
+    qp.rtx_nxt += mtu;
+  }
+  return false;
+}
+
+bool Host::has_data(Qp& qp) { return !qp.all_sent() || (net_.selective() && next_hole(qp)); }
+
 Packet* Host::make_data(Qp& qp, uint32_t slot) {
   const NicSettings& nic = net_.nic_settings();
-  const Bytes payload = std::min<Bytes>(nic.mtu_bytes, qp.size - qp.snd_nxt);
+  // Selective repeat sends the packets deemed lost before new data.
+  const bool resend = net_.selective() && next_hole(qp);
+  const Bytes seq = resend ? qp.rtx_nxt : qp.snd_nxt;
+  const Bytes payload = std::min<Bytes>(nic.mtu_bytes, qp.size - seq);
   Packet* p = net_.pool().get();
   p->type = PktType::kData;
   p->prio = qp.prio;
@@ -50,7 +68,7 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
   p->dport = qp.dport;
   p->qp = slot;
   p->qp_tag = qp.tag;
-  p->seq = qp.snd_nxt;
+  p->seq = seq;
   p->payload = static_cast<uint32_t>(payload);
   Bytes wire = payload + nic.header_bytes;
   if (net_.cc_needs().send_timestamp) wire += nic.timestamp_bytes;
@@ -60,20 +78,26 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
   }
   p->size = static_cast<uint32_t>(wire);
   p->ts = net_.now();
-  if (qp.snd_nxt + payload >= qp.size) p->flags |= Packet::kFlagLast;
-  const bool retransmission = qp.snd_nxt < qp.snd_una_max_sent;
+  if (seq + payload >= qp.size) p->flags |= Packet::kFlagLast;
+  const bool retransmission = seq < qp.snd_una_max_sent;
   if (retransmission) {
     ++net_.counters().retransmitted_packets;
+    net_.counters().retransmitted_bytes += payload;
+    ++qp.retransmitted_packets;
     qp.retransmitted_bytes += static_cast<uint64_t>(payload);
   }
-  qp.snd_nxt += payload;
+  if (resend)
+    qp.rtx_nxt = seq + payload;
+  else
+    qp.snd_nxt += payload;
   qp.snd_una_max_sent = std::max(qp.snd_una_max_sent, qp.snd_nxt);
   qp.last_tx = net_.now();
   qp.last_tx_size = wire;
   qp.next_avail = net_.now() + tx_time(wire, qp.rate);
   ++net_.counters().data_packets_sent;
   net_.cc().on_data_sent(qp, *p);
-  if (net_.nic_settings().rto > Time::zero() ||
+  // Selective repeat always keeps its timer [IRN]: nothing else finds a lost tail or a lost retransmission.
+  if (net_.nic_settings().rto > Time::zero() || net_.selective() ||
       (!net_.switch_settings().pfc_enabled && !net_.switch_settings().credit_enabled))
     arm_rto(qp);
   return p;
@@ -96,14 +120,22 @@ Packet* Host::dequeue(Port& port) {
     const uint32_t slot = active_[idx];
     Qp& qp = net_.qp(slot);
     if (port.paused[qp.prio] || !credit_ok(port, qp.prio, credit_max_packet())) continue;
-    if (qp.window > 0 && qp.in_flight() >= qp.window) continue;  // an ACK will wake us
+    if (net_.selective()) {
+      // A lost packet goes out whatever the windows; new data within the scheme's window and within
+      // sack_window_packets of the cumulative ACK (BDP-FC). An ACK will wake us.
+      if (!next_hole(qp) && (qp.all_sent() || (qp.window > 0 && qp.in_flight() >= qp.window) ||
+                             qp.in_flight() >= net_.sack_window_packets() * net_.nic_settings().mtu_bytes))
+        continue;
+    } else if (qp.window > 0 && qp.in_flight() >= qp.window) {
+      continue;  // an ACK will wake us
+    }
     if (qp.next_avail > now) {
       earliest = std::min(earliest, qp.next_avail);
       continue;
     }
     Packet* p = make_data(qp, slot);
     credit_consume(port, p->prio, p->size);
-    if (qp.all_sent()) {
+    if (!has_data(qp)) {
       qp.active = false;
       active_[idx] = active_.back();
       active_.pop_back();
@@ -184,10 +216,16 @@ void Host::on_node_event(uint32_t kind, uint64_t arg) {
     if (!qp.in_use || qp.sender_done || qp.tag != static_cast<uint32_t>(arg)) return;
     qp.rto_armed = false;
     if (qp.snd_una >= qp.size || qp.in_flight() == 0) return;
-    const Time rto = net_.nic_settings().rto > Time::zero() ? net_.nic_settings().rto : Time::from_ms(1);
-    if (net_.now() - qp.last_progress >= rto) {
+    if (net_.now() - qp.last_progress >= rto_of(qp)) {
       ++net_.counters().timeouts;
-      qp.snd_nxt = qp.snd_una;  // go back N
+      if (net_.selective()) {
+        // Every packet sent and neither acknowledged nor SACKed is deemed lost [IRN].
+        qp.lost_below = qp.snd_nxt;
+        qp.rtx_nxt = qp.snd_una;
+        if (qp.active) kick(0);  // it may have waited for its window: the port has nothing scheduled
+      } else {
+        qp.snd_nxt = qp.snd_una;  // go back N
+      }
       qp.last_progress = net_.now();
       activate(slot);
     }
@@ -195,9 +233,17 @@ void Host::on_node_event(uint32_t kind, uint64_t arg) {
   }
 }
 
+Time Host::rto_of(const Qp& qp) const {
+  const NicSettings& nic = net_.nic_settings();
+  if (nic.rto > Time::zero()) return nic.rto;
+  if (!net_.selective()) return Time::from_ms(1);
+  const Bytes in_flight_packets = (qp.in_flight() + nic.mtu_bytes - 1) / nic.mtu_bytes;
+  return in_flight_packets <= nic.rto_low_packets ? nic.rto_low : nic.rto_high;
+}
+
 void Host::arm_rto(Qp& qp) {
   if (qp.rto_armed) return;
-  const Time rto = net_.nic_settings().rto > Time::zero() ? net_.nic_settings().rto : Time::from_ms(1);
+  const Time rto = rto_of(qp);
   qp.rto_armed = true;
   net_.sim().at(qp.last_progress + rto > net_.now() ? qp.last_progress + rto : net_.now() + rto, handler_,
                 kRto, qp_arg(qp.slot, qp.tag));
@@ -239,6 +285,10 @@ void Host::send_ack(Qp& qp, const Packet& data, PktType type, uint8_t flags) {
   a->seq = qp.rcv_nxt;
   a->ts = data.ts;
   a->flags = flags;
+  if (flags & Packet::kFlagSack) {
+    a->sack_seq = data.seq;
+    ++net_.counters().sacks_sent;
+  }
   Bytes size = nic.ack_bytes;
   if (needs.int_stamping) {
     if (data.hops) {
@@ -260,6 +310,11 @@ void Host::on_data(Packet* p) {
   Qp* qp = net_.qp_of(*p);
   if (!qp) {
     ++net_.counters().stale_packets;
+    net_.pool().put(p);
+    return;
+  }
+  if (net_.selective()) {
+    on_data_selective(*qp, *p);
     net_.pool().put(p);
     return;
   }
@@ -287,6 +342,7 @@ void Host::on_data(Packet* p) {
     }
   } else if (p->seq > qp->rcv_nxt) {
     ++net_.counters().out_of_order_packets;  // reordered (adaptive routing) or after a loss
+    ++qp->rx_out_of_order;
     // A hole: ask for go-back-N from rcv_nxt, at most once per NACK interval for the same hole.
     if (qp->last_nack_seq != qp->rcv_nxt || now - qp->last_nack >= net_.nic_settings().nack_interval) {
       qp->last_nack_seq = qp->rcv_nxt;
@@ -300,11 +356,110 @@ void Host::on_data(Packet* p) {
   net_.pool().put(p);
 }
 
+void Host::on_data_selective(Qp& qp, const Packet& p) {
+  const Bytes mtu = net_.nic_settings().mtu_bytes;
+  const auto window = static_cast<uint64_t>(net_.sack_window_packets());
+  uint64_t* bits = net_.rx_sack_bits(qp.slot);
+  if (p.seq == qp.rcv_nxt) {
+    // In order: deliver it and the packets held out of order that now follow it.
+    Bytes delivered = p.payload;
+    qp.rcv_nxt += p.payload;
+    bool filled = false;
+    while (qp.rcv_nxt < qp.size) {
+      const uint64_t i = static_cast<uint64_t>(qp.rcv_nxt / mtu) % window;
+      if (((bits[i >> 6] >> (i & 63)) & 1) == 0) break;
+      bits[i >> 6] &= ~(uint64_t{1} << (i & 63));
+      const Bytes len = std::min(mtu, qp.size - qp.rcv_nxt);
+      qp.rcv_nxt += len;
+      delivered += len;
+      filled = true;
+    }
+    net_.counters().bytes_delivered += delivered;
+    if (net_.observers().on_data_delivered) net_.notify_delivered(qp, delivered);
+    accept_selective(qp, p, filled, false);
+  } else if (p.seq > qp.rcv_nxt) {
+    ++net_.counters().out_of_order_packets;  // reordered (adaptive routing) or after a loss
+    ++qp.rx_out_of_order;
+    // The sender never sends sack_window_packets beyond its cumulative ACK, so the packet fits the bitmap.
+    if ((p.seq - qp.rcv_nxt) / mtu >= static_cast<Bytes>(window)) return;
+    const uint64_t i = static_cast<uint64_t>(p.seq / mtu) % window;
+    if ((bits[i >> 6] >> (i & 63)) & 1) {
+      send_ack(qp, p, PktType::kAck, Packet::kFlagSack);  // held already: SACK it again
+      return;
+    }
+    bits[i >> 6] |= uint64_t{1} << (i & 63);
+    accept_selective(qp, p, true, true);
+  } else {
+    // Duplicate (a spurious or timed-out retransmission): acknowledge what we have.
+    send_ack(qp, p, PktType::kAck, 0);
+  }
+}
+
+void Host::accept_selective(Qp& qp, const Packet& p, bool ack_now, bool sack) {
+  if (p.ecn == kCe) qp.rx_ce_pending = true;
+  const RxDecision d = net_.cc().on_data_received(qp, p);
+  if (d.send_cnp) {
+    Packet* c = net_.make_cnp(qp, id_);
+    ++qp.cnps_sent;
+    ++net_.counters().cnps_sent;
+    qp.last_cnp_sent = net_.now();
+    send_control(c);
+  }
+  const bool due = ++qp.rx_since_ack >= static_cast<uint32_t>(net_.nic_settings().ack_interval);
+  if (due || ack_now || d.ack_now || qp.rcv_nxt >= qp.size) {
+    uint8_t flags = d.ack_flags;
+    if (qp.rx_ce_pending) flags |= Packet::kFlagEcnEcho;
+    if (sack) flags |= Packet::kFlagSack;
+    send_ack(qp, p, PktType::kAck, flags);
+    qp.rx_since_ack = 0;
+    qp.rx_ce_pending = false;
+  }
+}
+
+void Host::on_ack_selective(Qp& qp, const Packet& ack) {
+  const Bytes mtu = net_.nic_settings().mtu_bytes;
+  const auto window = static_cast<uint64_t>(net_.sack_window_packets());
+  uint64_t* bits = net_.tx_sack_bits(qp.slot);
+  if (ack.seq > qp.snd_una) {
+    // Forget the SACKs of the packets now acknowledged (at most a window of them).
+    for (Bytes s = qp.snd_una; s < ack.seq && s < qp.snd_una + static_cast<Bytes>(window) * mtu; s += mtu) {
+      const uint64_t i = static_cast<uint64_t>(s / mtu) % window;
+      bits[i >> 6] &= ~(uint64_t{1} << (i & 63));
+    }
+    qp.snd_una = ack.seq;
+    qp.last_progress = net_.now();
+    if (qp.snd_nxt < qp.snd_una) qp.snd_nxt = qp.snd_una;
+  }
+  if ((ack.flags & Packet::kFlagSack) && ack.sack_seq >= qp.snd_una && ack.sack_seq < qp.snd_nxt) {
+    const uint64_t i = static_cast<uint64_t>(ack.sack_seq / mtu) % window;
+    bits[i >> 6] |= uint64_t{1} << (i & 63);
+    // The packets sack_reorder_packets or more below the SACKed one and not SACKed are deemed lost.
+    const Bytes lost_below = ack.sack_seq - (net_.nic_settings().sack_reorder_packets - 1) * mtu;
+    if (lost_below > qp.lost_below) qp.lost_below = lost_below;
+  }
+}
+
 void Host::on_ack(Packet* p) {
   Qp* qp = net_.sender_qp_of(*p);
   if (!qp) {
     ++net_.counters().stale_packets;
     net_.pool().put(p);
+    return;
+  }
+  if (net_.selective()) {
+    on_ack_selective(*qp, *p);
+    net_.cc().on_ack(*qp, *p);
+    net_.pool().put(p);
+    if (qp->snd_una >= qp->size) {
+      net_.on_flow_complete(*qp);
+      return;
+    }
+    if (!has_data(*qp))
+      deactivate(qp->slot);
+    else if (qp->active)
+      kick(0);
+    else
+      activate(qp->slot);
     return;
   }
   if (p->seq > qp->snd_una) {

@@ -1,6 +1,7 @@
 // A host's RDMA NIC: RC queue pairs paced at the scheme's rate under an optional window, ACK every N
-// packets, NACK + go-back-N (and a timeout) for lossy runs, the receiver's notification point through
-// the scheme hook, obeys PFC from its ToR and pauses it when its own receive buffer passes Xoff.
+// packets, NACK + go-back-N or selective repeat (and a timeout) for lossy runs, the receiver's
+// notification point through the scheme hook, obeys PFC from its ToR and pauses it when its own receive
+// buffer passes Xoff.
 #pragma once
 #include <vector>
 
@@ -34,8 +35,18 @@ class Host : public Node {
 
  private:
   Packet* make_data(Qp& qp, uint32_t slot);
+  // Whether the QP has a packet to send: new data, or (selective repeat) a lost packet.
+  bool has_data(Qp& qp);
+  // Selective repeat: moves qp.rtx_nxt to the next packet deemed lost and not SACKed; false when none.
+  bool next_hole(Qp& qp);
+  Time rto_of(const Qp& qp) const;
   void process(Packet* p);
   void on_data(Packet* p);
+  void on_data_selective(Qp& qp, const Packet& p);
+  // Selective repeat: a data packet accepted (in order, or held out of order when `sack`): the scheme's
+  // receiver hook, CNP, and the ACK (now when `ack_now` or `sack`, else every ack_interval packets).
+  void accept_selective(Qp& qp, const Packet& p, bool ack_now, bool sack);
+  void on_ack_selective(Qp& qp, const Packet& ack);
   void on_ack(Packet* p);
   void on_nack(Packet* p);
   void on_cnp(Packet* p);

@@ -1,6 +1,7 @@
 #include "net/network.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <stdexcept>
 #include <thread>
@@ -24,6 +25,18 @@ Network::Network(const TopoSpec& topo, const SwitchSettings& sw, const NicSettin
   build_nodes();
   build_routes(setup_progress);
   compute_max_base_rtt();
+  if (nic_.loss_recovery == NicSettings::LossRecovery::kSelective) {
+    int window = nic_.sack_window_packets;
+    if (window <= 0) {  // the BDP of the longest path at the fastest host link, in MTU-sized packets
+      double rate_bps = 0;
+      for (int h : topo_.hosts())
+        if (!nodes_[h]->ports_.empty()) rate_bps = std::max(rate_bps, nodes_[h]->ports_[0].rate.bps);
+      const double bdp_bytes = rate_bps / 8.0 * static_cast<double>(max_base_rtt_.ps) * 1e-12;
+      window = static_cast<int>(std::ceil(bdp_bytes / static_cast<double>(nic_.mtu_bytes)));
+    }
+    sack_window_ = std::max(window, 1);
+    sack_words_ = (static_cast<size_t>(sack_window_) + 63) / 64;
+  }
   cc_->attach(*this);
   for (auto& n : nodes_)
     if (n->is_switch()) static_cast<Switch&>(*n).set_agent(cc_->make_switch_agent(static_cast<Switch&>(*n)));
@@ -401,6 +414,8 @@ void merge_stats(NetStats& into, const NetStats& o) {
   into.switch_messages += o.switch_messages;
   into.link_down_drops += o.link_down_drops;
   into.route_updates += o.route_updates;
+  into.retransmitted_bytes += o.retransmitted_bytes;
+  into.sacks_sent += o.sacks_sent;
 }
 
 // --- observers ---------------------------------------------------------------------------------------
@@ -545,6 +560,11 @@ void Network::post_flow_start(const FlowSpec& f) {
   qp.class_id = f.class_id;
   qp.size = f.size_bytes;
   cc_->on_flow_allocated(qp);
+  if (selective()) {
+    if (sack_bits_.size() < qps_.capacity() * 2 * sack_words_)
+      sack_bits_.resize(qps_.capacity() * 2 * sack_words_);  // between windows: no partition runs
+    std::fill_n(rx_sack_bits(slot), 2 * sack_words_, uint64_t{0});
+  }
   const Time at = std::max(f.start, sim_.now());
   sim_.at_keyed(at, 0, kFlowStartSeq + f.id, host(f.src).handler(), Host::kFlowStart, slot);
 }
@@ -599,6 +619,11 @@ void Network::on_flow_complete(Qp& qp) {
   r.finish = sim_.now();
   r.ideal_fct = qp.ideal_fct;
   r.class_id = qp.class_id;
+  r.retransmitted_packets = qp.retransmitted_packets;
+  r.retransmitted_bytes = qp.retransmitted_bytes;
+  // Written by the receiver's partition in an earlier window: the last ACK came after its last arrival
+  // ahead of rcv_nxt, and took at least a lookahead to get here when the two partitions differ.
+  r.out_of_order_packets = qp.rx_out_of_order;
   c.t = r.finish;
   c.key = sim_.current_key();
   NetPartition& p = part();

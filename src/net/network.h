@@ -47,9 +47,11 @@ struct NetStats {
   Bytes bytes_delivered = 0;    // in-order payload accepted by receivers
   Bytes max_ingress_bytes = 0;  // peak of any switch (ingress port, priority) counter incl. headroom
   Bytes max_switch_buffer_bytes = 0;
-  uint64_t out_of_order_packets =
-      0;                         // data packets that reached their receiver ahead of the next expected byte
-  uint64_t switch_messages = 0;  // switch-to-switch control messages sent
+  // Data packets that reached their receiver ahead of the next expected byte.
+  uint64_t out_of_order_packets = 0;
+  uint64_t switch_messages = 0;   // switch-to-switch control messages sent
+  Bytes retransmitted_bytes = 0;  // payload of retransmitted data packets
+  uint64_t sacks_sent = 0;        // selective repeat: ACKs carrying a SACK (also counted in acks_sent)
   uint64_t link_down_drops = 0;  // packets (and PFC frames) lost on failed links (net/link_events.h)
   uint64_t route_updates = 0;    // route recomputations after link failures and recoveries
 };
@@ -200,6 +202,13 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
     Qp* q = qp_of(p);
     return q && !q->sender_done ? q : nullptr;
   }
+  // Selective repeat (NicSettings::LossRecovery::kSelective): packets tracked beyond the cumulative ACK
+  // (0 under go-back-N), and the two ring bitmaps of a QP slot, indexed by packet number (seq / MTU)
+  // modulo that window: the receiver's packets held out of order, the sender's packets SACKed.
+  bool selective() const { return sack_window_ > 0; }
+  int sack_window_packets() const { return sack_window_; }
+  uint64_t* rx_sack_bits(uint32_t slot) { return &sack_bits_[size_t{slot} * 2 * sack_words_]; }
+  uint64_t* tx_sack_bits(uint32_t slot) { return &sack_bits_[(size_t{slot} * 2 + 1) * sack_words_]; }
   // Per-QP state of a scheme (cc/per_qp.h) registers how to grow it: the network grows every such array
   // before a window in which a new QP slot is used, so that none grows while partitions run.
   void register_qp_state(std::function<void(size_t)> grow) const;
@@ -313,12 +322,14 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   mutable std::mutex qp_state_mutex_;
   mutable std::vector<std::function<void(size_t)>> qp_state_;
   size_t qp_state_size_ = 0;
+  int sack_window_ = 0;
+  size_t sack_words_ = 0;
+  std::vector<uint64_t> sack_bits_;  // grown with the QP pool, between windows
 
   RankComm* comm_ = nullptr;
-  NetStats other_ranks_stats_;
+  NetStats other_ranks_stats_;  // the other ranks' counters, as of the end of the last run()
   std::vector<NetPartition::Call> ranks_calls_;  // every rank's, since the last replay (rank order)
-  std::vector<NetPartition::Done> ranks_done_;   // every rank's, since the last grid boundary  // the other
-                                                 // ranks' counters, as of the end of the last run()
+  std::vector<NetPartition::Done> ranks_done_;   // every rank's, since the last grid boundary
   // Scheme counters of switches simulated elsewhere (gather_node_results): (node, port) -> (name, value).
   std::map<std::pair<int, int>, std::vector<std::pair<const char*, double>>> remote_scheme_counters_;
   std::set<std::string> counter_names_;  // owns the names of remote_scheme_counters_

@@ -42,7 +42,9 @@ void Node::start_tx(Port& port, Packet* p) {
     port.pfc_tx_last_pause[p->pfc_class] = p->pfc_pause;
   }
   // A lossy wire: the loss is drawn as the packet leaves (the same draws whatever the partitions).
-  if (port.error_rate > 0 && p->type != PktType::kPfc && port.loss_rng.uniform() < port.error_rate) {
+  if (port.error_rate > 0 && p->type != PktType::kPfc &&
+      (port.loss_filter ? port.loss_filter(*p, port.loss_filter_ctx)
+                        : port.loss_rng.uniform() < port.error_rate)) {
     ++net_.counters().wire_drops;
     net_.pool().put(p);
     return;

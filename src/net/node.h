@@ -80,6 +80,9 @@ struct alignas(64) Port {
   Bytes credit_peer_freed[kNumPriorities] = {};
   Bytes credit_freed[kNumPriorities] = {};
   Bytes credit_advertised[kNumPriorities] = {};
+  // Tests: on a lossy wire (error_rate > 0), decides each loss instead of error_rate's draws.
+  bool (*loss_filter)(const Packet& p, void* ctx) = nullptr;
+  void* loss_filter_ctx = nullptr;
 };
 
 static_assert(offsetof(Port, node) == 64, "the link fields of Port must fill exactly its first cache line");

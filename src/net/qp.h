@@ -37,7 +37,13 @@ struct Qp {
   bool rto_armed = false;
   bool active = false;  // in the source host's send list
   uint64_t retransmitted_bytes = 0;
+  uint32_t retransmitted_packets = 0;
   uint32_t cnps_received = 0;
+  // Selective repeat (NicSettings::LossRecovery::kSelective; Network::tx_sack_bits holds what was SACKed):
+  // the unacknowledged packets below lost_below that were not SACKed are deemed lost, and those from
+  // rtx_nxt on are still to be retransmitted. snd_nxt never rewinds (it stays the highest byte sent).
+  Bytes rtx_nxt = 0;
+  Bytes lost_below = 0;
 
   // Receiver
   Bytes rcv_nxt = 0;  // next expected byte
@@ -47,6 +53,7 @@ struct Qp {
   Bytes last_nack_seq = -1;
   Time last_cnp_sent = Time{-(int64_t{1} << 62)};
   uint32_t cnps_sent = 0;
+  uint32_t rx_out_of_order = 0;  // data packets that arrived ahead of rcv_nxt (either loss recovery)
 
   Bytes in_flight() const { return snd_nxt - snd_una; }
   bool all_sent() const { return snd_nxt >= size; }

@@ -109,7 +109,9 @@ struct NicSettings {
                                             //   (CcNeeds::send_timestamp) [sim: 8 B, TIMELY]
   int ack_interval = 1;                     // ACK every N data packets [sim: 1]
   Time nack_interval = Time::from_us(500);  // at most one NACK per interval for the same hole [sim]
-  Time rto = Time::zero();        // retransmission timeout; 0 = auto (1 ms when PFC is off, none with PFC)
+  // Retransmission timeout; 0 = auto (go-back-N: 1 ms when PFC is off, none with PFC; selective:
+  // rto_low / rto_high below).
+  Time rto = Time::zero();
   int data_priority = 3;          // default data class for generated flows [sim: pg 3]
   Rate rx_rate;                   // receive-processing rate; 0 = as fast as the link (never pauses)
   Bytes rx_xoff_bytes = 200'000;  // NIC receive buffer PFC thresholds (used when rx_rate > 0)
@@ -118,6 +120,26 @@ struct NicSettings {
   // class (priority 0) on every hop; kData = the flow's data class [sim ACK_HIGH_PRIO 1 / 0].
   enum class AckPriority { kScheme, kHigh, kData };
   AckPriority ack_priority = AckPriority::kScheme;
+  // Loss recovery [IRN = Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM 2018].
+  // kGoBackN: the receiver drops out-of-order packets and NACKs the hole; the sender rewinds to it [sim].
+  // kSelective: the receiver keeps out-of-order packets in a per-QP bitmap of sack_window_packets and
+  // answers each with a SACK (an ACK with Packet::sack_seq); the sender retransmits only the packets it
+  // deems lost, and never has more than sack_window_packets beyond the cumulative ACK (IRN's BDP-FC).
+  enum class LossRecovery { kGoBackN, kSelective };
+  LossRecovery loss_recovery = LossRecovery::kGoBackN;
+  // Selective: packets the receiver tracks beyond its next expected one, which also bounds the sender's
+  // packets in flight; 0 = auto: the BDP of the longest path (source line rate x the topology's maximum
+  // base RTT) in MTU-sized packets, rounded up [IRN: BDP-FC cap, 110 packets at 40G on its fat-tree].
+  int sack_window_packets = 0;
+  // Selective: an unacknowledged packet is deemed lost once a packet this many sequence numbers above it has
+  // been SACKed [IRN: 1, the first SACK above a hole; TCP's DupThresh would be 3].
+  int sack_reorder_packets = 1;
+  // Selective, retransmission timeout when nic.rto is 0: rto_low while at most rto_low_packets are in
+  // flight, else rto_high [IRN: 100 us, 320 us, N = 3]. nic.rto > 0 replaces both. Unlike go-back-N's,
+  // this timer runs with PFC or credits on as well.
+  Time rto_low = Time::from_us(100);
+  Time rto_high = Time::from_us(320);
+  int rto_low_packets = 3;
   // Ideal FCT of each flow: exact in ps (net/ideal_fct.h ideal_fct), or the ns-3 HPCC simulator's own
   // integer-ns arithmetic (ideal_fct_ns_hpcc), so that fct.txt's last column matches it to the ns.
   bool ideal_fct_hpcc_ns = false;

@@ -44,7 +44,7 @@ FlowStreamWriter::FlowStreamWriter(Options opt, std::vector<std::string> class_l
   if (opt_.max_pending == 0) opt_.max_pending = 1;
   if (!opt_.flows_csv.empty()) {
     csv_ = std::make_unique<Out>(opt_.flows_csv);
-    append_flows_csv_header(csv_->buf);
+    append_flows_csv_header(csv_->buf, opt_.transport_columns);
   }
   for (const std::string& p : opt_.fct_txt) fct_.push_back(std::make_unique<Out>(p));
   fct_lines_ = std::make_unique<Out>("");
@@ -55,7 +55,7 @@ FlowStreamWriter::~FlowStreamWriter() {
 }
 
 void FlowStreamWriter::write_row(const FlowRecord& r) {
-  append_flows_csv_row(csv_->buf, r, labels_);
+  append_flows_csv_row(csv_->buf, r, labels_, opt_.transport_columns);
   if (csv_->buf.size() >= kFlushBytes) csv_->flush_buf();
 }
 
@@ -97,7 +97,7 @@ void FlowStreamWriter::spill() {
   Out run(fmt::format("{}.run{}", opt_.flows_csv, runs_.size()));
   runs_.push_back(run.path);
   for (const auto& [id, r] : pending_) {
-    append_flows_csv_row(run.buf, r, labels_);
+    append_flows_csv_row(run.buf, r, labels_, opt_.transport_columns);
     if (run.buf.size() >= kFlushBytes) run.flush_buf();
   }
   run.flush_buf();

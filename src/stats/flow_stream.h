@@ -28,6 +28,7 @@ class FlowStreamWriter {
     std::string flows_csv;                 // empty: not written
     std::vector<std::string> fct_txt;      // each gets the same fct.txt (ns-3 layout); may be empty
     size_t max_pending = size_t{1} << 18;  // reorder-buffer records before spilling (~30 MB)
+    bool transport_columns = false;        // flows.csv's retransmission and out-of-order columns
   };
 
   // Opens (creates or truncates) the files; throws std::runtime_error if one cannot be written.

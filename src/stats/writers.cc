@@ -58,13 +58,15 @@ std::string format_time_us(Time t) {
   return fmt::to_string(buf);
 }
 
-void append_flows_csv_header(fmt::memory_buffer& buf) {
-  buf.append(
-      std::string_view("id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,class\n"));
+void append_flows_csv_header(fmt::memory_buffer& buf, bool transport) {
+  buf.append(std::string_view("id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,"));
+  if (transport)
+    buf.append(std::string_view("retransmitted_packets,retransmitted_bytes,out_of_order_packets,"));
+  buf.append(std::string_view("class\n"));
 }
 
 void append_flows_csv_row(fmt::memory_buffer& buf, const FlowRecord& r,
-                          const std::vector<std::string>& class_labels) {
+                          const std::vector<std::string>& class_labels, bool transport) {
   fmt::format_to(std::back_inserter(buf), "{},{},{},{},", r.id, r.src, r.dst, r.size_bytes);
   append_time_us(buf, r.start);
   buf.push_back(',');
@@ -76,6 +78,9 @@ void append_flows_csv_row(fmt::memory_buffer& buf, const FlowRecord& r,
   buf.push_back(',');
   if (r.ideal_fct.ps > 0) fmt::format_to(std::back_inserter(buf), "{:.6f}", r.slowdown());
   buf.push_back(',');
+  if (transport)
+    fmt::format_to(std::back_inserter(buf), "{},{},{},", r.retransmitted_packets, r.retransmitted_bytes,
+                   r.out_of_order_packets);
   if (r.class_id < class_labels.size()) {
     append_csv_field(buf, class_labels[r.class_id]);
   } else {
@@ -87,16 +92,16 @@ void append_flows_csv_row(fmt::memory_buffer& buf, const FlowRecord& r,
 void append_hpcc_fct_line(fmt::memory_buffer& buf, const FlowRecord& r) { append_hpcc_line(buf, r); }
 
 void write_flows_csv(std::ostream& out, const std::vector<FlowRecord>& records,
-                     const std::vector<std::string>& class_labels) {
+                     const std::vector<std::string>& class_labels, bool transport) {
   std::vector<size_t> order(records.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return records[a].id < records[b].id; });
 
   fmt::memory_buffer buf;
-  append_flows_csv_header(buf);
+  append_flows_csv_header(buf, transport);
   for (size_t i : order) {
-    append_flows_csv_row(buf, records[i], class_labels);
+    append_flows_csv_row(buf, records[i], class_labels, transport);
     if (buf.size() >= kFlushBytes) flush(out, buf);
   }
   flush(out, buf);

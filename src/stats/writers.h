@@ -22,9 +22,10 @@ std::string format_time_us(Time t);
 // then one row per record sorted by id (stable for equal ids). Times in us with exactly 6 decimals;
 // slowdown (FlowRecord::slowdown(), clipped at 1) with 6 decimals, empty when the ideal FCT is not
 // positive; class = class_labels[class_id], or the id in decimal when there is no such label (quoted as
-// in RFC 4180 if it contains a comma, quote or line break). Lines end with "\n".
+// in RFC 4180 if it contains a comma, quote or line break). Lines end with "\n". With `transport`, three
+// columns come before class: retransmitted_packets,retransmitted_bytes,out_of_order_packets.
 void write_flows_csv(std::ostream& out, const std::vector<FlowRecord>& records,
-                     const std::vector<std::string>& class_labels);
+                     const std::vector<std::string>& class_labels, bool transport = false);
 
 // `s` as one CSV field: unchanged, or quoted as in RFC 4180 when it holds a comma, quote or line break.
 std::string csv_field(const std::string& s);
@@ -47,9 +48,9 @@ std::string hpcc_fct_line(const FlowRecord& r);
 
 // The pieces of both files, for writing them as flows finish (stats/flow_stream.h): the flows.csv header
 // line, one flows.csv row, one fct.txt line (each with its "\n").
-void append_flows_csv_header(fmt::memory_buffer& buf);
+void append_flows_csv_header(fmt::memory_buffer& buf, bool transport = false);
 void append_flows_csv_row(fmt::memory_buffer& buf, const FlowRecord& r,
-                          const std::vector<std::string>& class_labels);
+                          const std::vector<std::string>& class_labels, bool transport = false);
 void append_hpcc_fct_line(fmt::memory_buffer& buf, const FlowRecord& r);
 
 }  // namespace rocesim

@@ -181,6 +181,8 @@ const BadCase kBadCases[] = {
     {"WrongTypeStringForInteger", "wrong_type.toml", "", "wrong_type.toml", 8, "switch.buffer_bytes: expected an integer", Mode::kValidate, nullptr},
     {"WrongTypeStringForNumber", "wrong_type_duration.toml", "", "wrong_type_duration.toml", 3, "duration_ms: expected a number", Mode::kValidate, nullptr},
     {"WrongTypeStringForBool", "bool_wrong_type.toml", "", "bool_wrong_type.toml", 8, "switch.pfc: expected true or false", Mode::kValidate, nullptr},
+    {"UnknownLossRecovery", "loss_recovery_unknown.toml", "", "loss_recovery_unknown.toml", 8, "nic.loss_recovery: 'sack' is not one of", Mode::kValidateAndRun, "go_back_n, selective"},
+    {"SackWindowOutOfRange", "valid_base.toml", "--set nic.sack_window_packets=-1", "--set nic.sack_window_packets", 0, "nic.sack_window_packets", Mode::kValidate, nullptr},
     {"NegativeBuffer", "negative_buffer.toml", "", "negative_buffer.toml", 8, "switch.buffer_bytes: -1000000 is out of range", Mode::kValidate, nullptr},
     {"PmaxAboveOne", "pmax_2.toml", "", "pmax_2.toml", 9, "switch.pmax: 2 is out of range", Mode::kValidate, nullptr},
     {"XonAboveXoff", "xon_above_xoff.toml", "", "xon_above_xoff.toml", 10, "switch.xon_bytes: must not exceed xoff_bytes", Mode::kValidate, nullptr},

@@ -36,8 +36,9 @@ struct Case {
   const char* args;  // after `rocesim run`
 };
 
-// Every scheme, the demo, the ns-3 simulator's fat-tree, a PFC-heavy incast and one scenario of each seed
-// paper, each cut short so that the set runs in seconds in Release.
+// Every scheme, the demo, the ns-3 simulator's fat-tree, a PFC-heavy incast, one scenario of each seed
+// paper and a lossy incast under both loss recoveries, each cut short so that the set runs in seconds in
+// Release.
 const Case kCases[] = {
     {"demo", "demo --set duration_ms=0.6 --set traffic[0].stop_us=200"},
     // A PFC-heavy incast: 24 senders of 200 KB onto one host every 100 us.
@@ -67,6 +68,15 @@ const Case kCases[] = {
     {"lscc_fairness", "lscc/fairness --set duration_ms=2"},
     {"hpcc_star_fairness", "lscc/fairness --set cc.scheme=hpcc_star --set duration_ms=2"},
     {"swing_fairness", "lscc/fairness --set cc.scheme=swing --set duration_ms=2"},
+    // Lossy RoCE (PFC off, a 2 MB buffer): the incast under go-back-N and under selective repeat.
+    {"lossy_incast_go_back_n",
+     "examples/incast_burst --set duration_ms=0.6 --set traffic[1].fan_in=24 --set "
+     "traffic[1].size_bytes=200000 "
+     "--set switch.flow_control=none --set switch.buffer_bytes=2000000 --set output.transport_columns=true"},
+    {"lossy_incast_selective",
+     "examples/incast_burst --set duration_ms=0.6 --set traffic[1].fan_in=24 --set "
+     "traffic[1].size_bytes=200000 "
+     "--set switch.flow_control=none --set switch.buffer_bytes=2000000 --set nic.loss_recovery=selective"},
 };
 
 // FNV-1a, 64 bits: a hash whose value is fixed by its definition, so stored values stay valid across
@@ -278,7 +288,9 @@ TEST_P(Fingerprints, SameOverMpiRanks) {
 TEST(FingerprintsChecked, SameForAnyThreadCountUnderCheck) {
   for (const Case& c : kCases) {
     const std::string name = c.name;
-    if (name != "dcqcn_incast" && name != "rcm_victim" && name != "lscc_fairness" && name != "demo") continue;
+    if (name != "dcqcn_incast" && name != "rcm_victim" && name != "lscc_fairness" && name != "demo" &&
+        name != "lossy_incast_selective")
+      continue;
     std::string error;
     const Fingerprint one = run_case(c, error, "--check --threads 1");
     ASSERT_TRUE(error.empty()) << error;
