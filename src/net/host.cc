@@ -321,6 +321,7 @@ void Host::on_data(Packet* p) {
   const Time now = net_.now();
   if (p->seq == qp->rcv_nxt) {
     qp->rcv_nxt += p->payload;
+    if (qp->rcv_nxt >= qp->size) net_.on_flow_received(*qp);
     net_.counters().bytes_delivered += p->payload;
     if (net_.observers().on_data_delivered) net_.notify_delivered(*qp, p->payload);
     if (p->ecn == kCe) qp->rx_ce_pending = true;
@@ -374,6 +375,7 @@ void Host::on_data_selective(Qp& qp, const Packet& p) {
       delivered += len;
       filled = true;
     }
+    if (qp.rcv_nxt >= qp.size) net_.on_flow_received(qp);
     net_.counters().bytes_delivered += delivered;
     if (net_.observers().on_data_delivered) net_.notify_delivered(qp, delivered);
     accept_selective(qp, p, filled, false);

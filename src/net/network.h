@@ -52,8 +52,8 @@ struct NetStats {
   uint64_t switch_messages = 0;   // switch-to-switch control messages sent
   Bytes retransmitted_bytes = 0;  // payload of retransmitted data packets
   uint64_t sacks_sent = 0;        // selective repeat: ACKs carrying a SACK (also counted in acks_sent)
-  uint64_t link_down_drops = 0;  // packets (and PFC frames) lost on failed links (net/link_events.h)
-  uint64_t route_updates = 0;    // route recomputations after link failures and recoveries
+  uint64_t link_down_drops = 0;   // packets (and PFC frames) lost on failed links (net/link_events.h)
+  uint64_t route_updates = 0;     // route recomputations after link failures and recoveries
 };
 
 // Adds `o` into `into`: counts add up, peaks take the larger.
@@ -98,11 +98,17 @@ struct NetPartition {
     Time start, base_rtt, ideal_fct;
     Rate line_rate;
   };
+  // Across ranks: a receiver has every byte; its per-flow counts go to the sender's rank (FlowRecord).
+  struct Received {
+    uint32_t slot = 0;
+    uint32_t out_of_order = 0;
+  };
   PacketPool pool;
   NetStats counters;
   std::vector<Call> calls;
   std::vector<Done> done;
   std::vector<Started> started;
+  std::vector<Received> received;
 };
 
 class Network : private Coordinator, private DependentFlows::Releaser, private EventCodec {
@@ -265,6 +271,11 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
 
   // Called by hosts.
   void on_flow_complete(Qp& qp);
+  // The receiver has every byte of the flow (rcv_nxt reached its size). Across ranks, what the sender's
+  // record takes from the receiver's side travels to the sender's rank at the next window.
+  void on_flow_received(const Qp& qp) {
+    if (comm_) part().received.push_back({qp.slot, qp.rx_out_of_order});
+  }
   void start_flow_event(uint32_t slot);  // the flow allocated on `slot` starts now at its source
   void on_qp_timer(Host& at, uint32_t kind, uint64_t arg);
 
@@ -327,7 +338,7 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   std::vector<uint64_t> sack_bits_;  // grown with the QP pool, between windows
 
   RankComm* comm_ = nullptr;
-  NetStats other_ranks_stats_;  // the other ranks' counters, as of the end of the last run()
+  NetStats other_ranks_stats_;                   // the other ranks' counters, as of the end of the last run()
   std::vector<NetPartition::Call> ranks_calls_;  // every rank's, since the last replay (rank order)
   std::vector<NetPartition::Done> ranks_done_;   // every rank's, since the last grid boundary
   // Scheme counters of switches simulated elsewhere (gather_node_results): (node, port) -> (name, value).

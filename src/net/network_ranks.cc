@@ -92,28 +92,35 @@ void Network::share_between_ranks() {
   std::vector<NetPartition::Call> calls;
   std::vector<NetPartition::Done> done;
   std::vector<NetPartition::Started> started;
+  std::vector<NetPartition::Received> received;
   for (uint32_t i = 0; i < parts_.size(); ++i) {
     if (!sim_.is_local(i)) continue;
     NetPartition& p = *parts_[i];
     calls.insert(calls.end(), p.calls.begin(), p.calls.end());
     done.insert(done.end(), p.done.begin(), p.done.end());
     started.insert(started.end(), p.started.begin(), p.started.end());
+    received.insert(received.end(), p.received.begin(), p.received.end());
     p.calls.clear();
     p.done.clear();
     p.started.clear();
+    p.received.clear();
   }
   put_vector(mine, calls);
   put_vector(mine, done);
   put_vector(mine, started);
+  put_vector(mine, received);
   std::vector<std::vector<char>> all;
   comm_->all_gather(mine, all);
   started.clear();
+  received.clear();
   for (const std::vector<char>& blob : all) {
     const char* c = blob.data();
     take_vector(c, ranks_calls_);
     take_vector(c, ranks_done_);
     take_vector(c, started);
+    take_vector(c, received);
   }
+  for (const NetPartition::Received& r : received) qps_[r.slot].rx_out_of_order = r.out_of_order;
   for (const NetPartition::Started& s : started) {
     Qp& qp = qps_[s.slot];
     qp.started = true;

@@ -77,6 +77,14 @@ const Case kCases[] = {
      "examples/incast_burst --set duration_ms=0.6 --set traffic[1].fan_in=24 --set "
      "traffic[1].size_bytes=200000 "
      "--set switch.flow_control=none --set switch.buffer_bytes=2000000 --set nic.loss_recovery=selective"},
+    // Routing beside the scheme (net/path_select.h): per-packet spraying with selective repeat on a lossy
+    // fabric, and adaptive routing under PFC.
+    {"spray_selective",
+     "multipath/lossy_websearch --set switch.routing=spray --set nic.loss_recovery=selective --set "
+     "duration_ms=1 --set traffic[0].stop_us=200"},
+    {"adaptive_pfc",
+     "multipath/lossy_websearch --set switch.routing=adaptive --set switch.flow_control=pfc --set "
+     "duration_ms=1 --set traffic[0].stop_us=300"},
 };
 
 // FNV-1a, 64 bits: a hash whose value is fixed by its definition, so stored values stay valid across
