@@ -569,10 +569,6 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
       throw InputError("--check", 0,
                        "invariant mode reads every switch at once and does not run across ranks; check the "
                        "scenario in one process (rocesim run --check --threads N)");
-    if (!s.events.empty())
-      throw InputError(s.file, 0,
-                       "[[events]] (link failures and changes) do not run across ranks yet; run the scenario "
-                       "in one process (--threads N)");
     try {
       net.set_ranks(opt.ranks, s.threads);
     } catch (const std::invalid_argument& e) {

@@ -95,6 +95,9 @@ void Network::fail_port(Port& x, const Port& peer) {
   x.down = true;
   x.cut = true;
   x.cut_at = now;
+  // Across ranks (set_ranks) every rank sees the link go down (routes, monitors); only the node's own
+  // rank clears its PFC state.
+  if (!is_local_node(x.node->id())) return;
   for (int prio = 0; prio < kNumPriorities; ++prio) {
     x.pfc_rx[prio] = peer.pfc_tx[prio];
     if (x.paused[prio]) {
@@ -133,8 +136,8 @@ void Network::apply_link_event(const LinkEvent& e) {
         fail_port(x, y);
         fail_port(y, x);
         // Their queues drain into the void (until the routes avoid the link, packets still come).
-        x.node->kick(x.index);
-        y.node->kick(y.index);
+        wake_port(x);
+        wake_port(y);
         break;
       case LinkEvent::Action::kUp:
         if (!x.down) break;
@@ -143,8 +146,8 @@ void Network::apply_link_event(const LinkEvent& e) {
           obs_.on_link_change(*x.node, x.index, false, sim_.now());
           obs_.on_link_change(*y.node, y.index, false, sim_.now());
         }
-        x.node->kick(x.index);
-        y.node->kick(y.index);
+        wake_port(x);
+        wake_port(y);
         break;
       case LinkEvent::Action::kRate:
         x.rate = y.rate = e.rate;
@@ -161,6 +164,15 @@ void Network::apply_link_event(const LinkEvent& e) {
         break;
     }
   }
+}
+
+// A transmit attempt of the port now, as an event of its node keyed by the node and the port: the same
+// whatever the partitions and ranks (a direct kick between windows would take the coordinator's sequence).
+void Network::wake_port(const Port& x) {
+  constexpr uint64_t kLinkEventSeq = Simulator::kDeliverySeq + (uint64_t{1} << 20);
+  const uint32_t h = x.node->handler();
+  sim_.at_keyed(sim_.now(), h, kLinkEventSeq + static_cast<uint64_t>(x.index), h, Node::kTxAttempt,
+                static_cast<uint64_t>(x.index));
 }
 
 void Network::recompute_routes() {

@@ -284,6 +284,7 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   void build_routes(const SetupProgress& progress);
   friend class LinkEventTask;
   void apply_link_event(const LinkEvent& e);
+  void wake_port(const Port& x);
   void fail_port(Port& x, const Port& peer);
   void recompute_routes();
   void compute_max_base_rtt();

@@ -82,6 +82,8 @@ const Case kCases[] = {
     {"spray_selective",
      "multipath/lossy_websearch --set switch.routing=spray --set nic.loss_recovery=selective --set "
      "duration_ms=1 --set traffic[0].stop_us=200"},
+    // A spine link failing and coming back (net/link_events.h) during a permutation.
+    {"link_failure", "multipath/link_failure"},
     {"adaptive_pfc",
      "multipath/lossy_websearch --set switch.routing=adaptive --set switch.flow_control=pfc --set "
      "duration_ms=1 --set traffic[0].stop_us=300"},
