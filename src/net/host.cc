@@ -213,7 +213,8 @@ void Host::on_node_event(uint32_t kind, uint64_t arg) {
     const uint32_t slot = static_cast<uint32_t>(arg >> 32);
     if (slot >= net_.qp_capacity()) return;
     Qp& qp = net_.qp(slot);
-    if (!qp.in_use || qp.sender_done || qp.tag != static_cast<uint32_t>(arg)) return;
+    // The tag first: a stale timer's slot may belong to another host's flow now (another partition's).
+    if (!qp.in_use || qp.tag != static_cast<uint32_t>(arg) || qp.sender_done) return;
     qp.rto_armed = false;
     if (qp.snd_una >= qp.size || qp.in_flight() == 0) return;
     if (net_.now() - qp.last_progress >= rto_of(qp)) {
