@@ -380,6 +380,24 @@ CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& a) {
 
 int mpi_run_command(const RunArgs& a);
 
+// The run's table (unless quiet) and warnings; true when it was interrupted (a partial result).
+bool print_outcome(const Scenario& s, const RunResult& r, const RunArgs& a) {
+  if (!a.quiet) print_table(s, r, a.out_dir);
+  for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (!r.partial) return false;
+  fmt::print(stderr, "interrupted: partial result{} (marked \"partial\": true, and a PARTIAL file)\n",
+             a.out_dir.empty() ? "" : " in " + a.out_dir);
+  return true;
+}
+
+// Ctrl-C stops the run at its next progress check and keeps the finished flows as a partial result.
+void install_stop_on_ctrl_c() {
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { request_stop(); };
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
 int run_command(const RunArgs& a) {
   if (a.mpi) return mpi_run_command(a);
   HpccConfig cfg;
@@ -395,24 +413,14 @@ int run_command(const RunArgs& a) {
   opt.checks.invariants = a.check;
   opt.checks.invariant_interval = Time::from_us(a.check_interval_us);
   opt.checks.watchdog = Time::from_ms(a.watchdog_ms);
-  // Ctrl-C stops the run at its next progress check and keeps the finished flows as a partial result.
-  struct sigaction sa {};
-  sa.sa_handler = [](int) { request_stop(); };
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
+  install_stop_on_ctrl_c();
   if (!cfg.path.empty()) {  // before spending time on the run; marked as rocesim's before writing them
     check_hpcc_outputs(cfg, a.force);
     mark_hpcc_outputs(cfg);
   }
   const RunResult r = run_scenario(s, opt);
   signal(SIGINT, SIG_DFL);
-  if (!a.quiet) print_table(s, r, a.out_dir);
-  for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
-  if (r.partial) {
-    fmt::print(stderr, "interrupted: partial result{} (marked \"partial\": true, and a PARTIAL file)\n",
-               a.out_dir.empty() ? "" : " in " + a.out_dir);
-    return 130;
-  }
+  if (print_outcome(s, r, a)) return 130;
   if (!a.quiet && !cfg.path.empty()) fmt::print("  {}: {}, {}\n", cfg.path, cfg.fct_output, cfg.pfc_output);
   if (r.stopped.kind != CheckFailure::Kind::kNone) {
     fmt::print(stderr, "error: run stopped ({}): {}\n", to_string(r.stopped.kind), r.stopped.message);
@@ -462,21 +470,11 @@ int mpi_run_command(const RunArgs& a) {
       opt.fct_hpcc = a.fct_format == "hpcc";
       opt.force = a.force;
     }
-    struct sigaction sa {};
-    sa.sa_handler = [](int) { request_stop(); };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
+    install_stop_on_ctrl_c();
     const RunResult r = run_scenario(s, opt);
     signal(SIGINT, SIG_DFL);
     if (!root) return r.partial ? 130 : 0;
-    if (!a.quiet) print_table(s, r, a.out_dir);
-    for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
-    if (r.partial) {
-      fmt::print(stderr, "interrupted: partial result{} (marked \"partial\": true, and a PARTIAL file)\n",
-                 a.out_dir.empty() ? "" : " in " + a.out_dir);
-      return 130;
-    }
-    return 0;
+    return print_outcome(s, r, a) ? 130 : 0;
   } catch (const InputError& e) {
     if (root) fmt::print(stderr, "error: {}\n", e.what());
     return 2;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "file_util.h"
+#include "mpi_util.h"
 namespace fs = std::filesystem;
 
 namespace {
@@ -340,16 +341,8 @@ TEST_F(CliTest, UnknownFlagIsAnInputErrorNotACrash) {
 // `rocesim run --mpi` under mpirun: input errors are reported once (by rank 0; the other ranks stop on the
 // same error silently), with a non-zero exit and no result directory. Skipped without Open MPI.
 TEST_F(CliTest, MpiRunInputErrorsAreReportedOnce) {
-#ifndef ROCESIM_HAVE_MPI
-  GTEST_SKIP() << "this build has no Open MPI (apt-get install openmpi-bin libopenmpi-dev, and rebuild)";
-#else
-  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun is not on the PATH";
-  if (std::getenv("ROCESIM_SANITIZED")) {  // Open MPI's libraries leave allocations at exit
-    const char* o = std::getenv("ASAN_OPTIONS");
-    ::setenv("ASAN_OPTIONS", (std::string(o ? o : "") + ":detect_leaks=0").c_str(), 1);
-  }
-  const std::string mpirun = std::string("mpirun --oversubscribe -np 2 ") +
-                             (::getuid() == 0 ? "--allow-run-as-root " : "") + sh_quote(kBinary);
+  if (const std::string why = rocesim::test::mpi_missing(); !why.empty()) GTEST_SKIP() << why;
+  const std::string mpirun = rocesim::test::mpirun_command(2) + " " + sh_quote(kBinary);
   const fs::path out = tmp_ / "out";
   const std::string scenario = sh_quote(kBadDir + "/valid_base.toml");
   auto count = [](const std::string& text, const std::string& what) {
@@ -371,7 +364,6 @@ TEST_F(CliTest, MpiRunInputErrorsAreReportedOnce) {
       shell(mpirun + " run " + scenario + " --mpi -q -o " + sh_quote(out.string()) + " 2>&1 </dev/null");
   EXPECT_TRUE(again.exited && again.code != 0) << again.describe();
   EXPECT_EQ(count(again.out, "already holds results; use --force"), 1u) << again.describe();
-#endif
 }
 
 TEST_F(CliTest, MissingScenarioFileIsNamed) {

@@ -21,9 +21,12 @@
 
 #include "file_util.h"
 #include "fmt/format.h"
+#include "mpi_util.h"
 
 namespace {
 
+using rocesim::test::mpi_missing;
+using rocesim::test::mpirun_command;
 using rocesim::test::read_text_file;
 
 namespace fs = std::filesystem;
@@ -246,25 +249,6 @@ TEST_P(Fingerprints, SameForAnyThreadCount) {
 
 // One run over the ranks of mpirun (docs/cluster.md) gives the bytes of one process: 2 ranks, and 3 ranks of
 // 2 threads, oversubscribed on this machine. Skipped, saying why, without Open MPI.
-std::string mpi_missing() {
-#ifndef ROCESIM_HAVE_MPI
-  return "this build has no Open MPI (apt-get install openmpi-bin libopenmpi-dev, or scripts/setup, and "
-         "rebuild)";
-#else
-  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return "mpirun is not on the PATH (openmpi-bin)";
-  return "";
-#endif
-}
-
-std::string mpirun(int ranks) {
-  // Open MPI's own libraries leave allocations at exit: LeakSanitizer would fail the ranks for them.
-  if (std::getenv("ROCESIM_SANITIZED")) {
-    const char* o = std::getenv("ASAN_OPTIONS");
-    ::setenv("ASAN_OPTIONS", (std::string(o ? o : "") + ":detect_leaks=0").c_str(), 1);
-  }
-  return fmt::format("mpirun --oversubscribe {}-np {}", ::getuid() == 0 ? "--allow-run-as-root " : "", ranks);
-}
-
 TEST_P(Fingerprints, SameOverMpiRanks) {
   if (const std::string why = mpi_missing(); !why.empty()) GTEST_SKIP() << why;
   // Ranks are processes: ThreadSanitizer (make test-tsan) has nothing to add to SameForAnyThreadCount.
@@ -283,8 +267,8 @@ TEST_P(Fingerprints, SameOverMpiRanks) {
   const Fingerprint one = run_case(c, error, "--fct-format hpcc");
   ASSERT_TRUE(error.empty()) << error;
   for (const auto& [ranks, threads] : layouts) {
-    const Fingerprint got =
-        run_case(c, error, fmt::format("--fct-format hpcc --mpi --threads {}", threads), mpirun(ranks));
+    const Fingerprint got = run_case(c, error, fmt::format("--fct-format hpcc --mpi --threads {}", threads),
+                                     mpirun_command(ranks));
     ASSERT_TRUE(error.empty()) << error;
     EXPECT_EQ(got.flows_hash, one.flows_hash) << c.name << ": flows.csv differs over " << ranks << " ranks";
     EXPECT_EQ(got.outputs_hash, one.outputs_hash)

@@ -17,6 +17,8 @@
 
 namespace fs = std::filesystem;
 
+#include "mpi_util.h"
+
 namespace {
 
 const std::string kBinary = ROCESIM_BINARY;
@@ -136,35 +138,16 @@ TEST(Reproduce, UnknownPaperAndBadManifestAreInputErrors) {
   EXPECT_NE(bad.text.find("p.toml [[claim]] #1: unknown sweep 'b'"), std::string::npos) << bad.text;
 }
 
-namespace {
-
-std::string mpi_launcher_missing() {
-#ifndef ROCESIM_HAVE_MPI
-  return "this build has no Open MPI (apt-get install openmpi-bin libopenmpi-dev, or scripts/setup, and "
-         "rebuild)";
-#else
-  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return "mpirun is not on the PATH (openmpi-bin)";
-  return "";
-#endif
-}
-
-}  // namespace
-
 // `reproduce --mpi LAUNCHER` runs each sweep as `LAUNCHER rocesim sweep ... --mpi`: the same claims as local
 // sweeps (3 ranks, oversubscribed on this machine).
 TEST(Reproduce, MpiSweepsGiveTheSameClaims) {
   if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
-  if (const std::string why = mpi_launcher_missing(); !why.empty()) GTEST_SKIP() << why;
-  if (std::getenv("ROCESIM_SANITIZED")) {  // Open MPI's libraries leave allocations at exit
-    const char* o = std::getenv("ASAN_OPTIONS");
-    ::setenv("ASAN_OPTIONS", (std::string(o ? o : "") + ":detect_leaks=0").c_str(), 1);
-  }
+  if (const std::string why = rocesim::test::mpi_missing(); !why.empty()) GTEST_SKIP() << why;
   Tmp tmp;
   const std::string common = " reproduce icc --only test -q --docs '" + (tmp.path / "docs").string() + "'";
   const Out local = sh(kBinary + common + " -j 2 -o '" + (tmp.path / "local").string() + "'");
   ASSERT_EQ(local.code, 0) << local.text;
-  const std::string launcher =
-      std::string("mpirun --oversubscribe -np 3") + (::getuid() == 0 ? " --allow-run-as-root" : "");
+  const std::string launcher = rocesim::test::mpirun_command(3);
   const Out mpi = sh(kBinary + common + " --mpi '" + launcher + "' -o '" + (tmp.path / "mpi").string() + "'");
   ASSERT_EQ(mpi.code, 0) << mpi.text;
   const auto claims = [&](const char* dir) {

@@ -29,6 +29,7 @@
 #include "app/progress.h"
 #include "config/scenario.h"
 #include "core/error.h"
+#include "mpi_util.h"
 
 extern char** environ;
 
@@ -503,25 +504,13 @@ TEST_F(SweepRun, ThreadsKeepJobsTimesThreadsWithinTheCoresAndChangeNoResult) {
 
 // `sweep --mpi` under mpirun (app/mpi_sweep.h), 3 ranks oversubscribed on this machine. Open MPI is
 // optional: without it in this build or on this machine the tests say so and skip.
-std::string mpi_missing() {
-#ifndef ROCESIM_HAVE_MPI
-  return "this build has no Open MPI (apt-get install openmpi-bin libopenmpi-dev, or scripts/setup, and "
-         "rebuild)";
-#else
-  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return "mpirun is not on the PATH (openmpi-bin)";
-  return "";
-#endif
-}
+using rocesim::test::mpi_missing;
 
+// mpirun's words (tests/mpi_util.h), then this rocesim.
 std::vector<std::string> mpirun(int ranks) {
-  // Open MPI's own libraries leave allocations at exit (in components it loads and unloads): under the
-  // sanitizer build, LeakSanitizer would fail the ranks for them. This test process's environment is its own.
-  if (std::getenv("ROCESIM_SANITIZED")) {
-    const char* o = std::getenv("ASAN_OPTIONS");
-    ::setenv("ASAN_OPTIONS", (std::string(o ? o : "") + ":detect_leaks=0").c_str(), 1);
-  }
-  std::vector<std::string> a{"mpirun", "--oversubscribe", "-np", std::to_string(ranks)};
-  if (::getuid() == 0) a.push_back("--allow-run-as-root");  // CI runs as root
+  std::istringstream words(rocesim::test::mpirun_command(ranks));
+  std::vector<std::string> a;
+  for (std::string w; words >> w;) a.push_back(w);
   a.push_back(kBinary);
   return a;
 }
