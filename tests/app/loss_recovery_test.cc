@@ -74,3 +74,50 @@ TEST(LossyWebSearch, SelectiveRepeatFinishesWhatGoBackNCannot) {
 }
 
 }  // namespace
+
+// Reordering (issue #21, item 2): packet spraying under PFC, no loss at all. Go-back-N takes every
+// overtaken packet for a loss and resends the rest of the window, which overtakes again; selective repeat
+// resends only what was overtaken and finishes (scenarios/multipath/README.md, WebSearch table).
+TEST(Spraying, CostsGoBackNItsReorderingButNotSelectiveRepeat) {
+  const std::string path =
+      (std::filesystem::path(ROCESIM_SCENARIO_DIR) / "multipath" / "websearch.toml").string();
+  auto run = [&](const char* recovery) {
+    const Scenario s =
+        load_scenario(path, {"switch.routing=spray", std::string("nic.loss_recovery=") + recovery,
+                             "traffic[0].stop_us=500", "duration_ms=6"});
+    return run_scenario(s, RunOptions{}).summary;
+  };
+  const nlohmann::json gbn = run("go_back_n"), sel = run("selective");
+  const auto count = [](const nlohmann::json& j, const char* a, const char* b) {
+    return j[a][b].get<uint64_t>();
+  };
+  for (const auto* j : {&gbn, &sel})
+    EXPECT_EQ(count(*j, "drops", "data_buffer"), 0u) << "PFC: nothing is lost";
+  std::printf(
+      "go-back-N: %llu of %llu packets retransmitted, %llu out of order, %llu unfinished, p99 slowdown "
+      "%.1f\n",
+      static_cast<unsigned long long>(count(gbn, "transport", "retransmitted_packets")),
+      static_cast<unsigned long long>(count(gbn, "transport", "data_packets_sent")),
+      static_cast<unsigned long long>(count(gbn, "transport", "out_of_order_packets")),
+      static_cast<unsigned long long>(count(gbn, "flows", "unfinished")),
+      gbn["fct"]["slowdown"]["p99"].get<double>());
+  std::printf(
+      "selective: %llu of %llu packets retransmitted, %llu out of order, %llu unfinished, p99 slowdown "
+      "%.1f\n",
+      static_cast<unsigned long long>(count(sel, "transport", "retransmitted_packets")),
+      static_cast<unsigned long long>(count(sel, "transport", "data_packets_sent")),
+      static_cast<unsigned long long>(count(sel, "transport", "out_of_order_packets")),
+      static_cast<unsigned long long>(count(sel, "flows", "unfinished")),
+      sel["fct"]["slowdown"]["p99"].get<double>());
+  // Go-back-N: most of what it sends is sent again.
+  EXPECT_GT(count(gbn, "transport", "retransmitted_packets"),
+            count(gbn, "transport", "data_packets_sent") / 2);
+  // Selective repeat: every flow finishes, retransmissions stay a small share and below the out-of-order
+  // arrivals that caused them, and the tail is several times shorter.
+  EXPECT_EQ(count(sel, "flows", "unfinished"), 0u);
+  EXPECT_LT(count(sel, "transport", "retransmitted_packets"),
+            count(sel, "transport", "data_packets_sent") / 4);
+  EXPECT_LE(count(sel, "transport", "retransmitted_packets"),
+            count(sel, "transport", "out_of_order_packets"));
+  EXPECT_LT(4 * sel["fct"]["slowdown"]["p99"].get<double>(), gbn["fct"]["slowdown"]["p99"].get<double>());
+}
