@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/run.h"
@@ -93,22 +94,14 @@ TEST(Spraying, CostsGoBackNItsReorderingButNotSelectiveRepeat) {
   };
   for (const auto* j : {&gbn, &sel})
     EXPECT_EQ(count(*j, "drops", "data_buffer"), 0u) << "PFC: nothing is lost";
-  std::printf(
-      "go-back-N: %llu of %llu packets retransmitted, %llu out of order, %llu unfinished, p99 slowdown "
-      "%.1f\n",
-      static_cast<unsigned long long>(count(gbn, "transport", "retransmitted_packets")),
-      static_cast<unsigned long long>(count(gbn, "transport", "data_packets_sent")),
-      static_cast<unsigned long long>(count(gbn, "transport", "out_of_order_packets")),
-      static_cast<unsigned long long>(count(gbn, "flows", "unfinished")),
-      gbn["fct"]["slowdown"]["p99"].get<double>());
-  std::printf(
-      "selective: %llu of %llu packets retransmitted, %llu out of order, %llu unfinished, p99 slowdown "
-      "%.1f\n",
-      static_cast<unsigned long long>(count(sel, "transport", "retransmitted_packets")),
-      static_cast<unsigned long long>(count(sel, "transport", "data_packets_sent")),
-      static_cast<unsigned long long>(count(sel, "transport", "out_of_order_packets")),
-      static_cast<unsigned long long>(count(sel, "flows", "unfinished")),
-      sel["fct"]["slowdown"]["p99"].get<double>());
+  for (const auto& [name, j] : {std::pair{"go-back-N", &gbn}, std::pair{"selective", &sel}})
+    std::printf(
+        "%s: %llu of %llu packets retransmitted, %llu out of order, %llu unfinished, p99 slowdown %.1f\n",
+        name, static_cast<unsigned long long>(count(*j, "transport", "retransmitted_packets")),
+        static_cast<unsigned long long>(count(*j, "transport", "data_packets_sent")),
+        static_cast<unsigned long long>(count(*j, "transport", "out_of_order_packets")),
+        static_cast<unsigned long long>(count(*j, "flows", "unfinished")),
+        (*j)["fct"]["slowdown"]["p99"].get<double>());
   // Go-back-N: most of what it sends is sent again.
   EXPECT_GT(count(gbn, "transport", "retransmitted_packets"),
             count(gbn, "transport", "data_packets_sent") / 2);
