@@ -74,28 +74,22 @@ void Network::build_nodes() {
     const int pb = static_cast<int>(b.ports_.size());
     a.ports_.emplace_back();
     b.ports_.emplace_back();
-    Port& x = a.ports_.back();
-    Port& y = b.ports_.back();
-    x.node = &a;
-    x.index = pa;
-    x.peer = &b;
-    x.peer_port = pb;
-    x.rate = l.rate;
-    x.delay = l.delay;
-    x.error_rate = l.error_rate;
-    y.node = &b;
-    y.index = pb;
-    y.peer = &a;
-    y.peer_port = pa;
-    y.rate = l.rate;
-    y.delay = l.delay;
-    y.error_rate = l.error_rate;
-    x.loss_rng =
-        Rng::stream(seed_, "link_loss", (static_cast<uint64_t>(l.a) << 16) | static_cast<uint64_t>(pa));
-    y.loss_rng =
-        Rng::stream(seed_, "link_loss", (static_cast<uint64_t>(l.b) << 16) | static_cast<uint64_t>(pb));
-    x.long_haul = y.long_haul = l.long_haul;
-    x.ps_per_byte = y.ps_per_byte = exact_ps_per_byte(l.rate);
+    // One end of the link: `node`'s port `index`, facing `peer`'s port `peer_port`.
+    auto wire = [&](Port& x, Node& node, int index, Node& peer, int peer_port) {
+      x.node = &node;
+      x.index = index;
+      x.peer = &peer;
+      x.peer_port = peer_port;
+      x.rate = l.rate;
+      x.delay = l.delay;
+      x.error_rate = l.error_rate;
+      x.loss_rng = Rng::stream(seed_, "link_loss",
+                               (static_cast<uint64_t>(node.id()) << 16) | static_cast<uint64_t>(index));
+      x.long_haul = l.long_haul;
+      x.ps_per_byte = exact_ps_per_byte(l.rate);
+    };
+    wire(a.ports_.back(), a, pa, b, pb);
+    wire(b.ports_.back(), b, pb, a, pa);
   }
   // A delivery event names its port in its kind: the loop prefetches that port with the packet.
   for (auto& node : nodes_)
