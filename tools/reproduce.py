@@ -2,8 +2,15 @@
 """Reproduce the seed papers: run each paper's scenario set as sweeps, measure every claim, draw the figures,
 write an HTML report and regenerate docs/REPRODUCTION.md.
 
-    rocesim reproduce PAPER|all [--scale quick|full] [-j N] [-o DIR]     (or: make reproduce)
+    rocesim reproduce PAPER|all [--scale quick|full] [--seeds N] [--claim ID] [-j N] [-o DIR]  (or: make reproduce)
+    rocesim reproduce PAPER|all --sensitivity [--claim ID]
     /usr/bin/python3 tools/reproduce.py --rocesim build/rocesim PAPER|all [options]
+
+Seeds: every sweep runs over seeds 1..N (an added grid axis `seed`; 5 by default at full scale, 1 at quick),
+each claim's values are measured once per seed, shown as the mean and the half-width of the 95 % confidence
+interval (Student's t), and the verdict is decided over the intervals: every comparison of a condition is
+judged by the interval of the per-seed difference of its two sides (agree only when the agree condition
+holds over the whole interval; "inconclusive" when an interval straddles it).
 
 Each paper is described by reproduce/<paper>.toml (format below; its sweeps name scenarios under scenarios/). For every sweep of the paper the
 script runs `rocesim sweep` (complete runs are skipped, so an interrupted reproduction resumes), evaluates each
@@ -13,7 +20,11 @@ conditions, and writes:
   OUT/<paper>/<sweep>/...         the sweep directories (results.csv, run directories)
   OUT/<paper>/claims.json         every claim's values, text shown and verdict
   OUT/report.html                 figures grouped by paper in the papers' order, captions naming the paper figure
-  DOCS/reproduction/<paper>.<scale>.json   the measured values (kept in the repo, one file per paper and scale)
+  DOCS/reproduction/<paper>.<scale>.json   the measured values (kept in the repo, one file per paper and scale):
+                                  per claim the per-seed values, means, intervals, verdict and re-run command;
+                                  per sweep its grid (with the seeds) and settings
+  DOCS/reproduction/<paper>.sensitivity.json   the sensitivity sweeps' results (--sensitivity)
+  OUT/<paper>/sensitivity/<claim>/<setting>/<sweep>/   their runs
   DOCS/REPRODUCTION.md            regenerated from those files: per paper, each claim, our number at quick and
                                   full scale, verdict and reason. Never edit the numbers by hand.
 
@@ -27,7 +38,7 @@ Manifest (TOML):
   grid = ["scheme=dcqcn,mercury"]                  # as `rocesim sweep --grid`
   set = ["duration_ms=4.5"]                        # --set for both scales (optional)
   quick = { set = [...], grid = [...] }            # per-scale additions / grid replacement (optional)
-  full = { set = [...], grid = [...] }
+  full = { set = [...], grid = [...], seeds = 3 }  # seeds: at most this many at that scale (a long sweep)
   test = true                                      # the small sweep the test suite reproduces (one per paper)
   [[claim]]
   id = "M1"; sweeps = ["victim"]
@@ -37,6 +48,10 @@ Manifest (TOML):
   agree = "dcqcn < 15"; partly = "..."             # conditions over the values (partly optional)
   why = "one-line reason shown when we do not agree"
   scales = ["full"]                                # optional: the scales whose runs can measure it
+  [[sensitivity]]                                  # for a claim we do not agree with: the settings the paper
+  claim = "M6"                                     # leaves open, one alternative at a time (each "k=v k2=v2"
+  vary = ["switch.xoff_bytes=100000", "switch.kmin_bytes=20000 switch.kmax_bytes=80000"]    # added with --set)
+  scale = "quick"; seeds = 3                       # optional (these are the defaults)
   [[figure]]
   sweep = "victim"; kind = "timeseries"; caption = "Fig. 9: ..."; runs = { scheme = ["dcqcn", "mercury"] }
   flows = { "0" = "F1 (victim)" }; window_us = [2000, 4500]      # timeseries: flows drawn, time window
@@ -50,6 +65,7 @@ abs, all, any, sum, len, range.
 """
 
 import argparse
+import ast
 import base64
 import datetime
 import html
@@ -66,12 +82,12 @@ from collections import OrderedDict
 from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocesim_common import MetricError, jain, nearest_rank, ratio, read_csv, reduction, to_float  # noqa: E402
+from rocesim_common import MetricError, jain, mean_ci95, nearest_rank, ratio, read_csv, reduction, to_float  # noqa: E402
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(TOOLS)
 SCALES = ("quick", "full")
-VERDICTS = ("agree", "partly", "disagree")
+VERDICTS = ("agree", "partly", "disagree", "inconclusive")
 
 
 class ManifestError(Exception):
@@ -140,6 +156,14 @@ class Manifest:
                 sw[scale] = {"set": _strings(t, "set", f"{w} {scale}"), "grid": _strings(t, "grid", f"{w} {scale}")}
                 if t.get("skip", False):
                     sw[scale]["skip"] = True
+                if "seeds" in t:  # at most this many seeds at this scale (a long sweep; the scale note says so)
+                    n = t["seeds"]
+                    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                        raise ManifestError(f"{w}: '{scale}.seeds' must be an integer >= 1")
+                    sw[scale]["seeds"] = n
+                if any(g.split("=", 1)[0].strip() == "seed" for g in sw["grid"] + sw[scale]["grid"]):
+                    raise ManifestError(f"{w}: 'seed' must not be a grid key: --seeds N runs every sweep over "
+                                        "seeds 1..N")
             self.sweeps.append(sw)
         if not self.sweeps:
             raise ManifestError(f"{path}: no [[sweep]]")
@@ -167,6 +191,38 @@ class Manifest:
             })
             if not set(self.claims[-1]["scales"]) <= set(SCALES):
                 raise ManifestError(f"{w}: 'scales' must name scales among {', '.join(SCALES)}")
+        self.sensitivity = []
+        claim_ids = {c["id"]: c for c in self.claims}
+        for i, t in enumerate(doc.get("sensitivity", [])):
+            w = f"{path} [[sensitivity]] #{i + 1}"
+            cid = _need(t, "claim", str, w)
+            if cid not in claim_ids:
+                raise ManifestError(f"{w}: unknown claim '{cid}'")
+            if any(e["claim"] == cid for e in self.sensitivity):
+                raise ManifestError(f"{w}: claim '{cid}' has a [[sensitivity]] already")
+            vary = _strings(t, "vary", w)
+            if not vary:
+                raise ManifestError(f"{w}: 'vary' must list the alternative settings (\"key=value key2=value2\")")
+            grid_keys = {g.split("=", 1)[0].strip() for s in self.sweeps if s["name"] in claim_ids[cid]["sweeps"]
+                         for g in s["grid"] + s["quick"]["grid"] + s["full"]["grid"]}
+            for alt in vary:
+                for kv in alt.split():
+                    k, eq, v = kv.partition("=")
+                    if not eq or not k or not v:
+                        raise ManifestError(f"{w}: '{alt}': expected space-separated key=value settings")
+                    if k in grid_keys or k == "seed":
+                        raise ManifestError(f"{w}: '{k}' is a grid key of the claim's sweeps (or the seed); vary "
+                                            "settings the sweeps do not already vary")
+            scale = t.get("scale", "quick")
+            if scale not in SCALES:
+                raise ManifestError(f"{w}: 'scale' must be one of {', '.join(SCALES)}")
+            seeds = t.get("seeds", 3)
+            if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
+                raise ManifestError(f"{w}: 'seeds' must be an integer >= 1")
+            if scale not in claim_ids[cid]["scales"]:
+                raise ManifestError(f"{w}: claim '{cid}' is measured at {' and '.join(claim_ids[cid]['scales'])} "
+                                    f"scale only, not '{scale}'")
+            self.sensitivity.append({"claim": cid, "vary": vary, "scale": scale, "seeds": seeds})
         self.figures = []
         for i, f in enumerate(doc.get("figure", [])):
             w = f"{path} [[figure]] #{i + 1}"
@@ -405,14 +461,22 @@ class RunData:
 # Running
 
 
-def sweep_args(sw, scale):
-    grid = sw[scale]["grid"] or sw["grid"]
+def sweep_seeds(sw, scale, seeds):
+    """How many seeds (1..n) a sweep runs: `seeds`, or fewer where the manifest caps a long sweep."""
+    return min(seeds, sw[scale].get("seeds", seeds))
+
+
+def sweep_args(sw, scale, seeds=1):
+    grid = list(sw[scale]["grid"] or sw["grid"])
+    n = sweep_seeds(sw, scale, seeds)
+    if n > 1:  # one seed keeps the sweep's own grid (and run names), as before seeds existed
+        grid.append("seed=" + ",".join(str(i) for i in range(1, n + 1)))
     sets = sw["set"] + sw[scale]["set"]
     return grid, sets
 
 
-def run_sweep(rocesim, scen_dir, out_dir, sw, scale, jobs, force, quiet, mpi=None):
-    grid, sets = sweep_args(sw, scale)
+def run_sweep(rocesim, scen_dir, out_dir, sw, scale, jobs, force, quiet, mpi=None, seeds=1):
+    grid, sets = sweep_args(sw, scale, seeds)
     cmd = [rocesim, "sweep", os.path.join(scen_dir, sw["scenario"]), "-o", out_dir, "-q"]
     # With an MPI launcher ("mpirun -np 64"), each sweep runs over its ranks (docs/cluster.md); else -j.
     cmd = shlex.split(mpi) + cmd + ["--mpi"] if mpi else cmd + ["-j", str(jobs)]
@@ -438,7 +502,14 @@ def run_sweep(rocesim, scen_dir, out_dir, sw, scale, jobs, force, quiet, mpi=Non
     if not quiet or not ok:
         tail = "" if ok else "\n" + "\n".join("    " + ln for ln in r.stdout.strip().splitlines()[-12:])
         print(f"    {'done' if ok else 'FAILED'} in {wall:.1f} s{tail}", flush=True)
-    return {"ok": ok, "wall_s": wall, "grid": grid, "sets": sets, "rc": r.returncode}
+    out = {"ok": ok, "wall_s": wall, "grid": grid, "sets": sets, "rc": r.returncode}
+    if ok:  # each run's own wall time (one core each): what a cluster's ranks would share
+        walls = [to_float(row.get("wall_seconds")) for row in read_csv(os.path.join(out_dir, "results.csv"))
+                 if row.get("bucket", "all") == "all" and row.get("class", "all") == "all"]
+        walls = [w for w in walls if not math.isnan(w)]
+        out["runs"] = len(walls)
+        out["run_wall_s"] = {"sum": sum(walls), "max": max(walls, default=0.0)}
+    return out
 
 
 class SweepIndex:
@@ -495,31 +566,217 @@ def safe_dir_name(name):
     return "".join(c if c.isalnum() or c in "._+=,-" else "_" for c in name)
 
 
-def evaluate(man, paper_dir, ran, scale):
-    """Every claim of a manifest -> dict id -> {values, shown, verdict, note}. `ran`: sweep name -> status."""
+class Estimate:
+    """A value measured over seeds: its mean and the half-width of its 95 % confidence interval. Formats as
+    "mean ± half" with the format spec of the claim's `show` (as the mean alone when the interval is 0)."""
+
+    def __init__(self, values):
+        self.values = list(values)
+        self.mean, self.half = mean_ci95(self.values)
+
+    def __format__(self, spec):
+        m = format(self.mean, spec)
+        h = format(self.half, spec.replace("+", "").replace(" ", ""))
+        if self.half == 0 or float(h.rstrip("%")) == 0:
+            return m
+        return f"{m} \u00b1 {h}"
+
+
+LEVELS = {"disagree": 0, "partly": 1, "agree": 2}
+
+
+def judge(c, point):
+    """The claim's verdict for one set of values: agree, partly or disagree."""
+    env = dict(point)
+    env.update({"abs": abs, "min": min, "max": max, "all": all, "any": any, "sum": sum, "len": len,
+                "mean": lambda v: sum(v) / len(v), "__builtins__": {}})
+    if eval(c["agree"], env, {}):  # noqa: S307 (manifests are the repo's own files)
+        return "agree"
+    if c["partly"] and eval(c["partly"], env, {}):  # noqa: S307
+        return "partly"
+    return "disagree"
+
+
+class Seeds:
+    """A value measured once per seed, in a claim's condition: arithmetic is per seed, so a comparison compares
+    the two sides seed by seed (paired: both come from the same seed's runs)."""
+
+    def __init__(self, values):
+        self.v = [float(x) for x in values]
+
+    @staticmethod
+    def of(x, n):
+        return x.v if isinstance(x, Seeds) else [float(x)] * n
+
+    def _op(self, other, f):
+        o = Seeds.of(other, len(self.v))
+        return Seeds(f(a, b) for a, b in zip(self.v, o))
+
+    def __add__(self, o): return self._op(o, lambda a, b: a + b)  # noqa: E704
+    def __radd__(self, o): return self._op(o, lambda a, b: b + a)  # noqa: E704
+    def __sub__(self, o): return self._op(o, lambda a, b: a - b)  # noqa: E704
+    def __rsub__(self, o): return self._op(o, lambda a, b: b - a)  # noqa: E704
+    def __mul__(self, o): return self._op(o, lambda a, b: a * b)  # noqa: E704
+    def __rmul__(self, o): return self._op(o, lambda a, b: b * a)  # noqa: E704
+    def __truediv__(self, o): return self._op(o, lambda a, b: a / b)  # noqa: E704
+    def __rtruediv__(self, o): return self._op(o, lambda a, b: b / a)  # noqa: E704
+    def __neg__(self): return Seeds(-a for a in self.v)  # noqa: E704
+    def __abs__(self): return Seeds(abs(a) for a in self.v)  # noqa: E704
+
+    def __bool__(self):
+        raise TypeError("a value over seeds has no single truth value (compare it)")
+
+
+def _n_seeds(args):
+    return max((len(x.v) for x in args if isinstance(x, Seeds)), default=0)
+
+
+def _extreme(f, args):
+    items = list(args[0]) if len(args) == 1 else list(args)
+    n = _n_seeds(items)
+    if not n:
+        return f(items)
+    cols = [Seeds.of(x, n) for x in items]
+    return Seeds(f(col[i] for col in cols) for i in range(n))
+
+
+def _cmp(a, op, b):
+    """Tri-state comparison over seeds: True when the 95 % interval of the per-seed difference a - b lies
+    wholly on the side the operator asks for, False when wholly on the other side, None when it straddles.
+    With one seed (or the same difference in every seed) it is the plain comparison."""
+    n = _n_seeds([a, b])
+    if not n:
+        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[op]
+    d = [x - y for x, y in zip(Seeds.of(a, n), Seeds.of(b, n))]
+    if any(math.isnan(x) for x in d):
+        return False
+    m, h = mean_ci95(d)
+    lo, hi = m - h, m + h
+    if op == "<":
+        return True if hi < 0 else (False if lo >= 0 else None)
+    if op == "<=":
+        return True if hi <= 0 else (False if lo > 0 else None)
+    if op == ">":
+        return True if lo > 0 else (False if hi <= 0 else None)
+    if op == ">=":
+        return True if lo >= 0 else (False if hi < 0 else None)
+    eq = True if lo == 0 and hi == 0 else (False if lo > 0 or hi < 0 else None)
+    return eq if op == "==" else _not(eq)
+
+
+def _and(*xs):
+    xs = [x if x is None else bool(x) for x in xs]
+    return False if False in xs else (True if all(xs) else None)
+
+
+def _or(*xs):
+    xs = [x if x is None else bool(x) for x in xs]
+    return True if True in xs else (False if all(x is False for x in xs) else None)
+
+
+def _not(x):
+    return None if x is None else not x
+
+
+class _TriState(ast.NodeTransformer):
+    """Rewrites a condition so that `and`, `or`, `not` and comparisons go through the tri-state functions."""
+    OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        f = "_and" if isinstance(node.op, ast.And) else "_or"
+        return ast.Call(ast.Name(f, ast.Load()), node.values, [])
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return ast.Call(ast.Name("_not", ast.Load()), [node.operand], [])
+        return node
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        parts, left = [], node.left
+        for op, right in zip(node.ops, node.comparators):
+            if type(op) not in self.OPS:
+                raise ManifestError(f"condition: operator {type(op).__name__} is not supported over seeds")
+            parts.append(ast.Call(ast.Name("_cmp", ast.Load()), [left, ast.Constant(self.OPS[type(op)]), right], []))
+            left = right
+        return parts[0] if len(parts) == 1 else ast.Call(ast.Name("_and", ast.Load()), parts, [])
+
+
+def tri_eval(cond, per_seed):
+    """A claim condition over per-seed values: True, False or None (the intervals straddle it)."""
+    tree = _TriState().visit(ast.parse(cond, mode="eval"))
+    code = compile(ast.fix_missing_locations(tree), "<condition>", "eval")
+    env = {n: Seeds(v) for n, v in per_seed.items()}
+    env.update({"_cmp": _cmp, "_and": _and, "_or": _or, "_not": _not, "abs": abs, "len": len,
+                "min": lambda *a: _extreme(min, a), "max": lambda *a: _extreme(max, a),
+                "all": lambda it: _and(*it), "any": lambda it: _or(*it),
+                "sum": lambda it: sum(it, 0), "mean": lambda v: sum(v, 0) / len(v), "__builtins__": {}})
+    return eval(code, env, {})  # noqa: S307 (manifests are the repo's own files)
+
+
+def interval_verdict(c, per_seed):
+    """The verdict over seeds. Each comparison in the claim's conditions is decided by the 95 % confidence
+    interval of the per-seed difference of its two sides (see _cmp); `and`/`or`/`not` combine the three
+    states. agree only when the agree condition holds over the whole interval; "inconclusive" when an
+    interval straddles a condition, with the verdicts it straddles."""
+    a = tri_eval(c["agree"], per_seed)
+    p = tri_eval(c["partly"], per_seed) if c["partly"] else False
+    if a is True:
+        return "agree", ""
+    if a is False:
+        if p is None:
+            return "inconclusive", "disagree to partly within the 95 % intervals"
+        return ("partly" if p else "disagree"), ""
+    return "inconclusive", ("partly" if p is True else "disagree") + " to agree within the 95 % intervals"
+
+
+def rerun_command(man, scale, cid, seeds):
+    return f"rocesim reproduce {man.key} --scale {scale} --seeds {seeds} --claim {cid}"
+
+
+def evaluate(man, paper_dir, ran, scale, claims=None, seeds=1):
+    """Every claim of a manifest (or of the ids in `claims`) -> dict id -> {values (means), ci (half-widths),
+    per_seed, seeds, shown, verdict, seed_verdicts, note, command}. `ran`: sweep name -> status. Each claim is
+    measured once per seed its sweeps ran (seed 1 alone for a sweep run without a seed axis)."""
     indexes = {}
     cache = {}
 
+    def index(sweep):
+        if sweep not in indexes:
+            indexes[sweep] = SweepIndex(os.path.join(paper_dir, sweep))
+        return indexes[sweep]
+
+    def sweep_seed_list(sweep):
+        vals = {v.get("seed") for v, _ in index(sweep).runs}
+        return sorted(int(x) for x in vals) if None not in vals else [1]
+
+    current = {"seed": None}
+
+    def with_seed(sweep, want):
+        if current["seed"] is not None and any("seed" in v for v, _ in index(sweep).runs):
+            want = dict(want, seed=str(current["seed"]))
+        return want
+
     def R(sweep, *specs, **want):
         """The run of `sweep` with the given grid values: keyword (scheme="dcqcn", load=0.5) or "key=value"
-        strings for dotted keys ("switch.xoff_bytes=30000")."""
+        strings for dotted keys ("switch.xoff_bytes=30000"); the seed is the one being measured."""
         for spec in specs:
             for kv in spec.split(","):
                 k, eq, v = kv.partition("=")
                 if not eq:
                     raise MetricError(f"'{spec}': expected key=value")
                 want[k.strip()] = v.strip()
-        if sweep not in indexes:
-            indexes[sweep] = SweepIndex(os.path.join(paper_dir, sweep))
-        d = indexes[sweep].find(want)
+        d = index(sweep).find(with_seed(sweep, want))
         if d not in cache:
             cache[d] = RunData(d)
         return cache[d]
 
     def S(sweep):
-        if sweep not in indexes:
-            indexes[sweep] = SweepIndex(os.path.join(paper_dir, sweep))
-        return [RunData(d) for _, d in indexes[sweep].runs if os.path.isfile(os.path.join(d, "summary.json"))]
+        want = with_seed(sweep, {})
+        return [RunData(d) for vals, d in index(sweep).runs if os.path.isfile(os.path.join(d, "summary.json"))
+                and all(vals.get(k) == v for k, v in want.items())]
 
     env = {"R": R, "S": S, "ratio": ratio, "reduction": reduction, "mean": lambda v: sum(v) / len(v),
            "min": min, "max": max, "abs": abs, "all": all, "any": any, "len": len, "sum": sum, "range": range, "jain": jain,
@@ -527,9 +784,12 @@ def evaluate(man, paper_dir, ran, scale):
            "__builtins__": {}}
     out = {}
     for c in man.claims:
+        if claims is not None and c["id"] not in claims:
+            continue
         missing = [s for s in c["sweeps"] if s not in ran]
         failed = [s for s in c["sweeps"] if s in ran and not ran[s]["ok"]]
-        entry = {"values": {}, "shown": "", "verdict": "not run", "note": ""}
+        entry = {"values": {}, "ci": {}, "per_seed": {}, "seeds": [], "shown": "", "verdict": "not run",
+                 "seed_verdicts": [], "note": "", "command": rerun_command(man, scale, c["id"], seeds)}
         if scale not in c["scales"]:
             entry["note"] = f"measured at {' and '.join(c['scales'])} scale only"
             out[c["id"]] = entry
@@ -543,38 +803,44 @@ def evaluate(man, paper_dir, ran, scale):
             entry["note"] = f"sweep(s) failed: {', '.join(failed)}"
             out[c["id"]] = entry
             continue
-        vals = {}
+        seed_sets = [set(sweep_seed_list(sw)) for sw in c["sweeps"]]
+        claim_seeds = sorted(set.intersection(*seed_sets)) if seed_sets else [1]
+        per_seed = {name: [] for name in c["values"]}
         errors = []
-        for name, expr in c["values"].items():
-            try:
-                v = eval(expr, env, {})  # noqa: S307 (manifests are the repo's own files)
-                vals[name] = float(v) if not isinstance(v, bool) else float(v)
-            except MetricError as e:
-                errors.append(f"{name}: {e}")
-            except (ArithmeticError, ValueError, KeyError, IndexError, TypeError) as e:
-                errors.append(f"{name}: {type(e).__name__}: {e}")
-            except (NameError, SyntaxError, AttributeError) as e:
-                raise ManifestError(f"{man.path} claim {c['id']} value '{name}': {type(e).__name__}: {e}") from None
-        entry["values"] = vals
+        for sd in claim_seeds:
+            current["seed"] = sd  # R and S add it for the sweeps that have a seed axis
+            for name, expr in c["values"].items():
+                try:
+                    v = eval(expr, env, {})  # noqa: S307 (manifests are the repo's own files)
+                    per_seed[name].append(float(v))
+                except MetricError as e:
+                    errors.append(f"{name}" + (f" (seed {sd})" if len(claim_seeds) > 1 else "") + f": {e}")
+                except (ArithmeticError, ValueError, KeyError, IndexError, TypeError) as e:
+                    errors.append(f"{name}: {type(e).__name__}: {e}")
+                except (NameError, SyntaxError, AttributeError) as e:
+                    raise ManifestError(f"{man.path} claim {c['id']} value '{name}': {type(e).__name__}: {e}") from None
+        current["seed"] = None
+        entry["seeds"] = claim_seeds
+        entry["per_seed"] = per_seed
         if errors:
             entry["verdict"] = "no number"
             entry["note"] = "; ".join(errors)
             out[c["id"]] = entry
             continue
+        nan = [n for n, v in per_seed.items() if any(math.isnan(x) for x in v)]
+        est = {n: Estimate(v) for n, v in per_seed.items() if n not in nan}
+        for n in nan:  # NaN in (a metric with nothing to measure): NaN out, and a condition on it is false
+            est[n] = Estimate([0.0])
+            est[n].mean, est[n].half = math.nan, 0.0
+        entry["values"] = {n: e.mean for n, e in est.items()}
+        entry["ci"] = {n: e.half for n, e in est.items()}
         try:
-            entry["shown"] = c["show"].format(**vals)
+            entry["shown"] = c["show"].format(**est)
         except (KeyError, ValueError, IndexError) as e:
             raise ManifestError(f"{man.path} claim {c['id']}: 'show' cannot be formatted: {e}") from None
-        cond_env = dict(vals)
-        cond_env.update({"abs": abs, "min": min, "max": max, "all": all, "any": any, "sum": sum, "len": len,
-                         "mean": lambda v: sum(v) / len(v), "__builtins__": {}})
         try:
-            if eval(c["agree"], cond_env, {}):
-                entry["verdict"] = "agree"
-            elif c["partly"] and eval(c["partly"], cond_env, {}):
-                entry["verdict"] = "partly"
-            else:
-                entry["verdict"] = "disagree"
+            entry["seed_verdicts"] = [judge(c, {n: per_seed[n][i] for n in per_seed}) for i in range(len(claim_seeds))]
+            entry["verdict"], entry["note"] = interval_verdict(c, per_seed)
         except Exception as e:  # noqa: BLE001
             raise ManifestError(f"{man.path} claim {c['id']}: condition fails: {type(e).__name__}: {e}") from None
         out[c["id"]] = entry
@@ -665,7 +931,7 @@ def store_results(docs_dir, man, scale, claims, meta):
         elif c["id"] in old:
             merged[c["id"]] = old[c["id"]]
     last_run = meta
-    if meta.get("no_run"):  # only re-evaluated: the runs (and their wall time) are the previous ones
+    if meta.get("no_run") or meta.get("claims_only"):  # only re-evaluated, or a part re-run: keep the last full run
         try:
             last_run = json.load(open(path)).get("last_run", meta)
         except (OSError, ValueError):
@@ -679,30 +945,79 @@ def md_cell(s):
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
+def projected_wall(last_runs, ranks):
+    """Projected wall seconds of the runs in `last_runs` (last_run metadata) on `ranks` single-core ranks: each
+    sweep takes max(its longest run, its runs' total / ranks), the sweeps one after another (as reproduce runs
+    them). None when a sweep recorded no per-run times."""
+    total = 0.0
+    for lr in last_runs:
+        for sw in lr.get("sweeps", {}).values():
+            rw = sw.get("run_wall_s")
+            if not rw:
+                return None
+            total += max(rw["max"], rw["sum"] / ranks)
+    return total
+
+
+def fmt_s(sec):
+    return f"{sec / 3600:.1f} h" if sec >= 5400 else (f"{sec / 60:.0f} min" if sec >= 120 else f"{sec:.0f} s")
+
+
 def write_reproduction_md(docs_dir, manifests):
+    res_all, sens_all = {}, {}
+    for man in manifests:
+        res_all[man.key] = {}
+        for scale in SCALES:
+            p = os.path.join(docs_dir, "reproduction", f"{man.key}.{scale}.json")
+            res_all[man.key][scale] = json.load(open(p)) if os.path.exists(p) else {"claims": {}}
+        p = os.path.join(docs_dir, "reproduction", f"{man.key}.sensitivity.json")
+        sens_all[man.key] = json.load(open(p)).get("claims", {}) if os.path.exists(p) else {}
     lines = ["# Reproducing the seed papers", "",
              "Generated by `rocesim reproduce` (tools/reproduce.py) from `docs/reproduction/*.json`; do not edit by "
-             "hand. Each claim is the one in shared/docs/scenarios.md (its paper's experiment); *quick* and *full* "
-             "are our measured numbers at the two scales (`rocesim reproduce PAPER --scale quick|full`). The verdict "
-             "is decided by the claim's own condition in `reproduce/<paper>.toml` on the full-scale "
-             "number when there is one, else on the quick one; the reason is given where we do not agree.", ""]
+             "hand. Each claim is the one in docs/scenarios.md (its paper's experiment); *quick* and *full* "
+             "are our measured numbers at the two scales (`rocesim reproduce PAPER --scale quick|full`).", "",
+             "**Seeds and intervals.** A number measured over several seeds (`--seeds N`: every run of the claim's "
+             "sweeps with seed 1..N; 5 by default at full scale) is the mean over seeds \u00b1 the half-width of its "
+             "95 % confidence interval (Student's t over the per-seed values); a number without \u00b1 is one seed, "
+             "or the same in every seed. The seed drives every random stream of a run: the workload's arrivals "
+             "and sizes, ECMP hashing, ECN marking and the order of simultaneous events.", "",
+             "**Verdicts.** Each claim's own conditions in `reproduce/<paper>.toml` decide agree, partly or "
+             "disagree. Over seeds they are evaluated at the mean and at every corner of the box the values' "
+             "intervals span: the verdict is the one met everywhere, and *inconclusive* when the intervals "
+             "straddle a condition (the range of verdicts met is given). The full-scale number decides when "
+             "there is one, else the quick one. The *Re-run* command measures that claim alone again (its sweeps "
+             "only; complete runs are kept, `--force` re-runs them); every run directory records its seed and "
+             "settings in `scenario.resolved.toml`, and `docs/reproduction/<paper>.<scale>.json` each sweep's "
+             "grid and settings and each claim's per-seed values.", ""]
+    full_runs = [res_all[m.key]["full"].get("last_run") for m in manifests]
+    if all(full_runs):
+        wall = sum(lr["wall_s"] for lr in full_runs)
+        seeds = sorted({lr.get("seeds", 1) for lr in full_runs})
+        line = (f"**Wall time.** The full reproduction (`rocesim reproduce all --scale full`, "
+                f"{'/'.join(str(x) for x in seeds)} seeds) took {fmt_s(wall)} on this machine (2 cores, `-j 2`).")
+        proj = [(r, projected_wall(full_runs, r)) for r in (16, 64, 256)]
+        if all(p is not None for _, p in proj):
+            cpu = sum(sw["run_wall_s"]["sum"] for lr in full_runs for sw in lr["sweeps"].values())
+            line += (f" Its runs total {fmt_s(cpu)} of single-core time; over MPI ranks (`--mpi`, docs/cluster.md), "
+                     "each sweep takes at least its longest run, so it would take about "
+                     + ", ".join(f"{fmt_s(p)} on {r}" for r, p in proj) + " ranks.")
+        lines += [line, ""]
     for man in manifests:
         lines.append(f"- [{man.title}](#{anchor(man)}) (seed {man.seed})")
     lines.append("")
+    totals = {v: 0 for v in VERDICTS}
     for man in manifests:
-        res = {}
-        for scale in SCALES:
-            p = os.path.join(docs_dir, "reproduction", f"{man.key}.{scale}.json")
-            res[scale] = json.load(open(p)) if os.path.exists(p) else {"claims": {}}
+        res = res_all[man.key]
         lines += [f"## {man.title}", "", f"Seed `{man.seed}`; scenarios in `scenarios/{man.key}/`; "
                   f"`rocesim reproduce {man.key}`.", ""]
         for scale in SCALES:
             note = man.scale_notes.get(scale)
             lr = res[scale].get("last_run")
-            when = f" Last run: {lr['date']}, commit {lr['commit']}, {lr['wall_s']:.0f} s." if lr else " Not run yet."
+            when = (f" Last run: {lr['date']}, commit {lr['commit']}, {lr.get('seeds', 1)} seed"
+                    f"{'s' if lr.get('seeds', 1) > 1 else ''}, {lr['wall_s']:.0f} s.") if lr else " Not run yet."
             lines.append(f"- *{scale}*: {note or 'the papers sizes'}.{when}")
-        lines += ["", "| # | Claim | Paper | Ours (quick) | Ours (full) | Verdict | Why we differ |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += ["", "| # | Claim | Paper | Ours (quick) | Ours (full) | Verdict | Why we differ | Re-run |",
+                  "|---|---|---|---|---|---|---|---|"]
         counts = {v: 0 for v in VERDICTS}
         for c in man.claims:
             q = res["quick"]["claims"].get(c["id"])
@@ -712,19 +1027,62 @@ def write_reproduction_md(docs_dir, manifests):
             if verdict in counts:
                 counts[verdict] += 1
             vtext = verdict + (" (quick)" if best and scale == "quick" and verdict in VERDICTS else "")
-            why = c["why"] if verdict in ("partly", "disagree") else ""
+            if best and verdict == "inconclusive" and best.get("note"):
+                vtext += f": {best['note']}"
+            sv = best.get("seed_verdicts", []) if best else []
+            if len(set(sv)) > 1:
+                vtext += "; seeds: " + ", ".join(f"{v} {sv.count(v)}" for v in ("agree", "partly", "disagree")
+                                                 if v in sv)
+            why = c["why"] if verdict in ("partly", "disagree", "inconclusive") else ""
             if best and best.get("note") and verdict not in VERDICTS:
                 why = best["note"]
+            rerun = f"`{best['command']}`" if best and best.get("command") else \
+                f"`rocesim reproduce {man.key} --scale {scale} --claim {c['id']}`"
 
             def num(e):
                 if not e:
                     return "not run"
-                return e["shown"] if e["verdict"] in VERDICTS else f"n/a ({e['verdict']})"
+                if e["verdict"] not in VERDICTS:
+                    return f"n/a ({e['verdict']})"
+                n = len(e.get("seeds", [])) or 1
+                return e["shown"] + (f" ({n} seeds)" if n > 1 else "")
 
             lines.append(f"| {c['id']} | {md_cell(c['claim'])} | {md_cell(c['paper'])} | {md_cell(num(q))} | "
-                         f"{md_cell(num(f))} | {vtext} | {md_cell(why)} |")
+                         f"{md_cell(num(f))} | {md_cell(vtext)} | {md_cell(why)} | {md_cell(rerun)} |")
+        for v, n in counts.items():
+            totals[v] += n
         lines += ["", "Verdicts: " + ", ".join(f"{v} {n}" for v, n in counts.items()) + ".", ""]
+        lines += sensitivity_md(man, res, sens_all[man.key])
+    lines += ["## All papers", "", "Verdicts: " + ", ".join(f"{v} {n}" for v, n in totals.items()) + ".", ""]
     write_atomic(os.path.join(docs_dir, "REPRODUCTION.md"), "\n".join(lines))
+
+
+def sensitivity_md(man, res, sens):
+    """The sensitivity tables of a paper's claims, and the claims we do not agree with that have none yet."""
+    out = []
+    pending = []
+    for c in man.claims:
+        f = res["full"]["claims"].get(c["id"]) or res["quick"]["claims"].get(c["id"])
+        s = sens.get(c["id"])
+        if not s:
+            if f and f["verdict"] not in ("agree", "not run"):
+                pending.append(c["id"])
+            continue
+        out += [f"**{c['id']}: sensitivity** ({s['scale']} scale, {s['seeds']} seeds each; `{s['command']}`; "
+                f"{s['date']}, commit {s['commit']})", "",
+                "| Setting | Ours | Verdict |", "|---|---|---|"]
+        for r in s["rows"]:
+            shown = r["shown"] if r["verdict"] in VERDICTS else f"n/a ({r['verdict']}: {r.get('note', '')})"
+            v = r["verdict"] + (f": {r['note']}" if r["verdict"] == "inconclusive" and r.get("note") else "")
+            out.append(f"| {md_cell(r['set'] or 'as in the scenario')} | {md_cell(shown)} | {md_cell(v)} |")
+        reach = [r["set"] for r in s["rows"] if r["set"] and r["verdict"] == "agree"]
+        out += ["", "Settings that reach *agree*: " + (", ".join(f"`{x}`" for x in reach) if reach else "none") + ".",
+                ""]
+    if pending:
+        out += [f"No sensitivity sweep yet for: {', '.join(pending)}.", ""]
+    if out:
+        out = [f"### {man.title.split(':')[0]}: sensitivity of the claims we do not fully agree with", ""] + out
+    return out
 
 
 def anchor(man):
@@ -737,6 +1095,7 @@ body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; mar
 h2 { margin-top: 2em; border-bottom: 1px solid #ddd; } table { border-collapse: collapse; font-size: 0.86em; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; vertical-align: top; } th { background: #f3f5f8; text-align: left; }
 td.agree { background: #e7f5e9; } td.partly { background: #fff6dc; } td.disagree { background: #fbe5e5; }
+td.inconclusive { background: #eceff4; }
 figure { margin: 1.2em 0 2em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { color: #444; font-size: 0.9em; max-width: 60em; } .meta { color: #555; font-size: 0.92em; }
 """
@@ -780,6 +1139,66 @@ def write_html(out_dir, sections, scale):
 # ----------------------------------------------------------------------------------------------------------
 
 
+def run_sensitivity_all(a, chosen, manifests, only_claims):
+    """`--sensitivity`: for each [[sensitivity]] of the chosen papers (or of the claims in `only_claims`), run the
+    claim's sweeps once as the manifest has them ("as in the scenario") and once per alternative of `vary`
+    (its settings added with --set), each over the entry's seeds at its scale, and measure the claim each time.
+    Results: OUT/<paper>/sensitivity/<claim>/<setting>/<sweep>/, DOCS/reproduction/<paper>.sensitivity.json,
+    and the tables in REPRODUCTION.md."""
+    out = os.path.abspath(a.out or os.path.join("runs", "reproduce-sensitivity"))
+    status = 0
+    try:
+        for man in chosen:
+            todo = [t for t in man.sensitivity if not only_claims or t["claim"] in only_claims]
+            if not todo:
+                continue
+            path = os.path.join(a.docs, "reproduction", f"{man.key}.sensitivity.json")
+            try:
+                stored = json.load(open(path)).get("claims", {}) if os.path.exists(path) else {}
+            except (OSError, ValueError):
+                stored = {}
+            claim = {c["id"]: c for c in man.claims}
+            for t in todo:
+                c = claim[t["claim"]]
+                if not a.quiet:
+                    print(f"{man.key} {c['id']}: {len(t['vary']) + 1} settings x {t['seeds']} seeds at "
+                          f"{t['scale']} scale", flush=True)
+                rows = []
+                t0 = time.time()
+                for alt in [""] + t["vary"]:
+                    d = os.path.join(out, man.key, "sensitivity", c["id"], safe_dir_name(alt or "as-in-the-scenario"))
+                    ran = {}
+                    for sw in man.sweeps:
+                        if sw["name"] not in c["sweeps"]:
+                            continue
+                        swx = dict(sw)
+                        swx[t["scale"]] = dict(sw[t["scale"]], set=sw[t["scale"]]["set"] + a.set + alt.split())
+                        ran[sw["name"]] = run_sweep(a.rocesim, a.scenarios, os.path.join(d, sw["name"]), swx,
+                                                    t["scale"], a.jobs, a.force, True, a.mpi, t["seeds"])
+                        if not ran[sw["name"]]["ok"]:
+                            status = 1
+                    ev = evaluate(man, d, ran, t["scale"], {c["id"]}, t["seeds"])[c["id"]]
+                    rows.append({k: ev[k] for k in ("shown", "verdict", "values", "ci", "seeds", "seed_verdicts", "note")})
+                    rows[-1]["set"] = alt
+                    if not a.quiet:
+                        print(f"  {alt or '(as in the scenario)':40} {ev['verdict']:12} {ev['shown'] or ev['note']}",
+                              flush=True)
+                stored[c["id"]] = {"scale": t["scale"], "seeds": t["seeds"], "rows": rows, "commit": git_commit(),
+                                   "date": datetime.date.today().isoformat(), "wall_s": time.time() - t0,
+                                   "command": f"rocesim reproduce {man.key} --sensitivity --claim {c['id']}"}
+                write_atomic(path, json.dumps({"paper": man.key, "claims": stored}, indent=1, sort_keys=True) + "\n")
+    except KeyboardInterrupt:
+        print("interrupted: complete runs are kept; run the same command again to resume", file=sys.stderr)
+        return 130
+    except ManifestError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    write_reproduction_md(a.docs, manifests)
+    if not a.quiet:
+        print(os.path.join(a.docs, "REPRODUCTION.md"))
+    return status
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Reproduce the seed papers' experiments and claims")
     ap.add_argument("papers", nargs="*", help="paper key(s) (see --list) or 'all'")
@@ -793,6 +1212,12 @@ def main(argv=None):
     ap.add_argument("--only", choices=["test"], help="test: only each paper's test sweep")
     ap.add_argument("--mpi", metavar="LAUNCHER", help="run each sweep as LAUNCHER rocesim sweep ... --mpi, e.g. 'mpirun -np 64'")
     ap.add_argument("--set", action="append", default=[], help="extra --set for every sweep (e.g. duration_ms=1)")
+    ap.add_argument("--seeds", type=int, help="run every sweep over seeds 1..N (default: 5 at full scale, 1 at quick); "
+                    "each claim is the mean over seeds with its 95 %% confidence interval")
+    ap.add_argument("--claim", action="append", default=[], metavar="ID",
+                    help="only the sweeps this claim reads, and only this claim (repeatable)")
+    ap.add_argument("--sensitivity", action="store_true",
+                    help="run the [[sensitivity]] sweeps of the papers' claims (only those), at their own scale")
     ap.add_argument("--no-run", action="store_true", help="evaluate and report existing results only")
     ap.add_argument("--force", action="store_true", help="re-run complete runs")
     ap.add_argument("-q", "--quiet", action="store_true")
@@ -800,6 +1225,9 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.jobs < 1:
         ap.error("-j must be >= 1")
+    if a.seeds is not None and not 1 <= a.seeds <= 100:
+        ap.error("--seeds must be 1 to 100")
+    seeds = a.seeds or (5 if a.scale == "full" else 1)
     try:
         manifests = load_manifests(a.manifests)
     except ManifestError as e:
@@ -818,6 +1246,19 @@ def main(argv=None):
     if bad:
         print(f"error: unknown paper(s) {', '.join(bad)}; have: {', '.join(keys)} or all", file=sys.stderr)
         return 2
+    only_claims = set(a.claim) or None
+    if only_claims:
+        have = {c["id"] for m in manifests if m.key in want for c in m.claims}
+        unknown = sorted(only_claims - have)
+        if unknown:
+            print(f"error: unknown claim(s) {', '.join(unknown)} in {', '.join(want)}; have: "
+                  f"{', '.join(sorted(have))}", file=sys.stderr)
+            return 2
+        if a.only:
+            print("error: --claim and --only cannot be combined", file=sys.stderr)
+            return 2
+    if a.sensitivity:
+        return run_sensitivity_all(a, [m for m in manifests if m.key in want], manifests, only_claims)
     out = os.path.abspath(a.out or os.path.join("runs", f"reproduce-{a.scale}"))
     os.makedirs(out, exist_ok=True)
     python = sys.executable or "/usr/bin/python3"
@@ -831,8 +1272,13 @@ def main(argv=None):
             paper_dir = os.path.join(out, man.key)
             ran = {}
             t0 = time.time()
+            needed = None if not only_claims else {s for c in man.claims if c["id"] in only_claims for s in c["sweeps"]}
+            if needed is not None and not needed:
+                continue
             for sw in man.sweeps:
                 if a.only == "test" and not sw["test"]:
+                    continue
+                if needed is not None and sw["name"] not in needed:
                     continue
                 if sw[a.scale].get("skip"):
                     continue
@@ -843,11 +1289,12 @@ def main(argv=None):
                     continue
                 swx = dict(sw)
                 swx[a.scale] = dict(sw[a.scale], set=sw[a.scale]["set"] + a.set)
-                ran[sw["name"]] = run_sweep(a.rocesim, a.scenarios, d, swx, a.scale, a.jobs, a.force, a.quiet, a.mpi)
+                ran[sw["name"]] = run_sweep(a.rocesim, a.scenarios, d, swx, a.scale, a.jobs, a.force, a.quiet, a.mpi,
+                                            seeds)
                 if not ran[sw["name"]]["ok"]:
                     status = 1
             wall = time.time() - t0
-            claims = evaluate(man, paper_dir, ran, a.scale)
+            claims = evaluate(man, paper_dir, ran, a.scale, only_claims, seeds)
             figs, fig_errors = [], []
             figdir = os.path.join(paper_dir, "figures")
             os.makedirs(figdir, exist_ok=True)
@@ -863,8 +1310,10 @@ def main(argv=None):
                 except (MetricError, OSError, KeyError, ValueError, IndexError) as e:
                     fig_errors.append(f"{fig['name']}: {e}")
             meta = {"commit": git_commit(), "date": datetime.date.today().isoformat(), "wall_s": wall,
-                    "sweeps": {k: {kk: v[kk] for kk in ("ok", "wall_s") if kk in v} for k, v in ran.items()},
-                    "only": a.only or "", "extra_sets": a.set, "no_run": a.no_run}
+                    "sweeps": {k: {kk: v[kk] for kk in ("ok", "wall_s", "grid", "sets", "runs", "run_wall_s")
+                                   if kk in v} for k, v in ran.items()},
+                    "only": a.only or "", "extra_sets": a.set, "no_run": a.no_run, "seeds": seeds,
+                    "claims_only": sorted(only_claims or [])}
             write_atomic(os.path.join(paper_dir, "claims.json"),
                          json.dumps({"paper": man.key, "scale": a.scale, "claims": claims, "meta": meta}, indent=1)
                          + "\n")

@@ -67,3 +67,26 @@ def jain(rates):
         raise MetricError("Jain's index of zero rates")
     return sum(rates) ** 2 / (len(rates) * sq)
 
+
+
+# Two-sided 95 % quantiles of Student's t distribution, t(0.975, df), df = 1..30 (standard tables); beyond 30
+# the normal quantile's 1.96 is within 2 % of t.
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045,
+         2.042)
+
+
+def mean_ci95(values):
+    """(mean, half-width) of the 95 % confidence interval of the mean of `values` (one per seed), with
+    Student's t: half = t(0.975, n - 1) x s / sqrt(n), s the sample standard deviation. One value: half 0
+    (no interval can be given; callers say how many seeds there were). NaN values are not allowed."""
+    v = [float(x) for x in values]
+    if not v:
+        raise MetricError("no values to average")
+    n = len(v)
+    m = sum(v) / n
+    if n == 1:
+        return m, 0.0
+    s = math.sqrt(sum((x - m) ** 2 for x in v) / (n - 1))
+    t = _T975[n - 2] if n - 1 <= len(_T975) else 1.96
+    return m, t * s / math.sqrt(n)

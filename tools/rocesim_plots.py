@@ -8,7 +8,7 @@ writes the PNGs (default DIR/figures/) and prints their paths. Figures whose dat
 
   slowdown_vs_size*  FCT slowdown vs flow size (p50 and p99) per scheme, seeds pooled, one per load
                      (flows.csv; results.csv buckets when flows.csv is missing)
-  fct_vs_load        average and p99 FCT vs load per scheme, mean over seeds with min/max bars (sweeps
+  fct_vs_load        average and p99 FCT vs load per scheme, mean over seeds with 95 % confidence-interval bars (sweeps
                      with two or more loads)
   timeseries         per-flow goodput and the busiest queue over time, one column per scheme (rates.csv,
                      queues.csv, and input_queues.csv in a row of its own, from [monitors]); at most
@@ -42,7 +42,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # read_csv, to_float and nearest_rank are used here and by report.py through this module.
-from rocesim_common import nearest_rank, read_csv, to_float  # noqa: E402,F401
+from rocesim_common import mean_ci95, nearest_rank, read_csv, to_float  # noqa: E402,F401
 
 # Small multiples wrap after MAX_COLS panels (figures stay about 1,400 px wide whatever the sweep's shape);
 # a figure shows at most MAX_RUNS runs (its caption says when some are left out).
@@ -335,9 +335,10 @@ def fig_fct_vs_load(sweep, out_dir, name="fct_vs_load"):
                 v = [to_float(r[col]) for r in sweep.all_rows
                      if sweep.series_of(r) == series and r.get("load") == l]
                 v = [a for a in v if not math.isnan(a)]
-                mean.append(np.mean(v) if v else np.nan)
-                lo.append(min(v) if v else np.nan)
-                hi.append(max(v) if v else np.nan)
+                m, h = mean_ci95(v) if v else (np.nan, np.nan)
+                mean.append(m)
+                lo.append(m - h)
+                hi.append(m + h)
             mean, lo, hi = np.array(mean), np.array(lo), np.array(hi)
             ax.errorbar(xs, mean, yerr=[mean - lo, hi - mean], capsize=3, lw=1.6, ms=5, label=series,
                         **style(i))
@@ -576,12 +577,13 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
 def fig_pfc_sweep(sweep, out_dir, name="pfc"):
     if not sweep.all_rows or "pauses" not in sweep.all_rows[0]:
         return None
-    panels = (("pauses", 1.0, "PFC PAUSE frames sent (mean over seeds)", "PFC PAUSE frames sent, all ports"),
+    panels = (("pauses", 1.0, "PFC PAUSE frames sent (mean over seeds, 95 % CI)", "PFC PAUSE frames sent, all ports"),
               ("paused_time_us", 1e3, "paused time summed over ports (ms)", "Time ports spent paused, all ports"))
     fig, axes = bar_grid(sweep, len(panels), ncols=2)
     for ax, (col, div, label, title) in zip(axes, panels):
-        values = [[v / div for v in vals] for vals in means_by_load_and_series(sweep, sweep.all_rows, col, 0.0)]
-        grouped_bars(ax, sweep.series, sweep.loads, values, label)
+        means, half = means_by_load_and_series(sweep, sweep.all_rows, col, 0.0, ci=True)
+        values = [[v / div for v in vals] for vals in means]
+        grouped_bars(ax, sweep.series, sweep.loads, values, label, [[h / div for h in hw] for hw in half])
         ax.set_title(title, fontsize=10)
     if len(sweep.loads) > 1 or sweep.loads[0]:
         axes[0].legend(frameon=False, fontsize=8)
@@ -610,23 +612,28 @@ def bar_grid(sweep, n, ncols=MAX_COLS):
     return facet_grid(n, width=min(4.6, max(3.4, 0.3 * nbars + 1.5)), height=3.6, ncols=ncols)
 
 
-def means_by_load_and_series(sweep, rows, col, missing=float("nan")):
+def means_by_load_and_series(sweep, rows, col, missing=float("nan"), ci=False):
     """[j][i]: the mean over `rows` (seeds) of column `col` for load j and series i (nan: no row with a
-    value; `missing`: the value of an empty cell)."""
-    out = []
+    value; `missing`: the value of an empty cell). ci=True: (means, half-widths of their 95 % confidence
+    intervals over seeds; 0 with one seed)."""
+    out, half = [], []
     for l in sweep.loads:
-        vals = []
+        vals, hw = [], []
         for s in sweep.series:
             v = [to_float(r.get(col), missing) for r in rows if sweep.series_of(r) == s and r.get("load") == l]
             v = [a for a in v if not math.isnan(a)]
-            vals.append(np.mean(v) if v else float("nan"))
+            m, h = mean_ci95(v) if v else (float("nan"), 0.0)
+            vals.append(m)
+            hw.append(h)
         out.append(vals)
-    return out
+        half.append(hw)
+    return (out, half) if ci else out
 
 
-def grouped_bars(ax, series, loads, values, label):
-    """values[j][i]: series i at loads[j] (nan: no data, no bar). Vertical bars for up to
-    MAX_VERTICAL_SERIES series, horizontal ones beyond."""
+def grouped_bars(ax, series, loads, values, label, errors=None):
+    """values[j][i]: series i at loads[j] (nan: no data, no bar); errors[j][i]: an error bar's half-width (the
+    95 % confidence interval over seeds), drawn when non-zero. Vertical bars for up to MAX_VERTICAL_SERIES
+    series, horizontal ones beyond."""
     horizontal = len(series) > MAX_VERTICAL_SERIES
     width = 0.8 / max(1, len(loads))
     x = np.arange(len(series))
@@ -640,6 +647,12 @@ def grouped_bars(ax, series, loads, values, label):
         for b, v in zip(bars, vals):
             if v != v:
                 b.set_visible(False)
+        if errors is not None and any(e > 0 for e in errors[j]):
+            tips = np.nan_to_num(vals)
+            if horizontal:
+                ax.errorbar(tips, pos, xerr=errors[j], fmt="none", ecolor="#333", capsize=2, lw=0.9)
+            else:
+                ax.errorbar(pos, tips, yerr=errors[j], fmt="none", ecolor="#333", capsize=2, lw=0.9)
         bar_labels(ax, bars, vals, nbars)
     if horizontal:
         ax.set_yticks(x)
@@ -676,9 +689,9 @@ def fig_fct_bars_sweep(sweep, out_dir, name="fct_bars"):
         panels.append((f"largest flows ({order[-1]}): p99 FCT", order[-1], "fct_p99_us"))
     fig, axes = bar_grid(sweep, len(panels), ncols=4)
     for ax, (title, bucket, col) in zip(axes, panels):
-        values = means_by_load_and_series(sweep, [r for r in sweep.rows if r["bucket"] == bucket
-                                                  and to_float(r.get("count"), 0) > 0], col)
-        grouped_bars(ax, sweep.series, sweep.loads, values, "FCT (µs, mean over seeds)")
+        values, half = means_by_load_and_series(sweep, [r for r in sweep.rows if r["bucket"] == bucket
+                                                        and to_float(r.get("count"), 0) > 0], col, ci=True)
+        grouped_bars(ax, sweep.series, sweep.loads, values, "FCT (µs, mean over seeds, 95 % CI)", half)
         ax.set_title(title, fontsize=10)
     if len(sweep.loads) > 1 or sweep.loads[0]:
         axes[0].legend(frameon=False, fontsize=8)
@@ -1026,7 +1039,7 @@ def figures_for_sweep(sweep_dir, out_dir):
     if p:
         figs.append(Figure(p, "FCT vs load",
                            "Average and 99th-percentile FCT of all flows at each offered load; points are "
-                           "the mean over seeds, bars the range."))
+                           "the mean over seeds, bars the 95 % confidence interval."))
     # Against each other numeric grid key, then per class (figures only where they have data).
     extra = [(fig_vs_key(sw, key, out_dir, "vs_" + "".join(ch if ch.isalnum() else "_" for ch in key)),
               f"FCT against {key}",

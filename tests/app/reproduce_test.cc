@@ -128,14 +128,99 @@ TEST(Reproduce, UnknownPaperAndBadManifestAreInputErrors) {
   // A manifest whose claim reads a sweep it does not define.
   const fs::path man = tmp.path / "manifests";
   fs::create_directories(man);
-  std::ofstream(man / "p.toml") << "[paper]\nkey = \"p\"\norder = 0\ntitle = \"P\"\nseed = \"x.txt\"\n"
-                                   "[[sweep]]\nname = \"a\"\nscenario = \"a.toml\"\ngrid = [\"seed=1\"]\n"
-                                   "test = true\n[[claim]]\nid = \"C1\"\nsweeps = [\"b\"]\nclaim = \"c\"\n"
-                                   "paper = \"p\"\nvalues = { x = \"1\" }\nshow = \"{x}\"\nagree = \"x\"\n";
+  std::ofstream(man / "p.toml")
+      << "[paper]\nkey = \"p\"\norder = 0\ntitle = \"P\"\nseed = \"x.txt\"\n"
+         "[[sweep]]\nname = \"a\"\nscenario = \"a.toml\"\ngrid = [\"scheme=dcqcn\"]\n"
+         "test = true\n[[claim]]\nid = \"C1\"\nsweeps = [\"b\"]\nclaim = \"c\"\n"
+         "paper = \"p\"\nvalues = { x = \"1\" }\nshow = \"{x}\"\nagree = \"x\"\n";
   const Out bad = sh("/usr/bin/python3 " + std::string(ROCESIM_TEST_DIR) +
                      "/../tools/reproduce.py --manifests '" + man.string() + "' --no-run p");
   EXPECT_EQ(bad.code, 2) << bad.text;
   EXPECT_NE(bad.text.find("p.toml [[claim]] #1: unknown sweep 'b'"), std::string::npos) << bad.text;
+}
+
+// --seeds N runs the claim's sweeps over seeds 1..N: each claim has one value per seed, the mean and the 95 %
+// interval; each run directory records its seed; --claim runs only the sweeps that claim reads, and the
+// command that does so is printed beside the claim.
+TEST(Reproduce, SeedsGiveIntervalsAndOneClaimReRunsAlone) {
+  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
+  Tmp tmp;
+  const fs::path out = tmp.path / "out", docs = tmp.path / "docs";
+  const Out r = sh(kBinary + " reproduce tcd --claim T2 --claim T3 --seeds 3 -j 2 -q -o '" + out.string() +
+                   "' --docs '" + docs.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.text;
+  // Only T2's and T3's sweep ran.
+  EXPECT_TRUE(fs::exists(out / "tcd" / "victim_40g" / "results.csv"));
+  EXPECT_FALSE(fs::exists(out / "tcd" / "max_ton"));
+  EXPECT_FALSE(fs::exists(out / "tcd" / "cbfc"));
+  const nlohmann::json claims = nlohmann::json::parse(slurp(out / "tcd" / "claims.json"))["claims"];
+  EXPECT_FALSE(claims.contains("T1"));
+  for (const char* id : {"T2", "T3"}) {
+    const auto& c = claims[id];
+    EXPECT_EQ(c["seeds"], nlohmann::json::array({1, 2, 3})) << c.dump();
+    EXPECT_EQ(c["command"], std::string("rocesim reproduce tcd --scale quick --seeds 3 --claim ") + id);
+    EXPECT_EQ(c["seed_verdicts"].size(), 3u);
+    const std::string verdict = c["verdict"];
+    EXPECT_TRUE(verdict == "agree" || verdict == "partly" || verdict == "disagree" ||
+                verdict == "inconclusive")
+        << c.dump();
+    for (const auto& [name, per_seed] : c["per_seed"].items()) {
+      ASSERT_EQ(per_seed.size(), 3u) << name;
+      const double mean =
+          (per_seed[0].get<double>() + per_seed[1].get<double>() + per_seed[2].get<double>()) / 3;
+      EXPECT_NEAR(c["values"][name].get<double>(), mean, 1e-9 * (1 + std::abs(mean))) << name;
+      EXPECT_GE(c["ci"][name].get<double>(), 0.0) << name;
+    }
+  }
+  // The victim's CE-mark count differs between seeds, so T2 shows an interval.
+  EXPECT_NE(claims["T2"]["shown"].get<std::string>().find("\u00b1"), std::string::npos)
+      << claims["T2"].dump();
+  // Each run directory records its seed.
+  for (int seed = 1; seed <= 3; ++seed) {
+    const fs::path run = out / "tcd" / "victim_40g" / ("scheme=dcqcn,seed=" + std::to_string(seed));
+    const toml::table t = toml::parse_file((run / "scenario.resolved.toml").string());
+    EXPECT_EQ(t["seed"].value<int64_t>(), seed) << run;
+  }
+  const std::string md = slurp(docs / "REPRODUCTION.md");
+  EXPECT_NE(md.find("`rocesim reproduce tcd --scale quick --seeds 3 --claim T2`"), std::string::npos) << md;
+  EXPECT_NE(md.find("(3 seeds)"), std::string::npos);
+  const nlohmann::json stored = nlohmann::json::parse(slurp(docs / "reproduction" / "tcd.quick.json"));
+  EXPECT_EQ(stored["claims"]["T2"]["per_seed"], claims["T2"]["per_seed"]);
+  EXPECT_FALSE(stored["claims"].contains("T1"));
+
+  const Out unknown = sh(kBinary + " reproduce tcd --claim T9 --no-run -o '" + out.string() + "' --docs '" +
+                         docs.string() + "'");
+  EXPECT_EQ(unknown.code, 2) << unknown.text;
+  EXPECT_NE(unknown.text.find("unknown claim(s) T9"), std::string::npos) << unknown.text;
+}
+
+// --sensitivity runs a claim's sweeps as they are and once per alternative setting, and tabulates the claim.
+TEST(Reproduce, SensitivityRunsEachAlternativeSetting) {
+  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
+  Tmp tmp;
+  const fs::path man = tmp.path / "manifests";
+  fs::create_directories(man);
+  // tcd's manifest with a sensitivity entry for T1 (max T_on depends on the MTU, so 2000 B moves it).
+  std::ofstream(man / "tcd.toml") << slurp(kManifests / "tcd.toml")
+                                  << "\n[[sensitivity]]\nclaim = \"T1\"\nvary = [\"nic.mtu_bytes=2000\"]\n"
+                                     "seeds = 2\n";
+  const Out r = sh("/usr/bin/python3 " + std::string(ROCESIM_TEST_DIR) + "/../tools/reproduce.py --rocesim " +
+                   kBinary + " --manifests '" + man.string() + "' --scenarios '" +
+                   std::string(ROCESIM_TEST_DIR) + "/../scenarios' tcd --sensitivity -q -j 2 -o '" +
+                   (tmp.path / "out").string() + "' --docs '" + (tmp.path / "docs").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.text;
+  const nlohmann::json s = nlohmann::json::parse(
+      slurp(tmp.path / "docs" / "reproduction" / "tcd.sensitivity.json"))["claims"]["T1"];
+  ASSERT_EQ(s["rows"].size(), 2u) << s.dump();
+  EXPECT_EQ(s["rows"][0]["set"], "");
+  EXPECT_EQ(s["rows"][0]["verdict"], "agree") << s.dump();
+  EXPECT_EQ(s["rows"][1]["set"], "nic.mtu_bytes=2000");
+  EXPECT_EQ(s["rows"][1]["verdict"], "disagree") << s.dump();
+  EXPECT_EQ(s["rows"][1]["seeds"], nlohmann::json::array({1, 2}));
+  EXPECT_EQ(s["command"], "rocesim reproduce tcd --sensitivity --claim T1");
+  const std::string md = slurp(tmp.path / "docs" / "REPRODUCTION.md");
+  EXPECT_NE(md.find("**T1: sensitivity**"), std::string::npos) << md;
+  EXPECT_NE(md.find("| nic.mtu_bytes=2000 |"), std::string::npos) << md;
 }
 
 // `reproduce --mpi LAUNCHER` runs each sweep as `LAUNCHER rocesim sweep ... --mpi`: the same claims as local

@@ -206,6 +206,98 @@ class Common(unittest.TestCase):
         self.assertEqual(common.read_csv("/nonexistent/rocesim/x.csv"), [])
 
 
+class Seeds(unittest.TestCase):
+    """Claims over seeds (tools/reproduce.py): the 95 % interval, the numbers shown, and the verdict rule."""
+
+    def test_confidence_interval_is_students_t(self):
+        m, h = common.mean_ci95([10.0, 12.0, 14.0])  # s = 2, t(0.975, 2) = 4.303
+        self.assertAlmostEqual(m, 12.0)
+        self.assertAlmostEqual(h, 4.303 * 2 / math.sqrt(3), places=6)
+        m, h = common.mean_ci95([1.0, 2.0, 3.0, 4.0, 5.0])  # s = sqrt(2.5), t(0.975, 4) = 2.776
+        self.assertAlmostEqual(h, 2.776 * math.sqrt(2.5) / math.sqrt(5), places=6)
+        self.assertEqual(common.mean_ci95([7.0]), (7.0, 0.0))
+        self.assertEqual(common.mean_ci95([3.0, 3.0, 3.0]), (3.0, 0.0))
+        with self.assertRaises(common.MetricError):
+            common.mean_ci95([])
+
+    def test_estimate_formats_mean_and_half_width_with_the_claims_spec(self):
+        self.assertEqual(f"{reproduce.Estimate([10.0, 12.0, 14.0]):.1f}", "12.0 \u00b1 5.0")
+        self.assertEqual(f"{reproduce.Estimate([-10.0, -12.0, -14.0]):+.0f}", "-12 \u00b1 5")
+        self.assertEqual(f"{reproduce.Estimate([4.0, 4.0]):.2f}", "4.00")  # no interval: the mean alone
+        self.assertEqual(f"{reproduce.Estimate([4.0, 4.001]):.1f}", "4.0")  # an interval that rounds to 0
+
+    def test_comparisons_are_paired_per_seed(self):
+        # Both sides vary a lot over seeds, but a is above b by 1.0-1.2 in every seed: a > b holds.
+        per_seed = {"a": [10.0, 20.0, 30.0, 40.0, 50.0], "b": [9.0, 18.9, 28.8, 39.0, 49.0]}
+        self.assertIs(reproduce.tri_eval("a > b", per_seed), True)
+        self.assertIs(reproduce.tri_eval("a < b", per_seed), False)
+        self.assertIs(reproduce.tri_eval("not a > b", per_seed), False)
+        # A difference whose interval straddles the threshold is neither.
+        self.assertIsNone(reproduce.tri_eval("a > 30", per_seed))
+        self.assertIs(reproduce.tri_eval("a > 30 or a > b", per_seed), True)
+        self.assertIs(reproduce.tri_eval("a > 30 and a < b", per_seed), False)
+        self.assertIsNone(reproduce.tri_eval("a > 30 and a > b", per_seed))
+        # Chains, min/max/abs/mean and all() over seeds.
+        self.assertIs(reproduce.tri_eval("0 <= b - a + 1.2 <= 1", {"a": [1.0] * 3, "b": [0.5] * 3}), True)
+        self.assertIs(reproduce.tri_eval("min(a, b) >= 9 and max(a, b) <= 50", per_seed), True)
+        self.assertIs(reproduce.tri_eval("abs(a - b - 1.1) < 0.5", per_seed), True)
+        self.assertIs(reproduce.tri_eval("mean([a, b]) > 5", per_seed), True)
+        self.assertIs(reproduce.tri_eval("all(x > 5 for x in [a, b])", per_seed), True)
+        # Equality: the same in every seed, or an interval that excludes it.
+        self.assertIs(reproduce.tri_eval("z == 0", {"z": [0.0, 0.0, 0.0]}), True)
+        self.assertIs(reproduce.tri_eval("z == 0", {"z": [5.0, 5.1, 4.9]}), False)
+        self.assertIsNone(reproduce.tri_eval("z == 0", {"z": [0.0, 1.0, 0.0]}))
+        # One seed: plain comparisons.
+        self.assertIs(reproduce.tri_eval("a > 30", {"a": [31.0]}), True)
+
+    def test_verdict_uses_the_interval(self):
+        c = {"agree": "x >= 10", "partly": "x > 0"}
+        self.assertEqual(reproduce.interval_verdict(c, {"x": [12.0, 13.0, 12.5, 12.8, 13.1]}), ("agree", ""))
+        self.assertEqual(reproduce.interval_verdict(c, {"x": [5.0, 6.0, 5.5, 5.2, 5.9]}), ("partly", ""))
+        self.assertEqual(reproduce.interval_verdict(c, {"x": [-5.0, -6.0, -5.5, -5.2, -5.9]}), ("disagree", ""))
+        self.assertEqual(reproduce.interval_verdict(c, {"x": [8.0, 12.0, 9.0, 11.0, 10.5]}),
+                         ("inconclusive", "partly to agree within the 95 % intervals"))
+        self.assertEqual(reproduce.interval_verdict(c, {"x": [-1.0, 1.0, 0.5, -0.5, 0.2]}),
+                         ("inconclusive", "disagree to partly within the 95 % intervals"))
+        self.assertEqual(reproduce.interval_verdict({"agree": "x >= 10", "partly": ""}, {"x": [8.0, 12.0, 9.5]}),
+                         ("inconclusive", "disagree to agree within the 95 % intervals"))
+
+    def test_sweep_args_add_the_seed_axis_and_respect_a_long_sweeps_cap(self):
+        sw = {"grid": ["scheme=a,b"], "set": ["x=1"], "quick": {"grid": [], "set": []},
+              "full": {"grid": [], "set": [], "seeds": 3}}
+        self.assertEqual(reproduce.sweep_args(sw, "quick", 1), (["scheme=a,b"], ["x=1"]))
+        self.assertEqual(reproduce.sweep_args(sw, "quick", 5)[0], ["scheme=a,b", "seed=1,2,3,4,5"])
+        self.assertEqual(reproduce.sweep_args(sw, "full", 5)[0], ["scheme=a,b", "seed=1,2,3"])
+
+    def test_manifest_checks_seeds_and_sensitivity(self):
+        d = tempfile.mkdtemp(prefix="rocesim_manifest_")
+        self.addCleanup(shutil.rmtree, d, True)
+        head = ('[paper]\nkey = "p"\norder = 0\ntitle = "t"\nseed = "s"\n'
+                '[[sweep]]\nname = "a"\nscenario = "x.toml"\ngrid = ["scheme=dcqcn,hpcc"]\ntest = true\n{extra}'
+                '[[claim]]\nid = "C1"\nsweeps = ["a"]\nclaim = "c"\npaper = "p"\nvalues = {{ v = "1" }}\n'
+                'show = "{{v}}"\nagree = "v > 0"\n{tail}')
+        cases = [("full = { seeds = 0 }\n", "", "'full.seeds' must be an integer >= 1"),
+                 ('full = { grid = ["seed=1,2"] }\n', "", "'seed' must not be a grid key"),
+                 ("", '[[sensitivity]]\nclaim = "C9"\nvary = ["a=1"]\n', "unknown claim 'C9'"),
+                 ("", '[[sensitivity]]\nclaim = "C1"\nvary = ["scheme=hpcc"]\n', "'scheme' is a grid key"),
+                 ("", '[[sensitivity]]\nclaim = "C1"\nvary = ["novalue"]\n', "expected space-separated key=value"),
+                 ("", '[[sensitivity]]\nclaim = "C1"\nvary = []\n', "'vary' must list")]
+        for extra, tail, want in cases:
+            p = os.path.join(d, "p.toml")
+            with open(p, "w") as f:
+                f.write(head.format(extra=extra, tail=tail))
+            with self.assertRaises(reproduce.ManifestError) as e:
+                reproduce.Manifest(p)
+            self.assertIn(want, str(e.exception))
+        with open(p, "w") as f:
+            f.write(head.format(extra="full = { seeds = 2 }\n",
+                                tail='[[sensitivity]]\nclaim = "C1"\nvary = ["switch.kmin_bytes=1 switch.kmax_bytes=2"]\n'))
+        m = reproduce.Manifest(p)
+        self.assertEqual(m.sweeps[0]["full"]["seeds"], 2)
+        self.assertEqual(m.sensitivity, [{"claim": "C1", "vary": ["switch.kmin_bytes=1 switch.kmax_bytes=2"],
+                                          "scale": "quick", "seeds": 3}])
+
+
 class Helpers(unittest.TestCase):
     def test_nearest_rank_matches_summary(self):
         v = list(range(1, 101))
