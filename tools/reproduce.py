@@ -24,7 +24,7 @@ conditions, and writes:
                                   per claim the per-seed values, means, intervals, verdict and re-run command;
                                   per sweep its grid (with the seeds) and settings
   DOCS/reproduction/<paper>.sensitivity.json   the sensitivity sweeps' results (--sensitivity)
-  OUT/<paper>/sensitivity/<claim>/<setting>/<sweep>/   their runs
+  OUT/<paper>/sensitivity/<scale>-<N>-seeds/<setting>/<sweep>/   their runs
   DOCS/REPRODUCTION.md            regenerated from those files: per paper, each claim, our number at quick and
                                   full scale, verdict and reason. Never edit the numbers by hand.
 
@@ -869,6 +869,9 @@ def make_figure(fig, sweep_dir, out_dir, python):
         runs = [run for run in sw.runs.values()
                 if all(str(run.values.get(k, "")) in [str(x) for x in (v if isinstance(v, list) else [v])]
                        for k, v in fig["runs"].items())]
+        seeds = sorted({to_float(r.values.get("seed"), 1) for r in runs})
+        if len(seeds) > 1:  # a time series is one run: seed 1's (the claims give every seed's interval)
+            runs = [r for r in runs if to_float(r.values.get("seed"), 1) == seeds[0]]
         path, _ = rp.fig_timeseries(runs, out_dir, name, flows=fig["flows"] or None,
                                     window=tuple(fig["window"]) if fig["window"] else None)
         return path
@@ -1143,7 +1146,8 @@ def run_sensitivity_all(a, chosen, manifests, only_claims):
     """`--sensitivity`: for each [[sensitivity]] of the chosen papers (or of the claims in `only_claims`), run the
     claim's sweeps once as the manifest has them ("as in the scenario") and once per alternative of `vary`
     (its settings added with --set), each over the entry's seeds at its scale, and measure the claim each time.
-    Results: OUT/<paper>/sensitivity/<claim>/<setting>/<sweep>/, DOCS/reproduction/<paper>.sensitivity.json,
+    Results: OUT/<paper>/sensitivity/<scale>-<N>-seeds/<setting>/<sweep>/ (shared by claims that vary the same
+    setting), DOCS/reproduction/<paper>.sensitivity.json,
     and the tables in REPRODUCTION.md."""
     out = os.path.abspath(a.out or os.path.join("runs", "reproduce-sensitivity"))
     status = 0
@@ -1166,7 +1170,9 @@ def run_sensitivity_all(a, chosen, manifests, only_claims):
                 rows = []
                 t0 = time.time()
                 for alt in [""] + t["vary"]:
-                    d = os.path.join(out, man.key, "sensitivity", c["id"], safe_dir_name(alt or "as-in-the-scenario"))
+                    # Shared by the claims that vary the same setting of the same sweeps (their runs are reused).
+                    d = os.path.join(out, man.key, "sensitivity", f"{t['scale']}-{t['seeds']}-seeds",
+                                     safe_dir_name(alt or "as-in-the-scenario"))
                     ran = {}
                     for sw in man.sweeps:
                         if sw["name"] not in c["sweeps"]:
@@ -1304,7 +1310,10 @@ def main(argv=None):
                 try:
                     p = make_figure(fig, os.path.join(paper_dir, fig["sweep"]), figdir, python)
                     if p:
-                        figs.append((p, fig["caption"]))
+                        one = fig["kind"] == "timeseries" and seeds > 1 and sweep_seeds(
+                            next(x for x in man.sweeps if x["name"] == fig["sweep"]), a.scale, seeds) > 1
+                        figs.append((p, fig["caption"] + (f" Seed 1 of {seeds}; the claims above give their 95 % "
+                                                          "intervals over every seed." if one else "")))
                     else:
                         fig_errors.append(f"{fig['name']}: no data")
                 except (MetricError, OSError, KeyError, ValueError, IndexError) as e:
