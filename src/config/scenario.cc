@@ -194,6 +194,7 @@ void read_switch(Config& c, SwitchSettings& s) {
               : routing == "spray"    ? Routing::kSpray
               : routing == "adaptive" ? Routing::kAdaptive
                                       : Routing::kEcmp;
+  s.ecmp_seed = c.get_int(k + "ecmp_seed", s.ecmp_seed, -1, int64_t{1} << 62);
   s.flowlet_gap = c.get_us(k + "flowlet_gap_us", s.flowlet_gap, 0, 1e7);
   s.flowlet_table_size =
       static_cast<int>(c.get_int(k + "flowlet_table_size", s.flowlet_table_size, 1, int64_t{1} << 24));

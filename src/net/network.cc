@@ -142,7 +142,7 @@ int64_t Network::estimate_memory_bytes(const TopoSpec& topo, const SwitchSetting
 void Network::build_routes(const SetupProgress& progress) {
   const int n = num_nodes();
   ecmp_salt_.resize(n);
-  Rng salt = Rng::stream(seed_, "ecmp");
+  Rng salt = Rng::stream(sw_.ecmp_seed >= 0 ? static_cast<uint64_t>(sw_.ecmp_seed) : seed_, "ecmp");
   for (int i = 0; i < n; ++i) ecmp_salt_[i] = salt.next_u64();
   std::vector<Node*> nodes;
   nodes.reserve(nodes_.size());

@@ -80,6 +80,10 @@ struct SwitchSettings {
 
   // --- routing (net/path_select.h) ---
   Routing routing = Routing::kEcmp;  // [sim: ECMP on the 5-tuple hash]
+  // Seed of the switches' ECMP hash salts; -1: the run's seed. An experiment whose meaning depends on which
+  // flows share a link (a victim beside an incast) sets it, so that other seeds vary everything else (the
+  // traffic, ECN marking, the order of simultaneous events) but not the paths. [rocesim choice]
+  int64_t ecmp_seed = -1;
   // Flowlet gap: a flow idle this long may take another port (kFlowlet; kAdaptive per flowlet).
   // [rocesim choice: 100 us; CONGA uses 500 us for TCP, RDMA's RTTs are shorter]
   Time flowlet_gap = Time::from_us(100);
