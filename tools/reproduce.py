@@ -1036,7 +1036,10 @@ def write_reproduction_md(docs_dir, manifests):
             if len(set(sv)) > 1:
                 vtext += "; seeds: " + ", ".join(f"{v} {sv.count(v)}" for v in ("agree", "partly", "disagree")
                                                  if v in sv)
-            why = c["why"] if verdict in ("partly", "disagree", "inconclusive") else ""
+            why = c["why"] if verdict in ("partly", "disagree") else ""
+            if verdict == "inconclusive":  # the claim's reason holds only where a seed does not agree
+                why = "the 95 % intervals straddle the condition" + (f"; {c['why']}" if any(
+                    v != "agree" for v in sv) and c["why"] else "")
             if best and best.get("note") and verdict not in VERDICTS:
                 why = best["note"]
             rerun = f"`{best['command']}`" if best and best.get("command") else \
@@ -1121,7 +1124,7 @@ def write_html(out_dir, sections, scale):
             r = s["claims"].get(c["id"], {})
             v = r.get("verdict", "not run")
             shown = r.get("shown") if v in VERDICTS else r.get("note", "")
-            why = c["why"] if v in ("partly", "disagree") else ""
+            why = c["why"] if v in ("partly", "disagree") else (r.get("note", "") if v == "inconclusive" else "")
             rows.append(f"<tr><td>{e(c['id'])}</td><td>{e(c['claim'])}</td><td>{e(c['paper'])}</td>"
                         f"<td>{e(shown or '')}</td><td class=\"{e(v)}\">{e(v)}</td><td>{e(why)}</td></tr>")
         body.append("<table>" + "\n".join(rows) + "</table>")
