@@ -29,6 +29,7 @@ pmax = 0.2
 ecn_scale_with_rate = true
 ecn_ref_rate_gbps = 100.0
 acks_in_data_class = true     # quirk: its switches ignore ACK_HIGH_PRIO (docs/coming-from-hpcc-sim.md)
+ecmp_hash = "hpcc_sim"        # its hash, seeds and next-hop order: every flow takes the simulator's path
 
 [nic]
 mtu_bytes = 1000              # PACKET_PAYLOAD_SIZE
@@ -44,6 +45,7 @@ rto_us = 0.0                  # no timeout: the fabric is lossless
 data_priority = 3
 rx_rate_gbps = 0.0
 ideal_fct = "hpcc_ns"         # standalone FCT in its integer-ns arithmetic
+source_ports = "per_pair"     # sport from 10000 per (source, destination), as its third.cc (ECMP hashes it)
 
 [output]
 fct_hpcc = true               # fct.txt beside flows.csv

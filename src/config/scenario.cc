@@ -194,6 +194,10 @@ void read_switch(Config& c, SwitchSettings& s) {
               : routing == "spray"    ? Routing::kSpray
               : routing == "adaptive" ? Routing::kAdaptive
                                       : Routing::kEcmp;
+  s.ecmp_hash = c.get_string(k + "ecmp_hash", s.ecmp_hash == EcmpHash::kHpccSim ? "hpcc_sim" : "rocesim",
+                             {"rocesim", "hpcc_sim"}) == "hpcc_sim"
+                    ? EcmpHash::kHpccSim
+                    : EcmpHash::kRocesim;
   s.ecmp_seed = c.get_int(k + "ecmp_seed", s.ecmp_seed, -1, int64_t{1} << 62);
   s.flowlet_gap = c.get_us(k + "flowlet_gap_us", s.flowlet_gap, 0, 1e7);
   s.flowlet_table_size =
@@ -247,6 +251,12 @@ void read_nic(Config& c, NicSettings& n) {
   n.rto_low_packets = static_cast<int>(c.get_int(k + "rto_low_packets", n.rto_low_packets, 0, 1 << 20));
   n.ideal_fct_hpcc_ns = c.get_string(k + "ideal_fct", n.ideal_fct_hpcc_ns ? "hpcc_ns" : "exact",
                                      {"exact", "hpcc_ns"}) == "hpcc_ns";
+  n.source_ports =
+      c.get_string(k + "source_ports",
+                   n.source_ports == NicSettings::SourcePorts::kPerPair ? "per_pair" : "per_host",
+                   {"per_host", "per_pair"}) == "per_pair"
+          ? NicSettings::SourcePorts::kPerPair
+          : NicSettings::SourcePorts::kPerHost;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "net/ecmp_hash.h"
 #include "net/host.h"
 #include "net/ideal_fct.h"
 #include "net/switch.h"
@@ -16,6 +17,7 @@ Network::Network(const TopoSpec& topo, const SwitchSettings& sw, const NicSettin
                  std::unique_ptr<CongestionControl> cc, const SetupProgress& setup_progress)
     : topo_(topo), sw_(sw), nic_(nic), seed_(seed), cc_(std::move(cc)) {
   needs_ = cc_->needs();
+  hpcc_sim_hash_ = sw_.ecmp_hash == EcmpHash::kHpccSim;
   if (nic_.ack_priority != NicSettings::AckPriority::kScheme)
     needs_.ack_high_priority = nic_.ack_priority == NicSettings::AckPriority::kHigh;
   if (needs_.int_stamping) sw_.int_enabled = true;
@@ -104,6 +106,7 @@ void Network::build_nodes() {
   for (auto& node : nodes_)
     if (node->is_switch()) static_cast<Switch&>(*node).configure(sw_, host_rate);
   next_sport_.assign(n, 10000);
+  if (nic_.source_ports == NicSettings::SourcePorts::kPerPair) pair_sport_.resize(n);
 }
 
 // The route tables' size before they are built (net/routes.h).
@@ -144,6 +147,17 @@ void Network::build_routes(const SetupProgress& progress) {
   ecmp_salt_.resize(n);
   Rng salt = Rng::stream(sw_.ecmp_seed >= 0 ? static_cast<uint64_t>(sw_.ecmp_seed) : seed_, "ecmp");
   for (int i = 0; i < n; ++i) ecmp_salt_[i] = salt.next_u64();
+  if (hpcc_sim_hash_) {
+    // The simulator's table lists a switch's next hops in the order its breadth-first search from the
+    // destination reaches them, each node's neighbours visited in the order of a std::map keyed by node
+    // pointer, i.e. by address. Hosts are heap objects, in node order; each switch object holds a 2 MB
+    // array, so glibc maps it on its own, each mapping below the previous one: switches in decreasing id.
+    // Only the switches' order matters (the search never goes through a host). The reference cases'
+    // per-flow FCTs bear it out for their aggregation switches (docs/coming-from-hpcc-sim.md).
+    std::vector<uint32_t> rank(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) rank[i] = static_cast<uint32_t>(topo_.is_switch[i] ? 2 * n - i : i);
+    routes_.set_visit_rank(std::move(rank));
+  }
   std::vector<Node*> nodes;
   nodes.reserve(nodes_.size());
   for (auto& node : nodes_) nodes.push_back(node.get());
@@ -153,6 +167,9 @@ void Network::build_routes(const SetupProgress& progress) {
 }
 
 uint64_t Network::flow_hash(const Packet& p, int sw) const {
+  if (hpcc_sim_hash_)
+    return hpcc_sim_ecmp_hash(static_cast<uint32_t>(p.src), static_cast<uint32_t>(p.dst), p.sport, p.dport,
+                              static_cast<uint32_t>(sw));
   uint64_t x = ecmp_salt_[sw] ^
                (static_cast<uint64_t>(static_cast<uint32_t>(p.src)) << 32 | static_cast<uint32_t>(p.dst));
   uint64_t h = splitmix64(x);
@@ -573,8 +590,15 @@ void Network::start_flow_event(uint32_t slot) {
   Qp& qp = qps_[slot];
   const int src = qp.src;
   qp.started = true;
-  qp.sport = next_sport_[src]++;
-  if (next_sport_[src] == 0) next_sport_[src] = 10000;
+  if (nic_.source_ports == NicSettings::SourcePorts::kPerPair) {
+    // One counter per destination of this host (touched by the source's partition only).
+    const auto it = pair_sport_[src].try_emplace(qp.dst, uint16_t{10000}).first;
+    qp.sport = it->second++;
+    if (it->second == 0) it->second = 10000;
+  } else {
+    qp.sport = next_sport_[src]++;
+    if (next_sport_[src] == 0) next_sport_[src] = 10000;
+  }
   qp.start = sim_.now();
   qp.last_progress = sim_.now();
   Port& nic = nodes_[src]->ports_[0];

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/pool.h"
@@ -350,6 +351,7 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   std::unique_ptr<BarrierTask> link_task_;
   std::vector<LinkLogEntry> link_log_;
   std::vector<uint64_t> ecmp_salt_;
+  bool hpcc_sim_hash_ = false;  // sw_.ecmp_hash == kHpccSim (net/ecmp_hash.h)
   Time max_base_rtt_;
 
   FlowSource* source_ = nullptr;
@@ -362,7 +364,8 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   Time release_delay_;              // while a finished flow releases others: the lookahead (Network::release)
   std::vector<FlowSpec> released_;  // min-heap on (start, id): released flows waiting for their start
   uint64_t next_flow_id_ = 0;
-  std::vector<uint16_t> next_sport_;  // per host, as the ns-3 simulator numbers source ports
+  std::vector<uint16_t> next_sport_;  // per host (NicSettings::SourcePorts::kPerHost)
+  std::vector<std::unordered_map<int, uint16_t>> pair_sport_;  // per host and destination (kPerPair)
   std::vector<FlowRecord> finished_;
   std::vector<std::string> class_labels_{"default"};
   bool keep_finished_ = true;

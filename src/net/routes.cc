@@ -68,26 +68,45 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
   intern({}, index);  // set 0: unreachable
   table_.assign(switches.size() * columns_, 0);
 
+  // With a visit rank, each node's ports in the order its neighbours are visited (by rank, then port).
+  const bool ranked = !rank_.empty();
+  std::vector<std::vector<uint16_t>> visit(ranked ? n : 0);
+  for (int u = 0; ranked && u < n; ++u) {
+    for (const Port& p : nodes[u]->ports()) visit[u].push_back(static_cast<uint16_t>(p.index));
+    std::stable_sort(visit[u].begin(), visit[u].end(), [&](uint16_t a, uint16_t b) {
+      return rank_[nodes[u]->ports()[a].peer->id()] < rank_[nodes[u]->ports()[b].peer->id()];
+    });
+  }
+
   // Breadth-first from each root over the links, never forwarding through a host; a switch's routes are
   // its ports towards neighbours one hop closer that are switches or the root itself.
   std::vector<int> dist(n);
+  std::vector<int> reached(ranked ? n : 0);  // ranked: the order in which the search reached each node
   std::deque<int> bfs;
   std::vector<uint16_t> set;
   auto search = [&](int root) {
     std::fill(dist.begin(), dist.end(), -1);
     dist[root] = 0;
     bfs.assign(1, root);
+    int count = 0;
+    if (ranked) reached[root] = count++;
+    auto reach = [&](int u, const Port& p) {
+      if (p.down) return;  // a failed link (net/link_events.h)
+      const int v = p.peer->id();
+      if (dist[v] < 0) {
+        dist[v] = dist[u] + 1;
+        bfs.push_back(v);
+        if (ranked) reached[v] = count++;
+      }
+    };
     while (!bfs.empty()) {
       const int u = bfs.front();
       bfs.pop_front();
       if (u != root && !is_switch[u]) continue;
-      for (const Port& p : nodes[u]->ports()) {
-        if (p.down) continue;  // a failed link (net/link_events.h)
-        const int v = p.peer->id();
-        if (dist[v] < 0) {
-          dist[v] = dist[u] + 1;
-          bfs.push_back(v);
-        }
+      if (ranked) {
+        for (uint16_t i : visit[u]) reach(u, nodes[u]->ports()[i]);
+      } else {
+        for (const Port& p : nodes[u]->ports()) reach(u, p);
       }
     }
   };
@@ -98,6 +117,10 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
       if (!p.down && dist[v] == dist[s] - 1 && (is_switch[v] || v == root))
         set.push_back(static_cast<uint16_t>(p.index));
     }
+    if (ranked)
+      std::stable_sort(set.begin(), set.end(), [&](uint16_t a, uint16_t b) {
+        return reached[nodes[s]->ports()[a].peer->id()] < reached[nodes[s]->ports()[b].peer->id()];
+      });
     return intern(set, index);
   };
   for (size_t c = 0; c < roots.size(); ++c) {
@@ -130,6 +153,7 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
 
 size_t RouteTable::memory_bytes() const {
   return table_.capacity() * sizeof(uint32_t) + narrow_.capacity() * sizeof(uint16_t) +
+         rank_.capacity() * sizeof(uint32_t) +
          (row_.capacity() + column_.capacity() + attach_.capacity() + host_set_.capacity()) *
              sizeof(uint32_t) +
          sets_.capacity() * sizeof(sets_[0]) + ports_.capacity() * sizeof(uint16_t);

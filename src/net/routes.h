@@ -10,6 +10,11 @@
 // topologies (a host wired to two switches or to another host) fall back to a column per destination node.
 // Both give the same port lists, in port order, as a breadth-first search from each destination node
 // that never forwards through hosts.
+//
+// With a visit rank (set_visit_rank), the ports are listed instead in the order the ns-3 HPCC simulator's
+// routing table lists next hops (its third.cc, CalculateRoute): the search visits each node's neighbours
+// in increasing rank, and a switch's equal-cost ports follow the order in which their neighbours were
+// reached (ties, parallel links to one neighbour, in port order).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +36,10 @@ class RouteTable {
   // the tables for the links up then (net/link_events.h).
   void build(const std::vector<Node*>& nodes, const TopoSpec& topo,
              const std::function<void(double)>& progress = {});
+
+  // Ranks by which the search orders each node's neighbours (one per node; empty: port order). Applies
+  // to the next build().
+  void set_visit_rank(std::vector<uint32_t> rank) { rank_ = std::move(rank); }
 
   // Equal-cost egress ports of switch `sw` towards node `dst` (count 0: unreachable).
   std::pair<const uint16_t*, int> lookup(int sw, int dst) const {
@@ -65,6 +74,7 @@ class RouteTable {
   // The id of the port set `ports`, stored once.
   uint32_t intern(const std::vector<uint16_t>& ports, SetIndex& index);
 
+  std::vector<uint32_t> rank_;  // per node, see set_visit_rank
   bool compact_ = false;
   size_t columns_ = 0;
   std::vector<uint32_t> row_;       // per node: the switch's row (switches only)

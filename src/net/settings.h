@@ -25,6 +25,12 @@ enum class InputQueueing { kFifo, kVoq };
 //             local decision, SIGCOMM '14, without the leaf-to-leaf feedback).
 enum class Routing { kEcmp, kFlowlet, kSpray, kAdaptive };
 enum class SprayMode { kRandom, kRoundRobin };
+// The flow hash that ECMP (and the flowlet tables) use. kRocesim: a 64-bit mix of (src, dst, sport, dport)
+// salted per switch from the run's seed [rocesim choice]. kHpccSim: the ns-3 HPCC simulator's, so that
+// every flow takes the simulator's path (net/ecmp_hash.h): 32-bit MurmurHash3 of (source IP, destination
+// IP, sport | dport << 16) seeded with the switch's node id, modulo the equal-cost ports listed in the
+// order of the simulator's routing table (net/routes.h); the run's seed does not change it.
+enum class EcmpHash { kRocesim, kHpccSim };
 
 struct SwitchSettings {
   Bytes buffer_bytes = 32'000'000;  // shared buffer per switch [sim: 32 MB at 100G hosts]
@@ -79,10 +85,12 @@ struct SwitchSettings {
   InputQueueing input_queueing = InputQueueing::kFifo;
 
   // --- routing (net/path_select.h) ---
-  Routing routing = Routing::kEcmp;  // [sim: ECMP on the 5-tuple hash]
-  // Seed of the switches' ECMP hash salts; -1: the run's seed. An experiment whose meaning depends on which
-  // flows share a link (a victim beside an incast) sets it, so that other seeds vary everything else (the
-  // traffic, ECN marking, the order of simultaneous events) but not the paths. [rocesim choice]
+  Routing routing = Routing::kEcmp;         // [sim: ECMP on the 5-tuple hash]
+  EcmpHash ecmp_hash = EcmpHash::kRocesim;  // [rocesim choice; sim: kHpccSim]
+  // Seed of the switches' ECMP hash salts (ecmp_hash = kRocesim); -1: the run's seed. An experiment whose
+  // meaning depends on which flows share a link (a victim beside an incast) sets it, so that other seeds
+  // vary everything else (the traffic, ECN marking, the order of simultaneous events) but not the paths.
+  // [rocesim choice]
   int64_t ecmp_seed = -1;
   // Flowlet gap: a flow idle this long may take another port (kFlowlet; kAdaptive per flowlet).
   // [rocesim choice: 100 us; CONGA uses 500 us for TCP, RDMA's RTTs are shorter]
@@ -147,6 +155,10 @@ struct NicSettings {
   // Ideal FCT of each flow: exact in ps (net/ideal_fct.h ideal_fct), or the ns-3 HPCC simulator's own
   // integer-ns arithmetic (ideal_fct_ns_hpcc), so that fct.txt's last column matches it to the ns.
   bool ideal_fct_hpcc_ns = false;
+  // Source ports of a host's flows count from 10000, per source host (kPerHost) or per (source, destination)
+  // pair (kPerPair, as the ns-3 HPCC simulator's third.cc). They enter the ECMP hash.
+  enum class SourcePorts { kPerHost, kPerPair };
+  SourcePorts source_ports = SourcePorts::kPerHost;  // [rocesim choice; sim: kPerPair]
 };
 
 }  // namespace rocesim

@@ -153,6 +153,11 @@ TEST(HpccSimProfile, SetsEveryDefaultOfTheSimulatorAndRecordsIt) {
   // Its switches queue ACKs in the data class whatever ACK_HIGH_PRIO says (the quirk key).
   EXPECT_EQ(at(r, "switch.acks_in_data_class").value_or(false), true);
   EXPECT_TRUE(s.sw.acks_in_data_class);
+  // Its ECMP (hash, per-switch seeds, next-hop order) and its source ports, counted per host pair.
+  EXPECT_EQ(at(r, "switch.ecmp_hash").value_or(std::string()), "hpcc_sim");
+  EXPECT_EQ(s.sw.ecmp_hash, EcmpHash::kHpccSim);
+  EXPECT_EQ(at(r, "nic.source_ports").value_or(std::string()), "per_pair");
+  EXPECT_EQ(s.nic.source_ports, NicSettings::SourcePorts::kPerPair);
   // Packets as on its wire: 1000 B payload + 36 B headers (+ 8 B timestamp for TIMELY), 2 + 5 x 8 B of INT,
   // 48 B ACKs, an ACK per packet, the ns ideal FCT (which counts 48 B of headers per packet).
   EXPECT_EQ(at(r, "nic.mtu_bytes").value_or(int64_t{0}), 1000);
@@ -187,6 +192,8 @@ TEST(HpccSimProfile, SetsEveryDefaultOfTheSimulatorAndRecordsIt) {
   EXPECT_EQ(plain.sw.headroom_extra_bytes, -1);
   EXPECT_FALSE(plain.nic.ideal_fct_hpcc_ns);
   EXPECT_FALSE(plain.sw.acks_in_data_class);
+  EXPECT_EQ(plain.sw.ecmp_hash, EcmpHash::kRocesim);
+  EXPECT_EQ(plain.nic.source_ports, NicSettings::SourcePorts::kPerHost);
   EXPECT_EQ(plain.nic.header_bytes, 48);
   EXPECT_EQ(plain.nic.ack_bytes, 60);
   EXPECT_EQ(plain.nic.timestamp_bytes, 0);

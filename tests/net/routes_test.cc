@@ -3,6 +3,7 @@
 // destination that never forwards through hosts; and the compact form's memory grows with switches only.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -75,6 +76,42 @@ TEST(Routes, MultiHomedHostFallsBackToPerNodeColumns) {
   const int multi = 4;  // h0, on s0
   t.links.push_back({multi, 2, Rate::from_gbps(100), Time::from_us(1)});
   expect_same_as_reference(t, false);
+}
+
+// With the ns-3 HPCC simulator's next-hop order (switch.ecmp_hash = "hpcc_sim", a visit rank per node)
+// every switch has the same equal-cost ports as the reference, listed in the order the search reached
+// their neighbours: in a k = 4 fat-tree whose switches are visited in decreasing id, the next hops towards
+// a host (an edge switch's aggregation switches, an aggregation switch's cores) from the highest id down.
+TEST(Routes, SimulatorOrderPermutesTheSameSets) {
+  FatTreeParams p;
+  p.k = 4;
+  const TopoSpec t = fat_tree(p);
+  for (bool multi_homed : {false, true}) {
+    TopoSpec topo = t;
+    if (multi_homed) topo.links.push_back({0, topo.num_nodes - 1, Rate::from_gbps(100), Time::from_us(1)});
+    SwitchSettings sw;
+    sw.ecmp_hash = EcmpHash::kHpccSim;
+    Network net(topo, sw, NicSettings{}, 1, std::make_unique<NoCc>());
+    EXPECT_EQ(net.route_table().compact(), !multi_homed);
+    int permuted = 0;
+    for (int s = 0; s < net.num_nodes(); ++s) {
+      if (net.is_host(s)) continue;
+      for (int d = 0; d < net.num_nodes(); ++d) {
+        auto [ports, cnt] = net.routes(s, d);
+        std::vector<uint16_t> got(ports, ports + cnt);
+        // Towards a host of the plain fat-tree, the next hops in decreasing id.
+        for (int i = 1; i < cnt && net.is_host(d) && !multi_homed; ++i) {
+          EXPECT_GT(net.node(s).ports()[got[i - 1]].peer->id(), net.node(s).ports()[got[i]].peer->id())
+              << "switch " << s << " towards " << d;
+        }
+        const std::vector<uint16_t> in_port_order = got;
+        std::sort(got.begin(), got.end());
+        ASSERT_EQ(got, reference_routes(net, s, d)) << "switch " << s << " towards " << d;
+        if (got != in_port_order) ++permuted;
+      }
+    }
+    EXPECT_GT(permuted, 0);
+  }
 }
 
 // Memory: the compact table of a k = 16 fat-tree (1,024 hosts, 320 switches) is switches x switches
