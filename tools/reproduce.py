@@ -1334,6 +1334,8 @@ def main(argv=None):
                              "wall_s": wall})
             if not a.quiet:
                 for c in man.claims:
+                    if c["id"] not in claims:  # not among --claim
+                        continue
                     r = claims[c["id"]]
                     shown = r["shown"] if r["verdict"] in VERDICTS else r["note"]
                     print(f"  {c['id']:4} {r['verdict']:9} {shown}", flush=True)

@@ -146,9 +146,11 @@ TEST(Reproduce, SeedsGiveIntervalsAndOneClaimReRunsAlone) {
   if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
   Tmp tmp;
   const fs::path out = tmp.path / "out", docs = tmp.path / "docs";
-  const Out r = sh(kBinary + " reproduce tcd --claim T2 --claim T3 --seeds 3 -j 2 -q -o '" + out.string() +
+  const Out r = sh(kBinary + " reproduce tcd --claim T2 --claim T3 --seeds 3 -j 2 -o '" + out.string() +
                    "' --docs '" + docs.string() + "'");
   ASSERT_EQ(r.code, 0) << r.text;
+  EXPECT_NE(r.text.find("  T2 "), std::string::npos) << r.text;  // the claims measured are printed
+  EXPECT_EQ(r.text.find("  T1 "), std::string::npos) << r.text;
   // Only T2's and T3's sweep ran.
   EXPECT_TRUE(fs::exists(out / "tcd" / "victim_40g" / "results.csv"));
   EXPECT_FALSE(fs::exists(out / "tcd" / "max_ton"));
