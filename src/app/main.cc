@@ -21,6 +21,7 @@
 #include "config/scenario.h"
 #include "config/schemes.h"
 #include "core/error.h"
+#include "core/huge_pages.h"
 #include "stats/fct_compare.h"
 #include "workload/cdf.h"
 
@@ -642,6 +643,7 @@ int list_command(const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rocesim::use_huge_pages();
   CLI::App app{"rocesim: a fast packet-level simulator of lossless RDMA (RoCEv2 + PFC) datacenter networks"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("rocesim ") + ROCESIM_VERSION);

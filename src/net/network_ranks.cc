@@ -153,6 +153,8 @@ namespace {
 struct PortPfc {
   int32_t node = 0, port = 0;
   PortStats stats;
+  uint64_t tx_packets = 0;
+  Bytes max_queue_bytes = 0;
   bool paused[kNumPriorities] = {};
   Time paused_since[kNumPriorities];
 };
@@ -173,6 +175,8 @@ void Network::gather_node_results() {
       e.node = id;
       e.port = p.index;
       e.stats = p.stats;
+      e.tx_packets = p.tx_packets;
+      e.max_queue_bytes = p.max_queue_bytes;
       std::copy(std::begin(p.paused), std::end(p.paused), e.paused);
       std::copy(std::begin(p.paused_since), std::end(p.paused_since), e.paused_since);
       ports.push_back(e);
@@ -204,6 +208,8 @@ void Network::gather_node_results() {
     for (const PortPfc& e : ports) {
       Port& p = nodes_[e.node]->ports_[e.port];
       p.stats = e.stats;
+      p.tx_packets = e.tx_packets;
+      p.max_queue_bytes = e.max_queue_bytes;
       std::copy(std::begin(e.paused), std::end(e.paused), p.paused);
       std::copy(std::begin(e.paused_since), std::end(e.paused_since), p.paused_since);
     }

@@ -31,7 +31,7 @@ void Node::start_tx(Port& port, Packet* p) {
   p->t_arrive = port.busy_until + port.delay;
   p->next = nullptr;
   port.tx_bytes += p->size;
-  ++port.stats.tx_packets;
+  ++port.tx_packets;
   if (port.down) [[unlikely]] {  // a failed link: what is sent is lost (PFC frames too, uncounted)
     ++net_.counters().link_down_drops;
     net_.pool().put(p);

@@ -23,13 +23,12 @@ struct PortStats {
   uint64_t resume_sent = 0;
   uint64_t pause_received = 0;  // PFC PAUSE frames received on this port (pausing our egress)
   Time paused_time;             // total time any priority of this egress was paused (summed per priority)
-  uint64_t tx_packets = 0;
   uint64_t ecn_marked = 0;
-  Bytes max_queue_bytes = 0;  // peak egress data-queue occupancy
 };
 
 // Laid out for the cache: the first line holds what moving a packet across the link touches (start_tx,
-// deliver_head, kick), the second the egress scheduler's state; statistics and credit state come last.
+// deliver_head, kick), the second the egress scheduler's state with the two counters every packet updates,
+// the third the PFC and control queues; the data queues follow, statistics and credit state come last.
 struct alignas(64) Port {
   // --- the link (one cache line) ---
   Packet* fl_head = nullptr;  // packets on the link, in order of arrival
@@ -42,24 +41,29 @@ struct alignas(64) Port {
   Time next_wake = Time::max();  // earliest pending transmit-attempt event
   Rate rate;
 
-  // --- the egress scheduler ---
-  Node* node = nullptr;
+  // --- the egress scheduler (one cache line) ---
   double error_rate = 0;
+  // tx_time(size, rate) = size x ps_per_byte when the rate divides 8e12 bit-ps (every Ethernet rate): an
+  // integer product on the hot path instead of long double arithmetic; 0 when it does not.
+  int64_t ps_per_byte = 0;
+  Bytes tx_bytes = 0;                // cumulative bytes sent (INT txBytes)
+  Bytes data_bytes = 0;              // bytes queued in data queues 1..7
+  uint64_t tx_packets = 0;           // packets put on the wire
+  Bytes max_queue_bytes = 0;         // peak egress data-queue occupancy (switches)
+  bool paused[kNumPriorities] = {};  // egress paused by the peer's PFC
+  int rr_next = 1;
   bool remote = false;  // the peer is in another partition: each packet is an event of the peer
   // Link events (net/link_events.h): `down` while the link is failed (whatever is sent is lost); `cut`
   // once it has failed at least once (deliveries then check whether the packet was on the wire at cut_at).
   bool down = false;
   bool cut = false;
-  // tx_time(size, rate) = size x ps_per_byte when the rate divides 8e12 bit-ps (every Ethernet rate): an
-  // integer product on the hot path instead of long double arithmetic; 0 when it does not.
-  int64_t ps_per_byte = 0;
-  Bytes tx_bytes = 0;    // cumulative bytes sent (INT txBytes)
-  Bytes data_bytes = 0;  // bytes queued in data queues 1..7
-  int rr_next = 1;
-  bool paused[kNumPriorities] = {};  // egress paused by the peer's PFC
-  bool long_haul = false;            // LinkSpec::long_haul
-  PacketQueue pfc_q;                 // PFC frames go before anything else
-  PacketQueue q[kNumPriorities];     // 0 = control, strict priority; 1..7 data, round robin
+  bool long_haul = false;  // LinkSpec::long_haul
+
+  // --- the queues ---
+  PacketQueue pfc_q;              // PFC frames go before anything else
+  PacketQueue q[kNumPriorities];  // 0 = control, strict priority; 1..7 data, round robin
+
+  Node* node = nullptr;
   Time paused_since[kNumPriorities];
 
   PortStats stats;
@@ -85,7 +89,10 @@ struct alignas(64) Port {
   void* loss_filter_ctx = nullptr;
 };
 
-static_assert(offsetof(Port, node) == 64, "the link fields of Port must fill exactly its first cache line");
+static_assert(offsetof(Port, error_rate) == 64,
+              "the link fields of Port must fill exactly its first cache line");
+static_assert(offsetof(Port, pfc_q) == 128,
+              "the egress scheduler's fields of Port must fill its second line");
 
 class Node : public EventHandler {
  public:

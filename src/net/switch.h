@@ -95,7 +95,7 @@ class Switch : public Node {
     Port& port = ports_[out];
     port.q[p->prio].push(p);
     port.data_bytes += p->size;
-    if (port.data_bytes > port.stats.max_queue_bytes) port.stats.max_queue_bytes = port.data_bytes;
+    if (port.data_bytes > port.max_queue_bytes) port.max_queue_bytes = port.data_bytes;
   }
 
   SwitchSettings s_;

@@ -554,7 +554,7 @@ nlohmann::json Monitors::summary() {
   if (!spec_.queue_ports.empty()) {
     j["queues"] = queue_summary(spec_.queue_ports, queue_bytes_, [this](size_t i) {
       const PortRef& p = spec_.queue_ports[i];
-      return net_.node(p.node).port(p.port).stats.max_queue_bytes;  // PortStats: the true peak
+      return net_.node(p.node).port(p.port).max_queue_bytes;  // Port: the true peak
     });
   }
   // No per-port true peak of the input queues exists (NetStats::max_ingress_bytes is network-wide).

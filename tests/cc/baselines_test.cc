@@ -81,7 +81,7 @@ Bottleneck run_bottleneck(int n, std::unique_ptr<CongestionControl> cc, const Sw
     net.run(Time::from_ms(ms));
     if (ms == settle_ms) {
       marked0 = net.sw(a).ports()[port].stats.ecn_marked;
-      sent0 = net.sw(a).ports()[port].stats.tx_packets;
+      sent0 = net.sw(a).ports()[port].tx_packets;
     }
     std::vector<double> w;
     for (int i = 0; i < n; ++i) {
@@ -92,7 +92,7 @@ Bottleneck run_bottleneck(int n, std::unique_ptr<CongestionControl> cc, const Sw
     r.gbps.push_back(w);
   }
   r.marked = net.sw(a).ports()[port].stats.ecn_marked - marked0;
-  r.sent = net.sw(a).ports()[port].stats.tx_packets - sent0;
+  r.sent = net.sw(a).ports()[port].tx_packets - sent0;
   r.drops = net.stats().data_drops;
   for (auto& p : net.sw(a).ports()) r.pauses += p.stats.pause_sent;
   return r;

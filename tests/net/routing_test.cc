@@ -80,7 +80,7 @@ std::unique_ptr<RoutedRun> run(const std::string& text, const std::function<void
 std::vector<uint64_t> uplink_packets(Network& net) {
   std::vector<uint64_t> n;
   for (int s = 0; s < kSpines; ++s)
-    n.push_back(net.sw(kLeaf0).port(test::port_towards(net, kLeaf0, kFirstSpine + s)).stats.tx_packets);
+    n.push_back(net.sw(kLeaf0).port(test::port_towards(net, kLeaf0, kFirstSpine + s)).tx_packets);
   return n;
 }
 
@@ -241,7 +241,7 @@ action = "up"
             [&](Network& net) {
               const int port = test::port_towards(net, kLeaf0, 11);
               ticker = std::make_unique<test::Ticker>(net, Time::from_us(10), [&net, port, &samples](Time t) {
-                samples.emplace_back(t, net.sw(kLeaf0).port(port).stats.tx_packets);
+                samples.emplace_back(t, net.sw(kLeaf0).port(port).tx_packets);
               });
             });
     ASSERT_EQ(r->res.flows.size(), 4u);  // every flow finished
