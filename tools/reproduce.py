@@ -948,18 +948,10 @@ def md_cell(s):
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
-def projected_wall(last_runs, ranks):
-    """Projected wall seconds of the runs in `last_runs` (last_run metadata) on `ranks` single-core ranks: each
-    sweep takes max(its longest run, its runs' total / ranks), the sweeps one after another (as reproduce runs
-    them). None when a sweep recorded no per-run times."""
-    total = 0.0
-    for lr in last_runs:
-        for sw in lr.get("sweeps", {}).values():
-            rw = sw.get("run_wall_s")
-            if not rw:
-                return None
-            total += max(rw["max"], rw["sum"] / ranks)
-    return total
+def longest_run(last_runs):
+    """The longest single run (s) among the sweeps of `last_runs` that recorded their runs' times."""
+    return max((sw["run_wall_s"]["max"] for lr in last_runs for sw in lr.get("sweeps", {}).values()
+                if sw.get("run_wall_s")), default=0.0)
 
 
 def fmt_s(sec):
@@ -985,25 +977,30 @@ def write_reproduction_md(docs_dir, manifests):
              "or the same in every seed. The seed drives every random stream of a run: the workload's arrivals "
              "and sizes, ECMP hashing, ECN marking and the order of simultaneous events.", "",
              "**Verdicts.** Each claim's own conditions in `reproduce/<paper>.toml` decide agree, partly or "
-             "disagree. Over seeds they are evaluated at the mean and at every corner of the box the values' "
-             "intervals span: the verdict is the one met everywhere, and *inconclusive* when the intervals "
-             "straddle a condition (the range of verdicts met is given). The full-scale number decides when "
+             "disagree. Over seeds, each comparison in a condition is decided by the 95 % interval of the "
+             "per-seed difference of its two sides (paired: both from the same seed's runs): it holds when the "
+             "whole interval is on its side, fails when the whole interval is on the other, and is undecided "
+             "otherwise. A claim agrees only when its agree condition holds over the whole interval; it is "
+             "*inconclusive* when an undecided comparison leaves the verdict open (the verdicts it lies between "
+             "are given), and the verdict of each seed alone is shown where they differ. The full-scale number decides when "
              "there is one, else the quick one. The *Re-run* command measures that claim alone again (its sweeps "
              "only; complete runs are kept, `--force` re-runs them); every run directory records its seed and "
              "settings in `scenario.resolved.toml`, and `docs/reproduction/<paper>.<scale>.json` each sweep's "
              "grid and settings and each claim's per-seed values.", ""]
-    full_runs = [res_all[m.key]["full"].get("last_run") for m in manifests]
-    if all(full_runs):
-        wall = sum(lr["wall_s"] for lr in full_runs)
-        seeds = sorted({lr.get("seeds", 1) for lr in full_runs})
-        line = (f"**Wall time.** The full reproduction (`rocesim reproduce all --scale full`, "
-                f"{'/'.join(str(x) for x in seeds)} seeds) took {fmt_s(wall)} on this machine (2 cores, `-j 2`).")
-        proj = [(r, projected_wall(full_runs, r)) for r in (16, 64, 256)]
-        if all(p is not None for _, p in proj):
-            cpu = sum(sw["run_wall_s"]["sum"] for lr in full_runs for sw in lr["sweeps"].values())
-            line += (f" Its runs total {fmt_s(cpu)} of single-core time; over MPI ranks (`--mpi`, docs/cluster.md), "
-                     "each sweep takes at least its longest run, so it would take about "
-                     + ", ".join(f"{fmt_s(p)} on {r}" for r, p in proj) + " ranks.")
+    full_runs = [(m.key, res_all[m.key]["full"].get("last_run")) for m in manifests]
+    if all(lr for _, lr in full_runs):
+        per = ", ".join(f"{k} {fmt_s(lr['wall_s'])} ({lr.get('seeds', 1)} seed{'s' if lr.get('seeds', 1) > 1 else ''}, "
+                        f"{lr['date']})" for k, lr in full_runs)
+        five = sum(lr["wall_s"] * 5 / lr.get("seeds", 1) for _, lr in full_runs)
+        line = (f"**Wall time.** The last full-scale run of each paper on this machine (2 cores, `-j 2`): {per}. "
+                f"With 5 seeds everywhere (`rocesim reproduce all --scale full`) that is about {fmt_s(five)} "
+                "(each paper's time scaled to 5 seeds).")
+        known = [lr for _, lr in full_runs if all(sw.get("run_wall_s") for sw in lr.get("sweeps", {}).values())]
+        cpu = 2 * five  # both cores busy
+        line += (f" Over MPI ranks (`--mpi`, docs/cluster.md) its {fmt_s(cpu)} of single-core time divide among "
+                 "the ranks: about " + ", ".join(f"{fmt_s(cpu / r)} on {r}" for r in (16, 64, 256))
+                 + " ranks, plus at least the longest run of each sweep"
+                 + (f" (the longest timed so far: {fmt_s(longest_run(known))})" if known else "") + ".")
         lines += [line, ""]
     for man in manifests:
         lines.append(f"- [{man.title}](#{anchor(man)}) (seed {man.seed})")
