@@ -1142,7 +1142,7 @@ def write_html(out_dir, sections, scale):
 # ----------------------------------------------------------------------------------------------------------
 
 
-def run_sensitivity_all(a, chosen, manifests, only_claims):
+def run_sensitivity_all(a, chosen, only_claims):
     """`--sensitivity`: for each [[sensitivity]] of the chosen papers (or of the claims in `only_claims`), run the
     claim's sweeps once as the manifest has them ("as in the scenario") and once per alternative of `vary`
     (its settings added with --set), each over the entry's seeds at its scale, and measure the claim each time.
@@ -1151,57 +1151,47 @@ def run_sensitivity_all(a, chosen, manifests, only_claims):
     and the tables in REPRODUCTION.md."""
     out = os.path.abspath(a.out or os.path.join("runs", "reproduce-sensitivity"))
     status = 0
-    try:
-        for man in chosen:
-            todo = [t for t in man.sensitivity if not only_claims or t["claim"] in only_claims]
-            if not todo:
-                continue
-            path = os.path.join(a.docs, "reproduction", f"{man.key}.sensitivity.json")
-            try:
-                stored = json.load(open(path)).get("claims", {}) if os.path.exists(path) else {}
-            except (OSError, ValueError):
-                stored = {}
-            claim = {c["id"]: c for c in man.claims}
-            for t in todo:
-                c = claim[t["claim"]]
+    for man in chosen:
+        todo = [t for t in man.sensitivity if not only_claims or t["claim"] in only_claims]
+        if not todo:
+            continue
+        path = os.path.join(a.docs, "reproduction", f"{man.key}.sensitivity.json")
+        try:
+            stored = json.load(open(path)).get("claims", {}) if os.path.exists(path) else {}
+        except (OSError, ValueError):
+            stored = {}
+        claim = {c["id"]: c for c in man.claims}
+        for t in todo:
+            c = claim[t["claim"]]
+            if not a.quiet:
+                print(f"{man.key} {c['id']}: {len(t['vary']) + 1} settings x {t['seeds']} seeds at "
+                      f"{t['scale']} scale", flush=True)
+            rows = []
+            t0 = time.time()
+            for alt in [""] + t["vary"]:
+                # Shared by the claims that vary the same setting of the same sweeps (their runs are reused).
+                d = os.path.join(out, man.key, "sensitivity", f"{t['scale']}-{t['seeds']}-seeds",
+                                 safe_dir_name(alt or "as-in-the-scenario"))
+                ran = {}
+                for sw in man.sweeps:
+                    if sw["name"] not in c["sweeps"]:
+                        continue
+                    swx = dict(sw)
+                    swx[t["scale"]] = dict(sw[t["scale"]], set=sw[t["scale"]]["set"] + a.set + alt.split())
+                    ran[sw["name"]] = run_sweep(a.rocesim, a.scenarios, os.path.join(d, sw["name"]), swx,
+                                                t["scale"], a.jobs, a.force, True, a.mpi, t["seeds"])
+                    if not ran[sw["name"]]["ok"]:
+                        status = 1
+                ev = evaluate(man, d, ran, t["scale"], {c["id"]}, t["seeds"])[c["id"]]
+                rows.append({k: ev[k] for k in ("shown", "verdict", "values", "ci", "seeds", "seed_verdicts", "note")})
+                rows[-1]["set"] = alt
                 if not a.quiet:
-                    print(f"{man.key} {c['id']}: {len(t['vary']) + 1} settings x {t['seeds']} seeds at "
-                          f"{t['scale']} scale", flush=True)
-                rows = []
-                t0 = time.time()
-                for alt in [""] + t["vary"]:
-                    # Shared by the claims that vary the same setting of the same sweeps (their runs are reused).
-                    d = os.path.join(out, man.key, "sensitivity", f"{t['scale']}-{t['seeds']}-seeds",
-                                     safe_dir_name(alt or "as-in-the-scenario"))
-                    ran = {}
-                    for sw in man.sweeps:
-                        if sw["name"] not in c["sweeps"]:
-                            continue
-                        swx = dict(sw)
-                        swx[t["scale"]] = dict(sw[t["scale"]], set=sw[t["scale"]]["set"] + a.set + alt.split())
-                        ran[sw["name"]] = run_sweep(a.rocesim, a.scenarios, os.path.join(d, sw["name"]), swx,
-                                                    t["scale"], a.jobs, a.force, True, a.mpi, t["seeds"])
-                        if not ran[sw["name"]]["ok"]:
-                            status = 1
-                    ev = evaluate(man, d, ran, t["scale"], {c["id"]}, t["seeds"])[c["id"]]
-                    rows.append({k: ev[k] for k in ("shown", "verdict", "values", "ci", "seeds", "seed_verdicts", "note")})
-                    rows[-1]["set"] = alt
-                    if not a.quiet:
-                        print(f"  {alt or '(as in the scenario)':40} {ev['verdict']:12} {ev['shown'] or ev['note']}",
-                              flush=True)
-                stored[c["id"]] = {"scale": t["scale"], "seeds": t["seeds"], "rows": rows, "commit": git_commit(),
-                                   "date": datetime.date.today().isoformat(), "wall_s": time.time() - t0,
-                                   "command": f"rocesim reproduce {man.key} --sensitivity --claim {c['id']}"}
-                write_atomic(path, json.dumps({"paper": man.key, "claims": stored}, indent=1, sort_keys=True) + "\n")
-    except KeyboardInterrupt:
-        print("interrupted: complete runs are kept; run the same command again to resume", file=sys.stderr)
-        return 130
-    except ManifestError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    write_reproduction_md(a.docs, manifests)
-    if not a.quiet:
-        print(os.path.join(a.docs, "REPRODUCTION.md"))
+                    print(f"  {alt or '(as in the scenario)':40} {ev['verdict']:12} {ev['shown'] or ev['note']}",
+                          flush=True)
+            stored[c["id"]] = {"scale": t["scale"], "seeds": t["seeds"], "rows": rows, "commit": git_commit(),
+                               "date": datetime.date.today().isoformat(), "wall_s": time.time() - t0,
+                               "command": f"rocesim reproduce {man.key} --sensitivity --claim {c['id']}"}
+            write_atomic(path, json.dumps({"paper": man.key, "claims": stored}, indent=1, sort_keys=True) + "\n")
     return status
 
 
@@ -1263,8 +1253,6 @@ def main(argv=None):
         if a.only:
             print("error: --claim and --only cannot be combined", file=sys.stderr)
             return 2
-    if a.sensitivity:
-        return run_sensitivity_all(a, [m for m in manifests if m.key in want], manifests, only_claims)
     out = os.path.abspath(a.out or os.path.join("runs", f"reproduce-{a.scale}"))
     os.makedirs(out, exist_ok=True)
     python = sys.executable or "/usr/bin/python3"
@@ -1272,7 +1260,9 @@ def main(argv=None):
     status = 0
     t_all = time.time()
     try:
-        for man in [m for m in manifests if m.key in want]:
+        if a.sensitivity:
+            status = run_sensitivity_all(a, [m for m in manifests if m.key in want], only_claims)
+        for man in [m for m in manifests if m.key in want and not a.sensitivity]:
             if not a.quiet:
                 print(f"{man.title} (seed {man.seed}), {a.scale} scale", flush=True)
             paper_dir = os.path.join(out, man.key)
@@ -1343,6 +1333,10 @@ def main(argv=None):
         print(f"error: {e}", file=sys.stderr)
         return 2
     write_reproduction_md(a.docs, manifests)
+    if a.sensitivity:
+        if not a.quiet:
+            print(os.path.join(a.docs, "REPRODUCTION.md"))
+        return status
     page = write_html(out, sections, a.scale)
     if not a.quiet:
         print(f"{len(sections)} paper(s) in {time.time() - t_all:.0f} s; report:")
