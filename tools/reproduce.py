@@ -571,8 +571,9 @@ class Estimate:
     "mean ± half" with the format spec of the claim's `show` (as the mean alone when the interval is 0)."""
 
     def __init__(self, values):
-        self.values = list(values)
-        self.mean, self.half = mean_ci95(self.values)
+        v = list(values)
+        # NaN in (a metric with nothing to measure): NaN out, and a condition on it is false (see _cmp)
+        self.mean, self.half = (math.nan, 0.0) if any(math.isnan(x) for x in v) else mean_ci95(v)
 
     def __format__(self, spec):
         m = format(self.mean, spec)
@@ -580,21 +581,6 @@ class Estimate:
         if self.half == 0 or float(h.rstrip("%")) == 0:
             return m
         return f"{m} \u00b1 {h}"
-
-
-LEVELS = {"disagree": 0, "partly": 1, "agree": 2}
-
-
-def judge(c, point):
-    """The claim's verdict for one set of values: agree, partly or disagree."""
-    env = dict(point)
-    env.update({"abs": abs, "min": min, "max": max, "all": all, "any": any, "sum": sum, "len": len,
-                "mean": lambda v: sum(v) / len(v), "__builtins__": {}})
-    if eval(c["agree"], env, {}):  # noqa: S307 (manifests are the repo's own files)
-        return "agree"
-    if c["partly"] and eval(c["partly"], env, {}):  # noqa: S307
-        return "partly"
-    return "disagree"
 
 
 class Seeds:
@@ -827,11 +813,7 @@ def evaluate(man, paper_dir, ran, scale, claims=None, seeds=1):
             entry["note"] = "; ".join(errors)
             out[c["id"]] = entry
             continue
-        nan = [n for n, v in per_seed.items() if any(math.isnan(x) for x in v)]
-        est = {n: Estimate(v) for n, v in per_seed.items() if n not in nan}
-        for n in nan:  # NaN in (a metric with nothing to measure): NaN out, and a condition on it is false
-            est[n] = Estimate([0.0])
-            est[n].mean, est[n].half = math.nan, 0.0
+        est = {n: Estimate(v) for n, v in per_seed.items()}
         entry["values"] = {n: e.mean for n, e in est.items()}
         entry["ci"] = {n: e.half for n, e in est.items()}
         try:
@@ -839,7 +821,8 @@ def evaluate(man, paper_dir, ran, scale, claims=None, seeds=1):
         except (KeyError, ValueError, IndexError) as e:
             raise ManifestError(f"{man.path} claim {c['id']}: 'show' cannot be formatted: {e}") from None
         try:
-            entry["seed_verdicts"] = [judge(c, {n: per_seed[n][i] for n in per_seed}) for i in range(len(claim_seeds))]
+            entry["seed_verdicts"] = [interval_verdict(c, {n: [per_seed[n][i]] for n in per_seed})[0]
+                                      for i in range(len(claim_seeds))]
             entry["verdict"], entry["note"] = interval_verdict(c, per_seed)
         except Exception as e:  # noqa: BLE001
             raise ManifestError(f"{man.path} claim {c['id']}: condition fails: {type(e).__name__}: {e}") from None
