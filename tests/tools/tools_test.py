@@ -262,6 +262,23 @@ class Seeds(unittest.TestCase):
         self.assertEqual(reproduce.interval_verdict({"agree": "x >= 10", "partly": ""}, {"x": [8.0, 12.0, 9.5]}),
                          ("inconclusive", "disagree to agree within the 95 % intervals"))
 
+    def test_a_part_run_replaces_its_sweeps_times_in_the_wall_time(self):
+        # A full run of two sweeps at 1 seed, then `--claim` re-runs sweep "b" at 5 seeds.
+        full = {"date": "2026-11-22", "commit": "aaa", "wall_s": 110.0, "seeds": 1,
+                "sweeps": {"a": {"ok": True, "wall_s": 10.0}, "b": {"ok": True, "wall_s": 95.0}}}
+        part = {"date": "2026-11-26", "commit": "bbb", "wall_s": 520.0, "seeds": 5, "claims_only": ["X"],
+                "sweeps": {"b": {"ok": True, "wall_s": 500.0}}}
+        lr = reproduce.merge_part_run(full, part)
+        self.assertEqual(full["sweeps"]["b"]["wall_s"], 95.0)  # the stored run is not modified
+        self.assertAlmostEqual(lr["wall_s"], 110.0 - 95.0 + 500.0)
+        self.assertEqual((lr["sweeps"]["a"]["seeds"], lr["sweeps"]["b"]["seeds"]), (1, 5))
+        self.assertEqual(lr["date"], "2026-11-26")
+        self.assertEqual(reproduce.seeds_text(lr), "1-5 seeds by sweep")
+        # 5 seeds everywhere: a's 10 s x 5, b's 500 s as measured, and the 5 s outside the sweeps once.
+        self.assertAlmostEqual(reproduce.five_seed_time(lr), 50.0 + 500.0 + 5.0)
+        self.assertAlmostEqual(reproduce.five_seed_time(full), 550.0)
+        self.assertEqual(reproduce.seeds_text(full), "1 seed")
+
     def test_sweep_args_add_the_seed_axis_and_respect_a_long_sweeps_cap(self):
         sw = {"grid": ["scheme=a,b"], "set": ["x=1"], "quick": {"grid": [], "set": []},
               "full": {"grid": [], "set": [], "seeds": 3}}
