@@ -941,8 +941,7 @@ def merge_part_run(last_run, part):
         sweeps[name] = dict(sw, seeds=part.get("seeds", 1), date=part["date"], commit=part["commit"])
     counts = {sw["seeds"] for sw in sweeps.values()}
     lr["seeds"] = max(counts) if counts else part.get("seeds", 1)
-    if len(counts) > 1:
-        lr["seeds_by_sweep"] = True
+    lr["seeds_by_sweep"] = len(counts) > 1
     lr["date"] = max(lr.get("date", ""), part["date"])
     return lr
 

@@ -278,6 +278,10 @@ class Seeds(unittest.TestCase):
         self.assertAlmostEqual(reproduce.five_seed_time(lr), 50.0 + 500.0 + 5.0)
         self.assertAlmostEqual(reproduce.five_seed_time(full), 550.0)
         self.assertEqual(reproduce.seeds_text(full), "1 seed")
+        # Re-running "a" at 5 seeds too: every sweep at 5 seeds again.
+        lr = reproduce.merge_part_run(lr, dict(part, sweeps={"a": {"ok": True, "wall_s": 40.0}}))
+        self.assertEqual(reproduce.seeds_text(lr), "5 seeds")
+        self.assertAlmostEqual(reproduce.five_seed_time(lr), lr["wall_s"])
 
     def test_sweep_args_add_the_seed_axis_and_respect_a_long_sweeps_cap(self):
         sw = {"grid": ["scheme=a,b"], "set": ["x=1"], "quick": {"grid": [], "set": []},
