@@ -939,29 +939,28 @@ def merge_part_run(last_run, part):
     for name, sw in part.get("sweeps", {}).items():
         lr["wall_s"] = lr.get("wall_s", 0.0) - sweeps.get(name, {}).get("wall_s", 0.0) + sw.get("wall_s", 0.0)
         sweeps[name] = dict(sw, seeds=part.get("seeds", 1), date=part["date"], commit=part["commit"])
-    counts = {sw["seeds"] for sw in sweeps.values()}
-    lr["seeds"] = max(counts) if counts else part.get("seeds", 1)
-    lr["seeds_by_sweep"] = len(counts) > 1
+    lr["seeds"] = max(seed_counts(lr))
     lr["date"] = max(lr.get("date", ""), part["date"])
     return lr
 
 
+def seed_counts(lr):
+    """The seed counts of a run's sweeps (a sweep without its own count ran with the run's)."""
+    return sorted({sw.get("seeds", lr.get("seeds", 1)) for sw in lr.get("sweeps", {}).values()}) or [lr.get("seeds", 1)]
+
+
 def five_seed_time(lr):
-    """A paper's full-scale wall time scaled to 5 seeds per sweep (from each sweep's own seed count)."""
-    sweeps = lr.get("sweeps", {})
-    if not lr.get("seeds_by_sweep"):
-        return lr["wall_s"] * 5 / lr.get("seeds", 1)
-    in_sweeps = sum(sw.get("wall_s", 0.0) for sw in sweeps.values())
-    return (sum(sw.get("wall_s", 0.0) * 5 / sw.get("seeds", 1) for sw in sweeps.values())
-            + max(0.0, lr["wall_s"] - in_sweeps))
+    """A paper's full-scale wall time with every sweep scaled from its own seed count to 5 seeds."""
+    sweeps = lr.get("sweeps", {}).values()
+    n = lr.get("seeds", 1)
+    in_sweeps = sum(sw.get("wall_s", 0.0) for sw in sweeps)
+    return (sum(sw.get("wall_s", 0.0) * 5 / sw.get("seeds", n) for sw in sweeps)
+            + max(0.0, lr["wall_s"] - in_sweeps) * 5 / n)
 
 
 def seeds_text(lr):
-    if lr.get("seeds_by_sweep"):
-        n = sorted({sw.get("seeds", 1) for sw in lr.get("sweeps", {}).values()})
-        return f"{n[0]}-{n[-1]} seeds by sweep"
-    n = lr.get("seeds", 1)
-    return f"{n} seed{'s' if n > 1 else ''}"
+    n = seed_counts(lr)
+    return f"{n[0]}-{n[-1]} seeds by sweep" if len(n) > 1 else f"{n[0]} seed{'s' if n[0] > 1 else ''}"
 
 
 def md_cell(s):
