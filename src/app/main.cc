@@ -190,7 +190,7 @@ struct SweepArgs {
 };
 
 struct CompareArgs {
-  std::string ref, result;
+  std::vector<std::string> files;  // REF RESULT [REF RESULT ...]
   std::vector<int64_t> edges = {10'000, 100'000, 1'000'000};
   size_t min_flows = 30;
   double max_p50 = 0, max_p99 = 0;
@@ -317,12 +317,16 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
   auto* compare = app.add_subcommand(
       "compare-fct",
       "Per flow-size bucket slowdown p50/p95/p99 of an ns-3 HPCC simulator fct.txt beside a rocesim result, "
-      "with relative errors (docs/coming-from-hpcc-sim.md)");
-  compare->add_option("ref", a.ref, "Reference fct.txt of the ns-3 HPCC simulator")->required();
+      "with relative errors (docs/coming-from-hpcc-sim.md). Several REF RESULT pairs (the same experiment "
+      "on several inputs or seeds): the table compares the means of each bucket's quantiles over the pairs");
   compare
-      ->add_option("result", a.result,
-                   "rocesim result directory (its flows.csv), a flows.csv, or another fct.txt")
-      ->required();
+      ->add_option(
+          "files", a.files,
+          "REF RESULT [REF RESULT ...]: REF a reference fct.txt of the ns-3 HPCC simulator, RESULT a "
+          "rocesim result directory (its flows.csv), a flows.csv, or another fct.txt")
+      ->required()
+      ->expected(2, -1)
+      ->type_name("REF RESULT");
   compare->add_option("--buckets", a.edges, "Bucket upper edges in bytes (default 10000,100000,1000000)")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
@@ -506,12 +510,29 @@ int compare_command(const CompareArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw InputError("command line", 0, std::string("--buckets: ") + e.what());
   }
-  const FlowSlowdowns ref = read_hpcc_fct(a.ref);
-  const FlowSlowdowns res = read_result_slowdowns(a.result);
-  const auto rows = compare_slowdowns(ref, res, buckets);
-  fmt::print("slowdown (fct / standalone fct, clipped at 1): ref {} ({} flows) vs result {} ({} flows{})\n",
-             ref.source, ref.flows.size(), res.source, res.flows.size(),
-             res.unfinished ? fmt::format(", {} unfinished left out", res.unfinished) : "");
+  if (a.files.size() % 2 != 0)
+    throw InputError("command line", 0,
+                     fmt::format("compare-fct takes REF RESULT pairs, got {} files (the last, '{}', has no "
+                                 "partner)",
+                                 a.files.size(), a.files.back()));
+  std::vector<std::vector<SlowdownRow>> per_pair;
+  for (size_t k = 0; k < a.files.size(); k += 2) {
+    const FlowSlowdowns ref = read_hpcc_fct(a.files[k]);
+    const FlowSlowdowns res = read_result_slowdowns(a.files[k + 1]);
+    per_pair.push_back(compare_slowdowns(ref, res, buckets));
+    fmt::print("slowdown (fct / standalone fct, clipped at 1): ref {} ({} flows) vs result {} ({} flows{})\n",
+               ref.source, ref.flows.size(), res.source, res.flows.size(),
+               res.unfinished ? fmt::format(", {} unfinished left out", res.unfinished) : "");
+    if (a.files.size() > 2) {
+      const WorstErrors w = worst_errors(per_pair.back(), a.min_flows);
+      fmt::print("  worst (buckets with >= {} flows): p50 {:+.1f}% ({}), p99 {:+.1f}% ({})\n", a.min_flows,
+                 100 * w.p50, w.p50_bucket, 100 * w.p99, w.p99_bucket);
+    }
+  }
+  if (per_pair.size() > 1)
+    fmt::print("mean over the {} pairs of each bucket's quantiles (n: the fewest flows of any pair):\n",
+               per_pair.size());
+  const auto rows = mean_slowdown_rows(per_pair);
   fmt::print("{}", format_slowdown_table(rows, a.min_flows));
   const WorstErrors w = worst_errors(rows, a.min_flows);
   bool fail = false;

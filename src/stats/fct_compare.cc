@@ -157,12 +157,40 @@ std::vector<SlowdownRow> compare_slowdowns(const FlowSlowdowns& ref, const FlowS
   return rows;
 }
 
+std::vector<SlowdownRow> mean_slowdown_rows(const std::vector<std::vector<SlowdownRow>>& per_input) {
+  if (per_input.empty()) return {};
+  std::vector<SlowdownRow> mean = per_input.front();
+  for (size_t k = 1; k < per_input.size(); ++k) {
+    if (per_input[k].size() != mean.size()) throw std::invalid_argument("inputs with different size buckets");
+    for (size_t i = 0; i < mean.size(); ++i) {
+      const SlowdownRow& r = per_input[k][i];
+      if (r.label != mean[i].label) throw std::invalid_argument("inputs with different size buckets");
+      mean[i].ref_count = std::min(mean[i].ref_count, r.ref_count);
+      mean[i].res_count = std::min(mean[i].res_count, r.res_count);
+      for (int q = 0; q < 3; ++q) {
+        mean[i].ref[q] += r.ref[q];
+        mean[i].res[q] += r.res[q];
+      }
+    }
+  }
+  const auto n = static_cast<double>(per_input.size());
+  for (SlowdownRow& r : mean)
+    for (int q = 0; q < 3; ++q) {
+      r.ref[q] /= n;
+      r.res[q] /= n;
+      r.err[q] = r.ref[q] > 0 && r.res_count > 0 ? r.res[q] / r.ref[q] - 1 : 0;
+    }
+  return mean;
+}
+
 WorstErrors worst_errors(const std::vector<SlowdownRow>& rows, size_t min_flows) {
   WorstErrors w;
   for (const auto& r : rows) {
     if (r.label == "all" || r.ref_count < min_flows || r.res_count < min_flows) continue;
-    if (std::abs(r.err[0]) > std::abs(w.p50)) w.p50 = r.err[0], w.p50_bucket = r.label;
-    if (std::abs(r.err[2]) > std::abs(w.p99)) w.p99 = r.err[2], w.p99_bucket = r.label;
+    if (w.p50_bucket.empty() || std::abs(r.err[0]) > std::abs(w.p50))
+      w.p50 = r.err[0], w.p50_bucket = r.label;
+    if (w.p99_bucket.empty() || std::abs(r.err[2]) > std::abs(w.p99))
+      w.p99 = r.err[2], w.p99_bucket = r.label;
   }
   return w;
 }

@@ -48,6 +48,14 @@ inline constexpr double kCompareQuantiles[3] = {0.50, 0.95, 0.99};
 std::vector<SlowdownRow> compare_slowdowns(const FlowSlowdowns& ref, const FlowSlowdowns& res,
                                            const SizeBuckets& buckets);
 
+// The same experiment on several inputs (or seeds), each compared as above: per bucket, the mean of the
+// reference's quantiles beside the mean of the result's, err = mean result / mean reference - 1, and the
+// smallest count of any input. All lists must have the same buckets (std::invalid_argument otherwise). A
+// tail that a few flows decide moves by tens of percent when flow starts move by nanoseconds, in the ns-3
+// simulator as in rocesim (docs/coming-from-hpcc-sim.md, "One input is one sample"): the means over a
+// handful of inputs are what two simulators can be expected to share.
+std::vector<SlowdownRow> mean_slowdown_rows(const std::vector<std::vector<SlowdownRow>>& per_input);
+
 // The table `rocesim compare-fct` prints: one line per non-empty bucket and one for all flows; buckets
 // with fewer than min_flows reference flows are marked "(few flows)" and left out of the worst line.
 std::string format_slowdown_table(const std::vector<SlowdownRow>& rows, size_t min_flows);

@@ -729,4 +729,37 @@ TEST_F(CliTest, MakeRunBuildsOnlyTheProgram) {
   EXPECT_NE(out.find("sweep demo_sweep"), std::string::npos) << out;
 }
 
+// compare-fct: one pair, several pairs (the table of the means), an odd file count, the error limits.
+TEST_F(CliTest, CompareFctTablesOnePairOrTheMeanOfSeveral) {
+  const std::string dir = std::string(ROCESIM_TEST_DIR) + "/data/ns3/";
+  const std::string dcqcn = sh_quote(dir + "ns3_fct_hd30_dcqcn.txt"),
+                    timely = sh_quote(dir + "ns3_fct_hd30_timely.txt");
+  // A file against itself: every error 0.
+  Proc p = rocesim("compare-fct " + dcqcn + " " + dcqcn);
+  EXPECT_EQ(p.code, 0) << p.describe();
+  EXPECT_NE(p.out.find("worst (buckets with >= 30 flows): p50 +0.0% (0-10KB), p99 +0.0% (0-10KB)"),
+            std::string::npos)
+      << p.describe();
+  EXPECT_EQ(p.out.find("mean over"), std::string::npos) << p.describe();
+  // DCQCN against TIMELY: p99 of 0-10KB 9.40 against 11.88 (+26.4 %), of 1MB+ 4.69 against 6.34 (+35.3 %,
+  // the worst). Twice the same pair: the same means.
+  p = rocesim("compare-fct " + dcqcn + " " + timely + " --max-p99-error 20");
+  EXPECT_EQ(p.code, 1) << p.describe();
+  EXPECT_NE(p.out.find("9.40 /  11.88 ( +26.4%)"), std::string::npos) << p.describe();
+  EXPECT_NE(p.out.find("error: p99 of bucket 1MB+ differs by +35.3% (limit 20%)"), std::string::npos)
+      << p.describe();
+  p = rocesim("compare-fct " + dcqcn + " " + timely + " " + dcqcn + " " + timely + " --max-p99-error 40");
+  EXPECT_EQ(p.code, 0) << p.describe();
+  EXPECT_NE(p.out.find("mean over the 2 pairs"), std::string::npos) << p.describe();
+  EXPECT_NE(p.out.find("9.40 /  11.88 ( +26.4%)"), std::string::npos) << p.describe();
+  // DCQCN against TIMELY, then TIMELY against DCQCN: the means are equal.
+  p = rocesim("compare-fct " + dcqcn + " " + timely + " " + timely + " " + dcqcn + " --max-p99-error 0.01");
+  EXPECT_EQ(p.code, 0) << p.describe();
+  EXPECT_NE(p.out.find("10.64 /  10.64 (  +0.0%)"), std::string::npos) << p.describe();
+  // Three files: no partner for the last one.
+  p = rocesim("compare-fct " + dcqcn + " " + timely + " " + dcqcn);
+  EXPECT_EQ(p.code, 2) << p.describe();
+  EXPECT_NE(p.out.find("compare-fct takes REF RESULT pairs, got 3 files"), std::string::npos) << p.describe();
+}
+
 }  // namespace
