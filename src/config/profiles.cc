@@ -47,6 +47,9 @@ rx_rate_gbps = 0.0
 ideal_fct = "hpcc_ns"         # standalone FCT in its integer-ns arithmetic
 source_ports = "per_pair"     # sport from 10000 per (source, destination), as its third.cc (ECMP hashes it)
 
+[flow_file]
+start_times = "hpcc_sim"      # quirk: a start is the double's value floored to 1 ns, half of them 1 ns early
+
 [output]
 fct_hpcc = true               # fct.txt beside flows.csv
 )";

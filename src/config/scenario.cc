@@ -467,7 +467,12 @@ static Scenario build(Config& c) {
   read_fabric(c, s);
   read_events(c, s);
   read_inline_flows(c, s);
-  if (c.has("flow_file")) {
+  // start_times alone (profile hpcc-sim sets it in every scenario) does not declare a flow file.
+  const bool start_times_only = c.has("flow_file.start_times") && !c.has("flow_file.path");
+  s.flow_start_times = c.get_string("flow_file.start_times", "exact", {"exact", "hpcc_sim"}) == "hpcc_sim"
+                           ? FlowStartTimes::kHpccSim
+                           : FlowStartTimes::kExact;
+  if (c.has("flow_file") && !start_times_only) {
     const std::string p = c.get_string("flow_file.path", "");
     if (p.empty()) c.fail("flow_file.path", "missing: the ns-3 flow file to read");
     s.flow_file = resolve_path(c, p);
@@ -516,6 +521,7 @@ ListedFlows scan_listed_flows(const Scenario& s) {
     std::vector<bool> is_host(s.topo.is_switch.size());
     for (size_t i = 0; i < is_host.size(); ++i) is_host[i] = !s.topo.is_switch[i];
     HpccFlowFile file(s.flow_file, is_host);
+    file.set_start_times(s.flow_start_times);
     for (FlowSpec f; file.next(f);) add(f);
   }
   return r;
@@ -573,11 +579,13 @@ std::unique_ptr<FlowSource> Scenario::make_flow_source() const {
   if (!inline_flows.empty()) src->merged.add(std::make_unique<InlineFlows>(inline_flows));
   if (!flow_file.empty()) {
     auto labels = class_labels;
-    src->merged.add(std::make_unique<HpccFlowFile>(flow_file, topo.is_switch.size() ? [&] {
+    auto file = std::make_unique<HpccFlowFile>(flow_file, topo.is_switch.size() ? [&] {
       std::vector<bool> h(topo.is_switch.size());
       for (size_t i = 0; i < h.size(); ++i) h[i] = !topo.is_switch[i];
       return h;
-    }() : std::vector<bool>{}));
+    }() : std::vector<bool>{});
+    file->set_start_times(flow_start_times);
+    src->merged.add(std::move(file));
   }
   add_traffic_sources(*this, src->merged, src->cdfs);
   return src;

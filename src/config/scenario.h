@@ -13,6 +13,7 @@
 #include "topo/topology.h"
 #include "workload/flow.h"
 #include "workload/flow_dag.h"
+#include "workload/flow_file.h"
 
 namespace rocesim {
 
@@ -76,6 +77,9 @@ struct Scenario {
 
   std::vector<FlowSpec> inline_flows;
   std::string flow_file;  // ns-3 HPCC flow file, if any
+  // How its start times are read: flow_file.start_times, "exact" [rocesim choice] or "hpcc_sim" (the
+  // simulator's 1 ns floor of a double; profile hpcc-sim).
+  FlowStartTimes flow_start_times = FlowStartTimes::kExact;
   std::vector<TrafficSpec> traffic;
   std::vector<std::string> class_labels{"default"};
 

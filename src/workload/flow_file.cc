@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <string_view>
@@ -103,6 +104,32 @@ bool parse_seconds_exact(std::string_view s, Time& out) {
   return true;
 }
 
+bool parse_seconds_hpcc_sim(std::string_view s, Time& out) {
+  Time exact;
+  if (!parse_seconds_exact(s, exact)) return false;  // the same syntax and range
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  double d = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);  // nearest double, as strtod
+  if (ec != std::errc() || p != s.data() + s.size() || !(d >= 0)) return false;
+  if (d == 0) {
+    out = Time{};
+    return true;
+  }
+  // d = m x 2^e exactly, with m an integer below 2^53. exact fits int64 ps, so d < 2^24 s and e < 0;
+  // floor(d x 10^9) = (m x 10^9) >> -e, computed in 128 bits (m x 10^9 < 2^83).
+  int e = 0;
+  const double frac = std::frexp(d, &e);
+  const auto m = static_cast<uint64_t>(std::ldexp(frac, 53));
+  e -= 53;
+  if (e >= 0) return false;
+  __extension__ using U128 = unsigned __int128;
+  const U128 product = static_cast<U128>(m) * 1'000'000'000u;
+  const int shift = -e;
+  const auto ns = shift >= 128 ? 0 : static_cast<int64_t>(product >> shift);
+  out = Time::from_ps(ns * 1000);
+  return true;
+}
+
 HpccFlowFile::HpccFlowFile(const std::string& path, int num_nodes, std::function<bool(int)> is_host,
                            ClassOfDport class_of_dport)
     : path_(path),
@@ -198,7 +225,9 @@ bool HpccFlowFile::next(FlowSpec& out) {
       fail("start time must be >= 0 seconds, got '" + std::string(f[5]) + "'");
     }
     Time start;
-    if (!parse_seconds_exact(f[5], start)) {
+    const bool parsed = start_times_ == FlowStartTimes::kHpccSim ? parse_seconds_hpcc_sim(f[5], start)
+                                                                 : parse_seconds_exact(f[5], start);
+    if (!parsed) {
       fail("expected a start time in seconds (e.g. 2.000001), got '" + std::string(f[5]) + "'");
     }
     if (read_ > 0 && start < last_start_) {

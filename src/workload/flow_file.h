@@ -13,6 +13,12 @@
 
 namespace rocesim {
 
+// How a flow file's start times (decimal seconds) become simulated time.
+enum class FlowStartTimes {
+  kExact,    // the decimal value, exactly to the picosecond [rocesim choice]
+  kHpccSim,  // quirk of the ns-3 HPCC simulator: the nearest double, floored to the nanosecond
+};
+
 // Streams an HPCC flow file: line 1 the flow count N; then N lines `src dst pg dport size_bytes start_s`
 // sorted by start (as traffic_gen.py writes them, e.g. `2 7 3 100 52000 2.000001234`). The file is read
 // lazily, one line per next(). Blank lines and `#` comments are skipped (an extension; upstream files
@@ -21,7 +27,8 @@ namespace rocesim {
 //   start >= 0 and non-decreasing, exactly 6 numeric fields, exactly N flows (fewer: "file ends after k
 //   of N flows"; more: "extra flow line after the N flows", detected by the next() that returns false).
 // Start times are parsed from the decimal text exactly to picoseconds (digits beyond 1 ps are rounded
-// half up), e.g. "2.000000001" -> 2,000,000,001,000 ps; an exponent ("2e-3") is accepted.
+// half up), e.g. "2.000000001" -> 2,000,000,001,000 ps; an exponent ("2e-3") is accepted. With
+// FlowStartTimes::kHpccSim they are read as the simulator reads them (parse_seconds_hpcc_sim).
 class HpccFlowFile : public FlowSource {
  public:
   // Maps a dport to a class id (FlowSpec::class_id); the default maps every dport to 0 ("default").
@@ -36,6 +43,7 @@ class HpccFlowFile : public FlowSource {
                std::function<bool(int)> is_host, ClassOfDport class_of_dport = {});
 
   bool next(FlowSpec& out) override;
+  void set_start_times(FlowStartTimes s) { start_times_ = s; }
 
   uint64_t declared_count() const { return count_; }  // N from line 1
   uint64_t flows_read() const { return read_; }
@@ -56,11 +64,19 @@ class HpccFlowFile : public FlowSource {
   uint64_t read_ = 0;
   Time last_start_;
   bool done_ = false;
+  FlowStartTimes start_times_ = FlowStartTimes::kExact;
 };
 
 // Parses a start time in seconds ("2.000001", "2", "1.5e-3") exactly into picoseconds. Returns false on
 // anything that is not a non-negative decimal number or overflows int64 picoseconds.
 bool parse_seconds_exact(std::string_view text, Time& out);
+
+// Parses a start time in seconds as the ns-3 HPCC simulator does (docs/coming-from-hpcc-sim.md, "Flow
+// start times"): its third.cc reads the text into a double, and ns-3's Seconds() converts that double to
+// its 1 ns time step by flooring the double's exact value times 10^9. Decimal nanoseconds that the double
+// rounds down start 1 ns early: "2.000006703" is 2.00000670299999990 as a double and starts at
+// 2,000,006,702 ns. Same accepted forms and failures as parse_seconds_exact.
+bool parse_seconds_hpcc_sim(std::string_view text, Time& out);
 
 // A fixed list of flows, handed out in start order (stable for equal starts).
 class InlineFlows : public FlowSource {

@@ -158,6 +158,11 @@ TEST(HpccSimProfile, SetsEveryDefaultOfTheSimulatorAndRecordsIt) {
   EXPECT_EQ(s.sw.ecmp_hash, EcmpHash::kHpccSim);
   EXPECT_EQ(at(r, "nic.source_ports").value_or(std::string()), "per_pair");
   EXPECT_EQ(s.nic.source_ports, NicSettings::SourcePorts::kPerPair);
+  // Flow-file start times read as its third.cc reads them (a double floored to 1 ns); the key alone does
+  // not declare a flow file (this scenario has inline flows only).
+  EXPECT_EQ(at(r, "flow_file.start_times").value_or(std::string()), "hpcc_sim");
+  EXPECT_EQ(s.flow_start_times, FlowStartTimes::kHpccSim);
+  EXPECT_TRUE(s.flow_file.empty());
   // Packets as on its wire: 1000 B payload + 36 B headers (+ 8 B timestamp for TIMELY), 2 + 5 x 8 B of INT,
   // 48 B ACKs, an ACK per packet, the ns ideal FCT (which counts 48 B of headers per packet).
   EXPECT_EQ(at(r, "nic.mtu_bytes").value_or(int64_t{0}), 1000);

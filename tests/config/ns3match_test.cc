@@ -1,13 +1,21 @@
-// rocesim against the ns-3 HPCC simulator on one case (tests/data/ns3: 64 hosts, 25/100 Gb/s, FB Hadoop
-// at 30 %): per flow-size bucket, the slowdown p50 and p99 of DCQCN, TIMELY, HPCC and DCTCP under the
-// hpcc-sim profile stay within 10 % and 20 % of the simulator's (buckets of at least 30 flows), and p95
-// within 15 % (the short flows' p95 was 38-43 % low with ACKs in the control class at switches). Before the
-// fixes of docs/coming-from-hpcc-sim.md ("Matching the simulator's tails") DCQCN was 10 % and TIMELY 31 %
-// low at p99 on short flows here. Flow by flow too: with the simulator's ECMP (switch.ecmp_hash =
-// "hpcc_sim") every flow takes the simulator's path, and the mean |log(rocesim / ns-3)| of the flows'
-// slowdowns is 20-30 % lower than with rocesim's own hash (0.069 / 0.042 / 0.020 / 0.020 against 0.090 /
-// 0.057 / 0.028 / 0.026 for DCQCN / TIMELY / HPCC / DCTCP). Prints each scheme's table (as `rocesim
-// compare-fct` does).
+// rocesim against the ns-3 HPCC simulator (tests/data/ns3, its README says how each file was made), per
+// flow-size bucket: the slowdown p50 and p99 of DCQCN, TIMELY, HPCC and DCTCP under the hpcc-sim profile
+// stay within 10 % and 20 % of the simulator's (buckets of at least 30 flows).
+//
+// hd30 (64 hosts, 25/100 Gb/s, FB Hadoop at 30 %), one input: also p95 within 15 % (the short flows' p95
+// was 38-43 % low with ACKs in the control class at switches). Before the fixes of
+// docs/coming-from-hpcc-sim.md ("Matching the simulator's tails") DCQCN was 10 % and TIMELY 31 % low at p99
+// on short flows here. Flow by flow too: with the simulator's ECMP (switch.ecmp_hash = "hpcc_sim") every
+// flow takes the simulator's path, and the mean |log(rocesim / ns-3)| of the flows' slowdowns stays near
+// what the simulator itself shows between inputs whose flow starts differ by 0-9 ns (see per_flow_bound).
+//
+// ws50 (64 hosts, 100/400 Gb/s, WebSearch at 50 %): its short flows' p99 is decided by a few flows in one
+// incast, and the simulator itself moves it by up to 93 % when every flow starts 0-9 ns later
+// (docs/coming-from-hpcc-sim.md, "One input is one sample"). So the check is on the mean of each bucket's
+// quantiles over seven inputs: the case's flow file and six copies with each start moved by 0-9 ns, each
+// run by the simulator and by rocesim. Every flow starts at the nanosecond the simulator's fct.txt records
+// (flow_file.start_times = "hpcc_sim"). Prints each table (as `rocesim compare-fct` does).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -36,47 +44,60 @@ struct CaseResult {
   std::vector<SlowdownRow> rows;
   double mean_abs_log_ratio = 0;  // over the flows, |log(rocesim's slowdown / the simulator's)|
   size_t matched = 0;             // flows found in both (by source and destination address, source port)
+  size_t same_start = 0;          // of those, flows starting at the simulator's nanosecond
 };
 
-CaseResult run_case(const std::string& scheme) {
-  const Scenario s = load_files_scenario(kDir + "/hd30_topology.txt", kDir + "/hd30_flows.txt",
-                                         {"profile=hpcc-sim", "cc.scheme=" + scheme});
+// One input: rocesim on the topology and flow file under the hpcc-sim profile, beside the simulator's
+// fct.txt for the same files.
+CaseResult run_input(const std::string& topology, const std::string& flows, const std::string& ref_file,
+                     const std::string& scheme) {
+  const Scenario s = load_files_scenario(topology, flows, {"profile=hpcc-sim", "cc.scheme=" + scheme});
   RunOptions opt;
   opt.keep_flows = true;
   const RunResult r = run_scenario(s, opt);
   FlowSlowdowns res;
   res.source = "rocesim " + scheme;
   for (const FlowRecord& f : r.flows) res.flows.push_back({f.size_bytes, f.slowdown()});
-  const std::string ref_file = kDir + "/ns3_fct_hd30_" + scheme + ".txt";
   const FlowSlowdowns ref = read_hpcc_fct(ref_file);
-  EXPECT_EQ(res.flows.size(), ref.flows.size()) << scheme << ": every flow finishes";
+  EXPECT_EQ(res.flows.size(), ref.flows.size()) << scheme << " " << flows << ": every flow finishes";
   CaseResult out;
   out.rows = compare_slowdowns(ref, res, SizeBuckets::from_edges({10'000, 100'000, 1'000'000}));
   // Flow by flow: sip dip sport dport size start_ns fct_ns standalone_ns.
-  std::map<std::tuple<uint32_t, uint32_t, unsigned>, double> by_flow;
+  std::map<std::tuple<uint32_t, uint32_t, unsigned>, std::pair<int64_t, double>> by_flow;
   std::ifstream in(ref_file);
   std::string sip, dip;
   unsigned sport = 0, dport = 0;
-  double size = 0, start = 0, fct = 0, standalone = 0;
+  int64_t size = 0, start = 0, fct = 0, standalone = 0;
   while (in >> sip >> dip >> sport >> dport >> size >> start >> fct >> standalone)
     by_flow[{static_cast<uint32_t>(std::stoul(sip, nullptr, 16)),
-             static_cast<uint32_t>(std::stoul(dip, nullptr, 16)), sport}] = std::max(1.0, fct / standalone);
+             static_cast<uint32_t>(std::stoul(dip, nullptr, 16)), sport}] = {
+        start, std::max(1.0, static_cast<double>(fct) / static_cast<double>(standalone))};
   double sum = 0;
   for (const FlowRecord& f : r.flows) {
     const auto it = by_flow.find(
         {hpcc_sim_ip(static_cast<uint32_t>(f.src)), hpcc_sim_ip(static_cast<uint32_t>(f.dst)), f.sport});
     if (it == by_flow.end()) continue;
-    sum += std::abs(std::log(f.slowdown() / it->second));
+    sum += std::abs(std::log(f.slowdown() / it->second.second));
     ++out.matched;
+    out.same_start += f.start.ps == it->second.first * 1000 ? 1 : 0;
   }
   out.mean_abs_log_ratio = out.matched > 0 ? sum / static_cast<double>(out.matched) : 1e9;
   return out;
 }
 
-// The bound on the mean |log ratio| per scheme: between the value with the simulator's paths and the
-// value with rocesim's own hash (see the file comment).
+CaseResult run_case(const std::string& scheme) {
+  return run_input(kDir + "/hd30_topology.txt", kDir + "/hd30_flows.txt",
+                   kDir + "/ns3_fct_hd30_" + scheme + ".txt", scheme);
+}
+
+// The bound on the mean |log ratio| per scheme. With the simulator's paths, source ports and start times
+// (seed 1): DCQCN 0.086, TIMELY 0.041, HPCC 0.019, DCTCP 0.020; with rocesim's own hash (measured before
+// flow_file.start_times) 0.090 / 0.057 / 0.028 / 0.026; with per-host source ports the flows no longer
+// pair up (DCQCN 0.22). DCQCN's RED marks make it the noisiest: seeds 1-5 give 0.068-0.086, and the
+// simulator itself gives 0.061-0.070 between its runs on inputs whose starts differ by 0-9 ns, so its
+// bound catches only gross changes.
 double per_flow_bound(const std::string& scheme) {
-  if (scheme == "dcqcn") return 0.08;
+  if (scheme == "dcqcn") return 0.095;
   if (scheme == "timely") return 0.05;
   if (scheme == "hpcc") return 0.024;
   return 0.023;  // dctcp
@@ -96,6 +117,7 @@ TEST_P(Ns3Match, SlowdownTailsPerBucketMatchTheSimulator) {
   // Every flow is found by its addresses and source port (counted per host pair, as the simulator does),
   // and with the simulator's paths the flows' slowdowns agree one by one.
   EXPECT_EQ(c.matched, 5023u) << scheme;
+  EXPECT_EQ(c.same_start, 5023u) << scheme << ": flows start at the simulator's nanosecond";
   EXPECT_LE(c.mean_abs_log_ratio, per_flow_bound(scheme)) << scheme;
   int judged = 0;
   for (const SlowdownRow& r : rows) {
@@ -112,6 +134,43 @@ TEST_P(Ns3Match, SlowdownTailsPerBucketMatchTheSimulator) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Hd30, Ns3Match, ::testing::Values("dcqcn", "timely", "hpcc", "dctcp"));
+
+class Ns3MatchWs50 : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Ns3MatchWs50, MeanTailsOverSevenInputsMatchTheSimulator) {
+  const std::string scheme = GetParam();
+  if (sanitized()) GTEST_SKIP() << "ROCESIM_SANITIZED: seven 64-host runs per scheme; hd30 checks DCQCN";
+  const std::string dir = kDir + "/ws50";
+  std::vector<std::vector<SlowdownRow>> per_input;
+  std::string lines;
+  for (int k = 0; k <= 6; ++k) {
+    const std::string input = k == 0 ? "ws50" : "ws50p" + std::to_string(k);
+    const CaseResult c = run_input(dir + "/ws50_topology.txt", dir + "/" + input + "_flows.txt",
+                                   dir + "/ns3_fct_" + input + "_" + scheme + ".txt", scheme);
+    EXPECT_EQ(c.matched, 1218u) << scheme << " " << input;
+    EXPECT_EQ(c.same_start, 1218u) << scheme << " " << input << ": flows start at the simulator's nanosecond";
+    const WorstErrors w = worst_errors(c.rows, kMinFlows);
+    lines += fmt::format("  {:<6} worst p50 {:+6.1f}% ({}), p99 {:+6.1f}% ({}); short-flow p99 ns-3 {:.2f}\n",
+                         input, 100 * w.p50, w.p50_bucket, 100 * w.p99, w.p99_bucket, c.rows[0].ref[2]);
+    per_input.push_back(c.rows);
+  }
+  const auto rows = mean_slowdown_rows(per_input);
+  std::cout << "ws50 " << scheme << ", each input alone:\n"
+            << lines << "mean over the 7 inputs (ns-3 vs rocesim):\n"
+            << format_slowdown_table(rows, kMinFlows);
+  int judged = 0;
+  for (const SlowdownRow& r : rows) {
+    if (r.label == "all" || r.ref_count < kMinFlows) continue;
+    ++judged;
+    EXPECT_LE(std::abs(r.err[0]), 0.10)
+        << scheme << " " << r.label << " mean p50: ns-3 " << r.ref[0] << ", rocesim " << r.res[0];
+    EXPECT_LE(std::abs(r.err[2]), 0.20)
+        << scheme << " " << r.label << " mean p99: ns-3 " << r.ref[2] << ", rocesim " << r.res[2];
+  }
+  EXPECT_EQ(judged, 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ws50, Ns3MatchWs50, ::testing::Values("dcqcn", "timely", "hpcc", "dctcp"));
 
 // The mechanism on a small case: two 2 MB flows into h0 build a queue at the switch's port to h0; a 200 KB
 // TIMELY flow from h0 to h3 gets its ACKs back through that port. With the simulator's switches

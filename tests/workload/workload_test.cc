@@ -321,6 +321,42 @@ TEST(FlowFile, ParseSecondsExact) {
   EXPECT_EQ(t.ps, 0);
 }
 
+// The ns-3 HPCC simulator's reading (flow_file.start_times = "hpcc_sim"): the nearest double, floored to
+// the nanosecond. The first four are flows of tests/data/ns3's ws50 case with the start the simulator's
+// fct.txt records for them.
+TEST(FlowFile, ParseSecondsHpccSim) {
+  auto ns = [](const char* s) {
+    Time t{-1};
+    EXPECT_TRUE(parse_seconds_hpcc_sim(s, t)) << s;
+    EXPECT_EQ(t.ps % 1000, 0) << s << ": whole nanoseconds";
+    return t.ps / 1000;
+  };
+  EXPECT_EQ(ns("2.000006703"), 2000006702);  // the double is 2.00000670299999990...
+  EXPECT_EQ(ns("2.000034500"), 2000034499);
+  EXPECT_EQ(ns("2.002451094"), 2002451093);
+  EXPECT_EQ(ns("2.002631768"), 2002631768);  // the double is just above: exact
+  EXPECT_EQ(ns("0.3"), 299999999);           // 0.29999999999999998890
+  EXPECT_EQ(ns("0.1"), 100000000);           // 0.10000000000000000555
+  EXPECT_EQ(ns("2"), 2000000000);
+  EXPECT_EQ(ns("+0.5"), 500000000);
+  EXPECT_EQ(ns("1.5e-3"), 1500000);
+  EXPECT_EQ(ns("0.0000000015"), 1);  // sub-nanosecond digits are dropped, not rounded
+  EXPECT_EQ(ns("0"), 0);
+  EXPECT_EQ(ns("9000000.5"), 9000000500000000);
+  // Never more than 1 ns from the exact reading, never later.
+  for (const char* s : {"2.000000001", "2.123456789", "7.999999999", "10.000000003", "0.000000007"}) {
+    Time exact, sim;
+    ASSERT_TRUE(parse_seconds_exact(s, exact));
+    ASSERT_TRUE(parse_seconds_hpcc_sim(s, sim));
+    EXPECT_LE(sim.ps, exact.ps) << s;
+    EXPECT_GE(sim.ps, exact.ps - 1000) << s;
+  }
+  Time t;
+  for (const char* bad : {"", ".", "e5", "1e", "2.0.1", "abc", "1x", "-1", "9223372.036854775808", "1e100"}) {
+    EXPECT_FALSE(parse_seconds_hpcc_sim(bad, t)) << bad;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // HpccFlowFile: 8 nodes, 6 and 7 are switches.
 
