@@ -125,8 +125,10 @@ bool parse_seconds_hpcc_sim(std::string_view s, Time& out) {
   __extension__ using U128 = unsigned __int128;
   const U128 product = static_cast<U128>(m) * 1'000'000'000u;
   const int shift = -e;
-  const auto ns = shift >= 128 ? 0 : static_cast<int64_t>(product >> shift);
-  out = Time::from_ps(ns * 1000);
+  const U128 ns = shift >= 128 ? 0 : product >> shift;
+  // Kept within int64 ps even if the double rounds up past the largest exact value (none does today).
+  if (ns > static_cast<U128>(std::numeric_limits<int64_t>::max() / 1000)) return false;
+  out = Time::from_ps(static_cast<int64_t>(ns) * 1000);
   return true;
 }
 

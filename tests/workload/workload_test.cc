@@ -343,6 +343,7 @@ TEST(FlowFile, ParseSecondsHpccSim) {
   EXPECT_EQ(ns("0.0000000015"), 1);  // sub-nanosecond digits are dropped, not rounded
   EXPECT_EQ(ns("0"), 0);
   EXPECT_EQ(ns("9000000.5"), 9000000500000000);
+  EXPECT_EQ(ns("9223372.036854775807"), 9223372036854775);  // the largest: 9223372.03685477562... as a double
   // Never more than 1 ns from the exact reading, never later.
   for (const char* s : {"2.000000001", "2.123456789", "7.999999999", "10.000000003", "0.000000007"}) {
     Time exact, sim;
