@@ -17,13 +17,14 @@ void EgressScheduler::configure() {
 }
 
 Packet* EgressScheduler::next_data(Port& port) {
-  for (int k = 0; k < kNumPriorities - 1; ++k) {
-    const int prio = 1 + (port.rr_next - 1 + k) % (kNumPriorities - 1);
+  const bool credits = s_.credit_enabled;  // else credit_ok and credit_consume do nothing
+  int prio = port.rr_next;                 // 1..7
+  for (int k = 0; k < kNumPriorities - 1; ++k, prio = prio == kNumPriorities - 1 ? 1 : prio + 1) {
     if (port.paused[prio] || port.q[prio].empty()) continue;
-    if (!sw_.credit_ok(port, prio, port.q[prio].head->size)) continue;
-    port.rr_next = prio % (kNumPriorities - 1) + 1;
+    if (credits && !sw_.credit_ok(port, prio, port.q[prio].head->size)) continue;
+    port.rr_next = prio == kNumPriorities - 1 ? 1 : prio + 1;
     Packet* p = port.q[prio].pop();
-    sw_.credit_consume(port, prio, p->size);
+    if (credits) sw_.credit_consume(port, prio, p->size);
     port.data_bytes -= p->size;
     return p;
   }
