@@ -26,7 +26,9 @@ struct Event {
 
 // A 4-ary min-heap whose four children of a node share one 128-byte block (two cache lines): the root
 // sits at index 3 of a 64-byte-aligned array, so the children of i, at 4i - 8 .. 4i - 5, start on a
-// multiple of four events (LaMarca and Ladner's aligned d-heap).
+// multiple of four events (LaMarca and Ladner's aligned d-heap). The slots after the last event up to the end
+// of its block hold a key no event has (all ones), so that sifting down compares four children without
+// counting how many exist: four keys, two rounds of a branch-free tournament.
 class EventQueue {
  public:
   explicit EventQueue(size_t reserve = 1 << 16) { grow(reserve + kRoot); }
@@ -42,14 +44,18 @@ class EventQueue {
   const Event& top() const { return heap_.get()[kRoot]; }
 
   Event pop() {
-    const Event e = heap_.get()[kRoot];
+    Event* h = heap_.get();
+    const Event e = h[kRoot];
     --end_;
-    if (end_ > kRoot) sift_down(Event(heap_.get()[end_]));
+    const Event last = h[end_];
+    h[end_].key = kNoKey;
+    if (end_ > kRoot) sift_down(last);
     return e;
   }
 
  private:
   static constexpr size_t kRoot = 3;
+  static constexpr unsigned __int128 kNoKey = ~static_cast<unsigned __int128>(0);  // greater than any event's
   struct Free {
     void operator()(Event* p) const { std::free(p); }
   };
@@ -59,6 +65,7 @@ class EventQueue {
     Event* fresh = static_cast<Event*>(std::aligned_alloc(64, capacity * sizeof(Event)));
     if (!fresh) throw std::bad_alloc();
     if (heap_) std::memcpy(fresh, heap_.get(), end_ * sizeof(Event));
+    for (size_t i = end_; i < capacity; ++i) fresh[i] = Event{kNoKey, 0, 0, 0};
     heap_.reset(fresh);
     capacity_ = capacity;
   }
@@ -72,25 +79,30 @@ class EventQueue {
     }
     h[i] = e;
   }
+  // The value of `x`, which the compiler may not reason about: keeps it from turning the selections below
+  // back into branches.
+  static size_t opaque(bool x) {
+    size_t v = x;
+    asm("" : "+r"(v));
+    return v;
+  }
   // Places `e` (the former last element) starting from the root.
   void sift_down(const Event& e) {
     Event* h = heap_.get();
     const size_t n = end_;
+    const unsigned __int128 key = e.key;
     size_t i = kRoot;
     for (;;) {
       const size_t c = (i << 2) - 8;
       if (c >= n) break;
-      size_t best = c;
-      const size_t end = c + 4 < n ? c + 4 : n;
-      unsigned __int128 best_key = h[c].key;
-      for (size_t j = c + 1; j < end; ++j) {
-        const bool lt = h[j].key < best_key;
-        best = lt ? j : best;
-        best_key = lt ? h[j].key : best_key;
-      }
-      if (!(best_key < e.key)) break;
-      h[i] = h[best];
-      i = best;
+      const Event* g = h + c;  // four children, those past the last event keyed kNoKey
+      // Selections by masks, not branches: which child wins is unpredictable.
+      const size_t a = opaque(g[1].key < g[0].key);
+      const size_t b = 2 + opaque(g[3].key < g[2].key);
+      const size_t best = a ^ ((a ^ b) & (0 - opaque(g[b].key < g[a].key)));
+      if (!(g[best].key < key)) break;
+      h[i] = g[best];
+      i = c + best;
     }
     h[i] = e;
   }
