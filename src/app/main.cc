@@ -523,11 +523,8 @@ int compare_command(const CompareArgs& a) {
     fmt::print("slowdown (fct / standalone fct, clipped at 1): ref {} ({} flows) vs result {} ({} flows{})\n",
                ref.source, ref.flows.size(), res.source, res.flows.size(),
                res.unfinished ? fmt::format(", {} unfinished left out", res.unfinished) : "");
-    if (a.files.size() > 2) {
-      const WorstErrors w = worst_errors(per_pair.back(), a.min_flows);
-      fmt::print("  worst (buckets with >= {} flows): p50 {:+.1f}% ({}), p99 {:+.1f}% ({})\n", a.min_flows,
-                 100 * w.p50, w.p50_bucket, 100 * w.p99, w.p99_bucket);
-    }
+    const std::string worst = format_worst_errors(per_pair.back(), a.min_flows);
+    if (a.files.size() > 2 && !worst.empty()) fmt::print("  {}", worst);
   }
   if (per_pair.size() > 1)
     fmt::print("mean over the {} pairs of each bucket's quantiles (n: the fewest flows of any pair):\n",

@@ -206,11 +206,14 @@ std::string format_slowdown_table(const std::vector<SlowdownRow>& rows, size_t m
     if (r.label != "all" && (r.ref_count < min_flows || r.res_count < min_flows)) s += "  (few flows)";
     s += "\n";
   }
+  return s + format_worst_errors(rows, min_flows);
+}
+
+std::string format_worst_errors(const std::vector<SlowdownRow>& rows, size_t min_flows) {
   const WorstErrors w = worst_errors(rows, min_flows);
-  if (!w.p50_bucket.empty() || !w.p99_bucket.empty())
-    s += fmt::format("worst (buckets with >= {} flows): p50 {:+.1f}% ({}), p99 {:+.1f}% ({})\n", min_flows,
+  if (w.p50_bucket.empty() && w.p99_bucket.empty()) return "";
+  return fmt::format("worst (buckets with >= {} flows): p50 {:+.1f}% ({}), p99 {:+.1f}% ({})\n", min_flows,
                      100 * w.p50, w.p50_bucket, 100 * w.p99, w.p99_bucket);
-  return s;
 }
 
 }  // namespace rocesim

@@ -60,6 +60,10 @@ std::vector<SlowdownRow> mean_slowdown_rows(const std::vector<std::vector<Slowdo
 // with fewer than min_flows reference flows are marked "(few flows)" and left out of the worst line.
 std::string format_slowdown_table(const std::vector<SlowdownRow>& rows, size_t min_flows);
 
+// The table's last line: "worst (buckets with >= N flows): p50 ..% (bucket), p99 ..% (bucket)", or "" when
+// no bucket has min_flows flows.
+std::string format_worst_errors(const std::vector<SlowdownRow>& rows, size_t min_flows);
+
 // Largest |err| at p50 and at p99 over buckets with at least min_flows flows on both sides.
 struct WorstErrors {
   double p50 = 0, p99 = 0;
