@@ -508,6 +508,15 @@ Scenario load_scenario_text(std::string_view text, const std::string& name,
   });
 }
 
+// The scenario's ns-3 flow file, read with its start-time rule; its hosts are the topology's non-switches.
+static std::unique_ptr<HpccFlowFile> open_flow_file(const Scenario& s) {
+  std::vector<bool> is_host(s.topo.is_switch.size());
+  for (size_t i = 0; i < is_host.size(); ++i) is_host[i] = !s.topo.is_switch[i];
+  auto file = std::make_unique<HpccFlowFile>(s.flow_file, is_host);
+  file->set_start_times(s.flow_start_times);
+  return file;
+}
+
 ListedFlows scan_listed_flows(const Scenario& s) {
   ListedFlows r;
   const auto add = [&](const FlowSpec& f) {
@@ -518,11 +527,8 @@ ListedFlows scan_listed_flows(const Scenario& s) {
   };
   for (const FlowSpec& f : s.inline_flows) add(f);
   if (!s.flow_file.empty()) {
-    std::vector<bool> is_host(s.topo.is_switch.size());
-    for (size_t i = 0; i < is_host.size(); ++i) is_host[i] = !s.topo.is_switch[i];
-    HpccFlowFile file(s.flow_file, is_host);
-    file.set_start_times(s.flow_start_times);
-    for (FlowSpec f; file.next(f);) add(f);
+    const auto file = open_flow_file(s);
+    for (FlowSpec f; file->next(f);) add(f);
   }
   return r;
 }
@@ -578,14 +584,7 @@ std::unique_ptr<FlowSource> Scenario::make_flow_source() const {
   auto src = std::make_unique<OwningMerged>();
   if (!inline_flows.empty()) src->merged.add(std::make_unique<InlineFlows>(inline_flows));
   if (!flow_file.empty()) {
-    auto labels = class_labels;
-    auto file = std::make_unique<HpccFlowFile>(flow_file, topo.is_switch.size() ? [&] {
-      std::vector<bool> h(topo.is_switch.size());
-      for (size_t i = 0; i < h.size(); ++i) h[i] = !topo.is_switch[i];
-      return h;
-    }() : std::vector<bool>{});
-    file->set_start_times(flow_start_times);
-    src->merged.add(std::move(file));
+    src->merged.add(open_flow_file(*this));
   }
   add_traffic_sources(*this, src->merged, src->cdfs);
   return src;
