@@ -11,10 +11,6 @@
 #include "stats/writers.h"
 
 namespace rocesim {
-namespace {
-constexpr size_t kFlushBytes = 1 << 16;
-}  // namespace
-
 struct FlowStreamWriter::Out {
   std::string path;
   std::ofstream f;
@@ -56,14 +52,14 @@ FlowStreamWriter::~FlowStreamWriter() {
 
 void FlowStreamWriter::write_row(const FlowRecord& r) {
   append_flows_csv_row(csv_->buf, r, labels_, opt_.transport_columns);
-  if (csv_->buf.size() >= kFlushBytes) csv_->flush_buf();
+  if (csv_->buf.size() >= kCsvFlushBytes) csv_->flush_buf();
 }
 
 void FlowStreamWriter::add(const FlowRecord& r) {
   ++records_;
   if (!fct_.empty()) {
     append_hpcc_fct_line(fct_lines_->buf, r);
-    if (fct_lines_->buf.size() >= kFlushBytes) {
+    if (fct_lines_->buf.size() >= kCsvFlushBytes) {
       for (auto& o : fct_) o->write(fct_lines_->buf.data(), fct_lines_->buf.size());
       fct_lines_->buf.clear();
     }
@@ -98,7 +94,7 @@ void FlowStreamWriter::spill() {
   runs_.push_back(run.path);
   for (const auto& [id, r] : pending_) {
     append_flows_csv_row(run.buf, r, labels_, opt_.transport_columns);
-    if (run.buf.size() >= kFlushBytes) run.flush_buf();
+    if (run.buf.size() >= kCsvFlushBytes) run.flush_buf();
   }
   run.flush_buf();
   run.close();
@@ -131,7 +127,7 @@ void FlowStreamWriter::merge_runs() {
     heap.pop();
     csv_->buf.append(cur[i].line);
     csv_->buf.push_back('\n');
-    if (csv_->buf.size() >= kFlushBytes) csv_->flush_buf();
+    if (csv_->buf.size() >= kCsvFlushBytes) csv_->flush_buf();
     if (cur[i].next()) heap.emplace(cur[i].id, i);
   }
   cur.clear();

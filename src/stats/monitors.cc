@@ -25,13 +25,6 @@ double gbps_of(Bytes bytes, Time width) {
   return static_cast<double>(bytes) * 8.0 / static_cast<double>(width.ps) * 1e3;  // bits/ps * 1e12 / 1e9
 }
 
-constexpr size_t kFlushBytes = 1 << 16;
-
-void flush(std::ostream& out, fmt::memory_buffer& buf) {
-  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-  buf.clear();
-}
-
 // At most kSummaryTop entries of `items` (pairs of sort key and JSON), largest keys first, ties in
 // their original order: summary.json stays small when "all" ports are monitored.
 constexpr size_t kSummaryTop = 16;
@@ -421,10 +414,10 @@ void Monitors::write_port_samples(std::ostream& out, const std::vector<PortRef>&
       if (per_prio) fmt::format_to(std::back_inserter(buf), ",{}", fmt::join((*per_prio)[s][i], ","));
       if (link_up) fmt::format_to(std::back_inserter(buf), ",{}", queue_link_up_[s][i]);
       buf.push_back('\n');
-      if (buf.size() > kFlushBytes) flush(out, buf);
+      if (buf.size() > kCsvFlushBytes) flush_buffer(out, buf);
     }
   }
-  flush(out, buf);
+  flush_buffer(out, buf);
 }
 
 void Monitors::write_rates_csv(std::ostream& out) const {
@@ -438,7 +431,7 @@ void Monitors::write_rates_csv(std::ostream& out) const {
     for (const auto& [t, bytes] : flow_bins(id)) {
       fmt::format_to(std::back_inserter(buf), "{},flow,{},{:.6f}\n", format_time_us(t), id,
                      gbps_of(bytes, spec_.rate_bin));
-      if (buf.size() > kFlushBytes) flush(out, buf);
+      if (buf.size() > kCsvFlushBytes) flush_buffer(out, buf);
     }
   }
   for (size_t i = 0; i < spec_.port_throughput.size(); ++i) {
@@ -446,10 +439,10 @@ void Monitors::write_rates_csv(std::ostream& out) const {
     for (const auto& [t, bytes] : port_bins(i)) {
       fmt::format_to(std::back_inserter(buf), "{},port,{},{:.6f}\n", format_time_us(t), name,
                      gbps_of(bytes, spec_.rate_bin));
-      if (buf.size() > kFlushBytes) flush(out, buf);
+      if (buf.size() > kCsvFlushBytes) flush_buffer(out, buf);
     }
   }
-  flush(out, buf);
+  flush_buffer(out, buf);
 }
 
 void Monitors::write_pfc_csv(std::ostream& out) const {
@@ -463,9 +456,9 @@ void Monitors::write_pfc_csv(std::ostream& out) const {
         (e.kind == PfcEventKind::kLinkDown && e.prio >= 0))
       buf.append(format_time_us(e.duration));
     buf.push_back('\n');
-    if (buf.size() > kFlushBytes) flush(out, buf);
+    if (buf.size() > kCsvFlushBytes) flush_buffer(out, buf);
   }
-  flush(out, buf);
+  flush_buffer(out, buf);
 }
 
 void Monitors::write_cnps_csv(std::ostream& out) {
@@ -474,9 +467,9 @@ void Monitors::write_cnps_csv(std::ostream& out) {
   for (const CnpCount& c : cnp_counts()) {
     fmt::format_to(std::back_inserter(buf), "{},{},{},{},{}\n", c.flow_id, c.src, c.dst, c.received,
                    c.from_switches);
-    if (buf.size() > kFlushBytes) flush(out, buf);
+    if (buf.size() > kCsvFlushBytes) flush_buffer(out, buf);
   }
-  flush(out, buf);
+  flush_buffer(out, buf);
 }
 
 void Monitors::write_buffer_csv(std::ostream& out) const {
@@ -491,10 +484,10 @@ void Monitors::write_buffer_csv(std::ostream& out) const {
     for (size_t k = 0; k < v.size(); ++k) {
       if (k + 1 < v.size() && v[k + 1] == v[k]) continue;  // the last of equal values carries the CDF
       fmt::format_to(std::back_inserter(buf), "{},{},{:.6f}\n", name, v[k], static_cast<double>(k + 1) / n);
-      if (buf.size() > kFlushBytes) flush(out, buf);
+      if (buf.size() > kCsvFlushBytes) flush_buffer(out, buf);
     }
   }
-  flush(out, buf);
+  flush_buffer(out, buf);
 }
 
 std::vector<std::string> Monitors::write(const std::filesystem::path& dir) {

@@ -11,13 +11,6 @@
 namespace rocesim {
 namespace {
 
-constexpr size_t kFlushBytes = 1 << 16;
-
-void flush(std::ostream& out, fmt::memory_buffer& buf) {
-  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-  buf.clear();
-}
-
 void append_time_us(fmt::memory_buffer& buf, Time t) {
   // |ps| as unsigned so that the most negative value is handled too.
   const bool neg = t.ps < 0;
@@ -102,9 +95,9 @@ void write_flows_csv(std::ostream& out, const std::vector<FlowRecord>& records,
   append_flows_csv_header(buf, transport);
   for (size_t i : order) {
     append_flows_csv_row(buf, records[i], class_labels, transport);
-    if (buf.size() >= kFlushBytes) flush(out, buf);
+    if (buf.size() >= kCsvFlushBytes) flush_buffer(out, buf);
   }
-  flush(out, buf);
+  flush_buffer(out, buf);
 }
 
 std::string ip_hex_of_node(int node) {
@@ -132,9 +125,9 @@ void write_hpcc_fct(std::ostream& out, const std::vector<FlowRecord>& in_complet
   fmt::memory_buffer buf;
   for (const FlowRecord& r : in_completion_order) {
     append_hpcc_line(buf, r);
-    if (buf.size() >= kFlushBytes) flush(out, buf);
+    if (buf.size() >= kCsvFlushBytes) flush_buffer(out, buf);
   }
-  flush(out, buf);
+  flush_buffer(out, buf);
 }
 
 }  // namespace rocesim

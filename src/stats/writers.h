@@ -13,6 +13,14 @@
 
 namespace rocesim {
 
+// The CSV writers format into a memory buffer and hand it to the stream every kCsvFlushBytes.
+inline constexpr size_t kCsvFlushBytes = 1 << 16;
+
+inline void flush_buffer(std::ostream& out, fmt::memory_buffer& buf) {
+  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+  buf.clear();
+}
+
 // A time in microseconds with exactly 6 decimals (i.e. exact to the picosecond), e.g. 1234567 ps ->
 // "1.234567", -5 ps -> "-0.000005".
 std::string format_time_us(Time t);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/text_fields.h"
 
 namespace rocesim {
 namespace {
@@ -181,8 +182,6 @@ struct Line {
   int number = 0;
   std::vector<std::string_view> tokens;
 };
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
 // Yields the non-blank lines of a text with their 1-based numbers.
 class LineReader {

@@ -12,29 +12,11 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/text_fields.h"
 
 namespace rocesim {
 
 namespace {
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
-
-// Splits `line` (with any `#` comment removed) into at most `max` whitespace-separated fields; returns the
-// number of fields found (which may exceed `max`: then only the first `max` are stored).
-size_t split_fields(std::string_view line, std::string_view* out, size_t max) {
-  if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-  size_t n = 0, i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && is_space(line[i])) ++i;
-    if (i == line.size()) break;
-    size_t j = i;
-    while (j < line.size() && !is_space(line[j])) ++j;
-    if (n < max) out[n] = line.substr(i, j - i);
-    ++n;
-    i = j;
-  }
-  return n;
-}
 
 bool parse_double(std::string_view s, double& v) {
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
