@@ -230,14 +230,20 @@ TEST_P(Fingerprints, Unchanged) {
 TEST_P(Fingerprints, SameForAnyThreadCount) {
   const Case& c = GetParam();
   std::string error;
-  const Fingerprint one = run_case(c, error, "--fct-format hpcc --threads 1");
+  // Under ThreadSanitizer the 320-host fat-tree cases, whose arrivals end at 150 us, stop at 250 us instead
+  // of 500: the same code runs, in about half the time.
+  std::string cut;
+  if (std::getenv("ROCESIM_TSAN") && std::string(c.args).find("traffic[0].stop_us=150") != std::string::npos)
+    cut = "--set duration_ms=0.25 ";
+  const Fingerprint one = run_case(c, error, cut + "--fct-format hpcc --threads 1");
   ASSERT_TRUE(error.empty()) << error;
-  // Under AddressSanitizer one count is enough; under ThreadSanitizer (make test-tsan) 2 and 4.
+  // Under AddressSanitizer one count is enough (2); under ThreadSanitizer (make test-tsan) 4, which the
+  // ASan run leaves out: a race shows at any count, and the Release run compares 2, 3, 4 and 8.
   std::vector<int> counts{2, 3, 4, 8};
   if (std::getenv("ROCESIM_SANITIZED")) counts = {2};
-  if (std::getenv("ROCESIM_TSAN")) counts = {2, 4};
+  if (std::getenv("ROCESIM_TSAN")) counts = {4};
   for (int threads : counts) {
-    const Fingerprint got = run_case(c, error, fmt::format("--fct-format hpcc --threads {}", threads));
+    const Fingerprint got = run_case(c, error, fmt::format("{}--fct-format hpcc --threads {}", cut, threads));
     ASSERT_TRUE(error.empty()) << error;
     EXPECT_EQ(got.flows_hash, one.flows_hash)
         << c.name << ": flows.csv differs with " << threads << " threads";
@@ -286,9 +292,11 @@ TEST(FingerprintsChecked, SameForAnyThreadCountUnderCheck) {
         name != "lossy_incast_selective")
       continue;
     std::string error;
-    const Fingerprint one = run_case(c, error, "--check --threads 1");
-    ASSERT_TRUE(error.empty()) << error;
     const Fingerprint two = run_case(c, error, "--check --threads 2");
+    ASSERT_TRUE(error.empty()) << error;
+    // Under ThreadSanitizer the run over threads is what matters (a race fails it); the other builds compare.
+    if (std::getenv("ROCESIM_TSAN")) continue;
+    const Fingerprint one = run_case(c, error, "--check --threads 1");
     ASSERT_TRUE(error.empty()) << error;
     EXPECT_EQ(two, one) << c.name;
   }
