@@ -24,48 +24,41 @@ void SwitchMmu::configure(Rate host_rate, bool input_queues) {
   const SwitchSettings& s = s_;
   reserve_ = s.reserve_bytes;
   const size_t n = ports.size();
-  ingress_.assign(n * kNumPriorities, {});
-  headroom_.assign(n, 0);
-  dt_shift_.assign(n, s.dt_shift_at_host_rate);
-  xoff_.assign(n, s.xoff_bytes);
-  xon_.assign(n, s.xon_bytes);
+  in_.assign(n, IngressPort{});
   hdrm_total_ = 0;
   reserve_total_ = 0;
   const Bytes extra = s.headroom_extra_bytes >= 0 ? s.headroom_extra_bytes : 2 * pkt;
   for (size_t i = 0; i < n; ++i) {
     const Port& p = ports[i];
+    IngressPort& in = in_[i];
+    in.xoff = s.xoff_bytes;
+    in.xon = s.xon_bytes;
     if (p.long_haul) {
       // One BDP of the long-haul link [seed 004; algorithms.md 1.2] and its own static thresholds.
-      headroom_[i] = headroom_for(p, s.long_haul_headroom_bytes, 2.0, extra);
-      if (s.long_haul_xoff_bytes > 0) xoff_[i] = s.long_haul_xoff_bytes;
-      if (s.long_haul_xon_bytes > 0) xon_[i] = s.long_haul_xon_bytes;
+      in.headroom = headroom_for(p, s.long_haul_headroom_bytes, 2.0, extra);
+      if (s.long_haul_xoff_bytes > 0) in.xoff = s.long_haul_xoff_bytes;
+      if (s.long_haul_xon_bytes > 0) in.xon = s.long_haul_xon_bytes;
     } else {
-      headroom_[i] = headroom_for(p, s.headroom_bytes, s.headroom_factor, extra);
+      in.headroom = headroom_for(p, s.headroom_bytes, s.headroom_factor, extra);
     }
     // Dynamic threshold: shift at host speed, one less per doubling of port speed [sim].
     int shift = s.dt_shift_at_host_rate;
     for (double r = host_rate.bps * 2; r <= p.rate.bps * 1.0001 && shift > 0; r *= 2) --shift;
-    dt_shift_[i] = shift;
-    hdrm_total_ += headroom_[i];
+    in.dt_shift = shift;
+    hdrm_total_ += in.headroom;
     reserve_total_ += reserve_;  // set aside once per port in the free-buffer term [sim; algorithms.md 1.1]
-  }
-  input_xoff_.clear();
-  input_xon_.clear();
-  if (input_queues) {
-    input_xoff_.assign(n, 0);
-    input_xon_.assign(n, 0);
-    for (size_t i = 0; i < n; ++i) {
+    if (input_queues) {
       // Pause while the headroom still fits in the queue; at least two packets before a pause.
-      input_xoff_[i] = std::max<Bytes>(s.input_queue_bytes - headroom_[i], 2 * pkt);
-      input_xon_[i] = std::max<Bytes>(input_xoff_[i] - 2 * pkt, 0);
+      in.input_xoff = std::max<Bytes>(s.input_queue_bytes - in.headroom, 2 * pkt);
+      in.input_xon = std::max<Bytes>(in.input_xoff - 2 * pkt, 0);
     }
   }
 }
 
 Bytes SwitchMmu::pfc_threshold(int port) const {
-  if (s_.pfc_mode == PfcThresholdMode::kStatic) return xoff_[port];
+  if (s_.pfc_mode == PfcThresholdMode::kStatic) return in_[port].xoff;
   const Bytes free_shared = s_.buffer_bytes - hdrm_total_ - reserve_total_ - shared_used_;
-  return free_shared > 0 ? (free_shared >> dt_shift_[port]) : 0;
+  return free_shared > 0 ? (free_shared >> in_[port].dt_shift) : 0;
 }
 
 void SwitchMmu::count_peaks(const IngressCounters& c) {
@@ -84,13 +77,14 @@ bool SwitchMmu::admit(Packet* p, int in_port) {
     total_bytes_ += size;
     return true;
   }
-  IngressCounters& c = ingress_[in_port * kNumPriorities + p->prio];
+  IngressPort& in = in_[in_port];
+  IngressCounters& c = in.c[p->prio];
   if (s_.pfc_mode == PfcThresholdMode::kStatic || s_.credit_enabled) {  // credits bound c.bytes upstream
-    if (s_.pfc_enabled && c.bytes + size > xoff_[in_port] + headroom_[in_port]) return false;
+    if (s_.pfc_enabled && c.bytes + size > in.xoff + in.headroom) return false;
     c.bytes += size;
   } else {
     const Bytes thresh = pfc_threshold(in_port);
-    if (size + c.hdrm_bytes > headroom_[in_port] && size + shared_of(c) > thresh) return false;
+    if (size + c.hdrm_bytes > in.headroom && size + shared_of(c) > thresh) return false;
     const Bytes nb = c.bytes + size;
     if (nb <= reserve_) {
       c.bytes = nb;
@@ -108,11 +102,11 @@ bool SwitchMmu::admit(Packet* p, int in_port) {
 }
 
 void SwitchMmu::maybe_pause(int in_port, int prio) {
-  IngressCounters& c = ingress_[in_port * kNumPriorities + prio];
+  IngressCounters& c = in_[in_port].c[prio];
   if (c.pause_sent) return;
   bool over;
   if (s_.pfc_mode == PfcThresholdMode::kStatic)
-    over = c.bytes >= xoff_[in_port];
+    over = c.bytes >= in_[in_port].xoff;
   else
     over = c.hdrm_bytes > 0 || shared_of(c) >= pfc_threshold(in_port);
   if (over) {
@@ -122,11 +116,11 @@ void SwitchMmu::maybe_pause(int in_port, int prio) {
 }
 
 void SwitchMmu::maybe_resume(int in_port, int prio) {
-  IngressCounters& c = ingress_[in_port * kNumPriorities + prio];
+  IngressCounters& c = in_[in_port].c[prio];
   if (!c.pause_sent || c.agent_hold) return;
   bool under;
   if (s_.pfc_mode == PfcThresholdMode::kStatic) {
-    under = c.bytes <= xon_[in_port];
+    under = c.bytes <= in_[in_port].xon;
   } else {
     const Bytes sh = shared_of(c);
     under = c.hdrm_bytes == 0 && (sh == 0 || sh + s_.resume_offset_bytes <= pfc_threshold(in_port));
@@ -138,7 +132,7 @@ void SwitchMmu::maybe_resume(int in_port, int prio) {
 }
 
 void SwitchMmu::hold_pause(int port, int prio, bool hold) {
-  IngressCounters& c = ingress_[port * kNumPriorities + prio];
+  IngressCounters& c = in_[port].c[prio];
   if (hold == c.agent_hold) return;
   c.agent_hold = hold;
   if (hold) {
@@ -159,7 +153,7 @@ void SwitchMmu::release(const Packet& p) {
   const Bytes size = p.size;
   total_bytes_ -= size;
   if (p.in_port < 0) return;
-  IngressCounters& c = ingress_[p.in_port * kNumPriorities + p.acct_prio];
+  IngressCounters& c = in_[p.in_port].c[p.acct_prio];
   sw_.credit_release(p.in_port, p.acct_prio, size);
   if (s_.pfc_mode == PfcThresholdMode::kStatic || s_.credit_enabled) {
     c.bytes -= size;
@@ -178,21 +172,21 @@ void SwitchMmu::release(const Packet& p) {
 }
 
 void SwitchMmu::input_enqueued(int in_port, int prio, Bytes size) {
-  IngressCounters& c = ingress_[in_port * kNumPriorities + prio];
+  IngressCounters& c = in_[in_port].c[prio];
   c.bytes += size;
   total_bytes_ += size;
   count_peaks(c);
-  if (s_.pfc_enabled && !c.pause_sent && c.bytes >= input_xoff_[in_port]) {
+  if (s_.pfc_enabled && !c.pause_sent && c.bytes >= in_[in_port].input_xoff) {
     c.pause_sent = true;
     sw_.send_pfc(in_port, prio, true);
   }
 }
 
 void SwitchMmu::input_dequeued(int in_port, int prio, Bytes size) {
-  IngressCounters& c = ingress_[in_port * kNumPriorities + prio];
+  IngressCounters& c = in_[in_port].c[prio];
   c.bytes -= size;
   sw_.credit_release(in_port, prio, size);
-  if (s_.pfc_enabled && c.pause_sent && c.bytes <= input_xon_[in_port]) {
+  if (s_.pfc_enabled && c.pause_sent && c.bytes <= in_[in_port].input_xon) {
     c.pause_sent = false;
     sw_.send_pfc(in_port, prio, false);
   }
@@ -201,7 +195,7 @@ void SwitchMmu::input_dequeued(int in_port, int prio, Bytes size) {
 Bytes SwitchMmu::input_bytes(int port) const {
   Bytes b = 0;
   for (int prio = 1; prio < kNumPriorities; ++prio) {
-    const IngressCounters& c = ingress_[port * kNumPriorities + prio];
+    const IngressCounters& c = in_[port].c[prio];
     b += c.bytes + c.hdrm_bytes;
   }
   return b;
