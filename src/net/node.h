@@ -51,8 +51,9 @@ struct alignas(64) Port {
   uint64_t tx_packets = 0;           // packets put on the wire
   Bytes max_queue_bytes = 0;         // peak egress data-queue occupancy (switches)
   bool paused[kNumPriorities] = {};  // egress paused by the peer's PFC
-  int rr_next = 1;
-  bool remote = false;  // the peer is in another partition: each packet is an event of the peer
+  uint8_t rr_next = 1;               // switches: the data priority the round robin tries first
+  uint8_t data_mask = 0;             // switches: bit prio set while data queue q[prio] (1..7) holds a packet
+  bool remote = false;               // the peer is in another partition: each packet is an event of the peer
   // Link events (net/link_events.h): `down` while the link is failed (whatever is sent is lost); `cut`
   // once it has failed at least once (deliveries then check whether the packet was on the wire at cut_at).
   bool down = false;

@@ -94,6 +94,7 @@ class Switch : public Node {
   void enqueue_output(Packet* p, int out) {
     Port& port = ports_[out];
     port.q[p->prio].push(p);
+    port.data_mask |= static_cast<uint8_t>(1u << p->prio);
     port.data_bytes += p->size;
     if (port.data_bytes > port.max_queue_bytes) port.max_queue_bytes = port.data_bytes;
   }

@@ -5,6 +5,7 @@
 // and stamped with an INT hop record (section 1.4). One object per switch, touching only that switch's
 // state (its marking draws come from the switch's own random stream).
 #pragma once
+#include <bit>
 #include <vector>
 
 #include "core/rng.h"
@@ -46,9 +47,8 @@ class EgressScheduler {
   // True when the port has something it may send once the wire is free.
   static bool has_backlog(const Port& port) {
     if (!port.pfc_q.empty() || !port.q[0].empty()) return true;
-    if (port.data_bytes == 0) return false;
-    for (int prio = 1; prio < kNumPriorities; ++prio)
-      if (!port.paused[prio] && !port.q[prio].empty()) return true;
+    for (unsigned m = port.data_mask & 0xfeu; m; m &= m - 1)  // the non-empty data queues
+      if (!port.paused[std::countr_zero(m)]) return true;
     return false;
   }
 
