@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -48,6 +49,9 @@ Lossy run_lossy(const std::vector<std::string>& overrides) {
 }
 
 TEST(LossyWebSearch, SelectiveRepeatFinishesWhatGoBackNCannot) {
+  // Three 64-host runs of 40 ms, a minute under the sanitizers; there the lossy paths run in the fingerprint
+  // cases lossy_incast_* and the transport unit tests.
+  if (std::getenv("ROCESIM_SANITIZED")) GTEST_SKIP() << "ROCESIM_SANITIZED: the Release run has this test";
   const Lossy gbn = run_lossy({});
   // Go-back-N: the receiver drops whatever follows a hole, so most of what is sent is sent again, and
   // that floods the buffers further: flows are still unfinished when the run ends at 40 ms.

@@ -20,7 +20,7 @@ using namespace rocesim::test;
 
 namespace {
 
-constexpr Bytes kLong = 10'000'000'000LL;
+constexpr Bytes kIccLong = 10'000'000'000LL;
 const Rate k100G = Rate::from_gbps(100);
 
 }  // namespace
@@ -62,7 +62,7 @@ TEST(Icc, RateRules) {
 TEST(Icc, FeedbackPeriodIs15usWhenNothingHappens) {
   const TopoSpec t = star({.hosts = 2});
   Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<Icc>(IccSettings{}));
-  InlineFlows src({flow(0, 1, kLong)});
+  InlineFlows src({flow(0, 1, kIccLong)});
   net.set_flow_source(&src);
   net.run(Time::from_ms(2), false);
   auto* agent = dynamic_cast<IccAgent*>(net.sw(2).agent());
@@ -93,7 +93,7 @@ TEST(Icc, SteadyStateQueueNearZero) {
   const TopoSpec t = dumbbell({.senders = n, .receivers = 1});
   Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<Icc>(IccSettings{}));
   std::vector<FlowSpec> flows;
-  for (int i = 0; i < n; ++i) flows.push_back(flow(i, n, kLong));
+  for (int i = 0; i < n; ++i) flows.push_back(flow(i, n, kIccLong));
   InlineFlows src(flows);
   net.set_flow_source(&src);
   const int a = n + 1, b = n + 2;

@@ -27,7 +27,7 @@ using namespace rocesim::test;
 
 namespace {
 
-constexpr Bytes kLong = 100'000'000'000LL;
+constexpr Bytes kLsccLong = 100'000'000'000LL;
 
 // The seed's micro-benchmark fabric, shrunk: k = 2 fat-trees with two hosts per ToR (4 hosts per DC).
 TopoSpec tiny_cross_dc() { return cross_dc({.k = 2, .hosts_per_edge = 2}); }
@@ -136,8 +136,8 @@ IncastRun run_incast(std::unique_ptr<CongestionControl> cc, Bytes long_headroom,
   sw.long_haul_headroom_bytes = long_headroom;
   Network net(t, sw, NicSettings{}, 1, std::move(cc));
   const int b0 = lookup_node(t, "b0"), eb = lookup_node(t, "egress_b");
-  InlineFlows src({flow(lookup_node(t, "a0"), b0, kLong), flow(lookup_node(t, "a1"), b0, kLong),
-                   flow(lookup_node(t, "a2"), b0, kLong), flow(lookup_node(t, "a3"), b0, kLong)});
+  InlineFlows src({flow(lookup_node(t, "a0"), b0, kLsccLong), flow(lookup_node(t, "a1"), b0, kLsccLong),
+                   flow(lookup_node(t, "a2"), b0, kLsccLong), flow(lookup_node(t, "a3"), b0, kLsccLong)});
   net.set_flow_source(&src);
   const int lp = long_port(net, eb);
   IncastRun r;
@@ -203,8 +203,8 @@ StabilityRun run_stability(std::unique_ptr<CongestionControl> cc, Time until) {
   const TopoSpec t = tiny_cross_dc();
   Network net(t, lscc_switch(), NicSettings{}, 1, std::move(cc));
   const int b0 = lookup_node(t, "b0"), ea = lookup_node(t, "egress_a"), eb = lookup_node(t, "egress_b");
-  InlineFlows src({flow(lookup_node(t, "a0"), b0, kLong), flow(lookup_node(t, "a1"), b0, kLong),
-                   flow(lookup_node(t, "a2"), b0, kLong), flow(lookup_node(t, "a3"), b0, kLong)});
+  InlineFlows src({flow(lookup_node(t, "a0"), b0, kLsccLong), flow(lookup_node(t, "a1"), b0, kLsccLong),
+                   flow(lookup_node(t, "a2"), b0, kLsccLong), flow(lookup_node(t, "a3"), b0, kLsccLong)});
   net.set_flow_source(&src);
   const int lp_b = long_port(net, eb);
   StabilityRun r;
@@ -268,7 +268,7 @@ TEST(Lscc, PfcOnlyPausesTheLongHaulLinkInTheSameIncast) {
   const TopoSpec t = tiny_cross_dc();
   Network net(t, lscc_switch(), NicSettings{}, 1, std::make_unique<NoCc>());
   const int b0 = lookup_node(t, "b0"), eb = lookup_node(t, "egress_b");
-  InlineFlows src({flow(lookup_node(t, "a0"), b0, kLong), flow(lookup_node(t, "a1"), b0, kLong)});
+  InlineFlows src({flow(lookup_node(t, "a0"), b0, kLsccLong), flow(lookup_node(t, "a1"), b0, kLsccLong)});
   net.set_flow_source(&src);
   net.run(Time::from_ms(20), false);
   EXPECT_GT(net.sw(eb).port(long_port(net, eb)).stats.pause_sent, 0u);

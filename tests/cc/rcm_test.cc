@@ -21,7 +21,7 @@ using namespace rocesim::test;
 
 namespace {
 
-constexpr Bytes kLong = 10'000'000'000LL;
+constexpr Bytes kRcmLong = 10'000'000'000LL;
 
 SwitchSettings ioq_switch() {
   SwitchSettings sw;
@@ -50,7 +50,7 @@ BurstRun run_burst(std::unique_ptr<CongestionControl> cc) {
   Network net(t, ioq_switch(), NicSettings{}, 1, std::move(cc));
   const int s1 = lookup_node(t, "s1");
   std::vector<FlowSpec> flows;
-  for (int h = 0; h < 4; ++h) flows.push_back(flow(h, 4, kLong));
+  for (int h = 0; h < 4; ++h) flows.push_back(flow(h, 4, kRcmLong));
   flows.push_back(flow(5, 4, 250'000, Time::from_us(150)));
   InlineFlows src(flows);
   net.set_flow_source(&src);

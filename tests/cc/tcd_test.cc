@@ -23,7 +23,7 @@ using namespace rocesim::test;
 
 namespace {
 
-constexpr Bytes kLong = 10'000'000'000LL;
+constexpr Bytes kTcdLong = 10'000'000'000LL;
 
 }  // namespace
 
@@ -76,7 +76,7 @@ VictimRun run_victim(std::unique_ptr<CongestionControl> cc, Bytes credit_buffer 
             s3 = lookup_node(t, "S3");
   const int sws[3] = {s1, s2, s3};
   const int ports[3] = {port_towards(net, s1, s2), port_towards(net, s2, s3), port_towards(net, s3, r2)};
-  InlineFlows src(victim_flows(t, kLong, 40, 12.5));
+  InlineFlows src(victim_flows(t, kTcdLong, 40, 12.5));
   net.set_flow_source(&src);
   auto got = [&](uint64_t id) { return net.find_flow(id)->rcv_nxt; };
   auto gbps = [](Bytes b, double us) { return static_cast<double>(b) * 8.0 / (us * 1e-6) / 1e9; };
