@@ -115,9 +115,8 @@ Packet* Host::dequeue(Port& port) {
   if (n == 0) return nullptr;
   const Time now = net_.now();
   Time earliest = Time::max();
-  // Round robin from rr_ (kept below n unless active_ shrank since): idx = (rr_ + k) % n, one division.
-  size_t idx = rr_ < n ? rr_ : rr_ % n;
-  for (size_t k = 0; k < n; ++k, idx = idx + 1 == n ? 0 : idx + 1) {
+  for (size_t k = 0; k < n; ++k) {
+    const size_t idx = (rr_ + k) % n;
     const uint32_t slot = active_[idx];
     Qp& qp = net_.qp(slot);
     if (port.paused[qp.prio] || !credit_ok(port, qp.prio, credit_max_packet())) continue;
@@ -140,10 +139,9 @@ Packet* Host::dequeue(Port& port) {
       qp.active = false;
       active_[idx] = active_.back();
       active_.pop_back();
-      const size_t m = active_.size();  // rr_ = idx % m (0 when empty); idx <= m but for a reentrant change
-      rr_ = idx < m ? idx : (m == 0 ? 0 : idx % m);
+      rr_ = active_.empty() ? 0 : idx % active_.size();
     } else {
-      rr_ = idx + 1 == n ? 0 : idx + 1;
+      rr_ = (idx + 1) % n;
     }
     return p;
   }

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/fastmod.h"
 #include "core/rng.h"
 #include "core/time.h"
 #include "net/node.h"
@@ -26,7 +25,7 @@ class PathSelector {
     const uint64_t un = static_cast<uint64_t>(n);
     switch (routing_) {
       case Routing::kEcmp:
-        return ports[small_mod(hash, un)];  // hash % n, without a division
+        return ports[hash % un];
       case Routing::kSpray:
         return ports[spray_ == SprayMode::kRandom ? rng_.below(un) : rr_++ % un];
       case Routing::kFlowlet:
@@ -68,7 +67,7 @@ class PathSelector {
   // ports).
   int least_loaded(const std::vector<Port>& node_ports, const Packet& p, const uint16_t* ports, int n,
                    uint64_t hash, Time now) const {
-    const int start = static_cast<int>(small_mod(hash, static_cast<uint64_t>(n)));
+    const int start = static_cast<int>(hash % static_cast<uint64_t>(n));
     int best = -1;
     bool best_paused = true, best_busy = true;
     Bytes best_bytes = 0;
