@@ -1,7 +1,9 @@
-// The simulator's hot path: a 4-ary min-heap of small POD events, aligned for the cache.
+// The simulator's hot path: a calendar of time buckets in front of small 4-ary min-heaps of POD events.
 // Events are ordered by a key the caller computes (core/simulator.h: time, origin, origin's sequence), so
-// the order does not depend on which queue an event went through or when it was inserted.
+// the order does not depend on which queue an event went through or when it was inserted. Keys are unique,
+// so any correct priority queue pops the same sequence: the calendar changes the speed, never the order.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -29,11 +31,11 @@ struct Event {
 // multiple of four events (LaMarca and Ladner's aligned d-heap). The slots after the last event up to the end
 // of its block hold a key no event has (all ones), so that sifting down compares four children without
 // counting how many exist: four keys, two rounds of a branch-free tournament.
-class EventQueue {
+class EventHeap {
  public:
-  explicit EventQueue(size_t reserve = 1 << 16) { grow(reserve + kRoot); }
-  EventQueue(const EventQueue&) = delete;
-  EventQueue& operator=(const EventQueue&) = delete;
+  explicit EventHeap(size_t reserve = 1 << 10) { grow(reserve + kRoot); }
+  EventHeap(const EventHeap&) = delete;
+  EventHeap& operator=(const EventHeap&) = delete;
 
   void push(const Event& e) {
     if (end_ == capacity_) grow(2 * capacity_);
@@ -110,6 +112,182 @@ class EventQueue {
   std::unique_ptr<Event, Free> heap_;
   size_t capacity_ = 0;
   size_t end_ = kRoot;  // one past the last event
+};
+
+// A calendar queue (Brown 1988) with a heap for the current bucket and one for the far future. Time is cut
+// into buckets of 2^shift ps; a ring of kSlots buckets covers the next kSlots x 2^shift ps (2 us and more:
+// a packet's serialisation plus a datacenter link's delay). The width adapts to the run, as Brown's
+// calendar resizes: a bucket should hold a few events (kMinPerBucket to kMaxPerBucket pops on average),
+// else the width halves or doubles and the pending events are placed again. A bucket is a list of chunks of
+// kChunkEvents events, unsorted, from a pool shared by the ring (the last freed chunk is the first reused, so
+// it is likely in the cache). An event goes:
+//  - into `front_`, a heap, when its bucket is the current one (or earlier: set-up may schedule the past);
+//  - into its bucket in the ring when within the ring's span;
+//  - into `far_`, a heap, beyond it (timers, links with long delays).
+// When `front_` runs dry, the next bucket is the first set bit of the ring's occupancy bitmap or far_'s
+// earliest, whichever comes first; its events move into `front_`. A pop then sifts through a heap of the
+// few events of one bucket, in L1, instead of every pending event (docs/architecture.md, Speed).
+class EventQueue {
+ public:
+  EventQueue() { chunks_.resize(1); }  // chunk 0 stands for none
+  EventQueue(const EventQueue&) = delete;
+  EventQueue& operator=(const EventQueue&) = delete;
+
+  void push(const Event& e) {
+    const uint64_t b = bucket(e);
+    if (size_++ == 0) cur_ = b;  // an empty queue starts its calendar at the event
+    if (b <= cur_) {
+      front_.push(e);
+    } else if (b - cur_ < kSlots) {
+      const size_t slot = b & kMask;
+      uint32_t c = tail_[slot];
+      if (c == 0 || chunks_[c].n == kChunkEvents) {
+        const uint32_t fresh = new_chunk();
+        if (c == 0) {
+          head_[slot] = fresh;
+          occupied_[slot >> 6] |= uint64_t{1} << (slot & 63);
+        } else {
+          chunks_[c].next = fresh;
+        }
+        tail_[slot] = c = fresh;
+      }
+      Chunk& k = chunks_[c];
+      k.ev[k.n++] = e;
+      ++ring_count_;
+    } else {
+      far_.push(e);
+    }
+  }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  // The earliest event (the queue is not empty): `front_` holds events whenever the queue does.
+  const Event& top() const { return front_.top(); }
+
+  Event pop() {
+    const Event e = front_.pop();
+    ++pops_;
+    if (--size_ != 0 && front_.empty()) advance();
+    return e;
+  }
+  // The bucket width, log2 of picoseconds (tests, benchmarks).
+  int bucket_shift() const { return shift_; }
+
+ private:
+  static constexpr int kMinShift = 6, kMaxShift = 20, kInitialShift = 8;  // 64 ps .. 1 us; 256 ps
+  static constexpr uint64_t kMinPerBucket = 2, kMaxPerBucket = 64;
+  static constexpr uint64_t kAdaptEvery = 4096;  // buckets between two looks at the width, at most
+  static constexpr size_t kSlots = 8192;
+  static constexpr size_t kMask = kSlots - 1;
+  static constexpr uint32_t kChunkEvents = 7;
+  static constexpr size_t kNone = ~size_t{0};
+  struct alignas(64) Chunk {
+    Event ev[kChunkEvents];
+    uint32_t n = 0;
+    uint32_t next = 0;  // the bucket's next chunk, or the next free one
+  };
+
+  uint64_t bucket(const Event& e) const { return static_cast<uint64_t>(e.t_ps()) >> shift_; }
+
+  uint32_t new_chunk() {
+    uint32_t c = free_;
+    if (c != 0) {
+      free_ = chunks_[c].next;
+    } else {
+      c = static_cast<uint32_t>(chunks_.size());
+      chunks_.emplace_back();  // grows with the most events the ring has held, then no more
+    }
+    chunks_[c].n = 0;
+    chunks_[c].next = 0;
+    return c;
+  }
+  // The ring slot of the first occupied bucket after the current one, or kNone.
+  size_t next_occupied_slot() const {
+    const size_t from = (cur_ + 1) & kMask;
+    size_t w = from >> 6;
+    uint64_t bits = occupied_[w] & (~uint64_t{0} << (from & 63));
+    for (size_t n = 0; n <= kSlots / 64; ++n) {
+      if (bits) return (w << 6) + static_cast<size_t>(__builtin_ctzll(bits));
+      w = (w + 1) & (kSlots / 64 - 1);
+      bits = occupied_[w];
+    }
+    return kNone;
+  }
+  // Every kAdaptEvery buckets (or as many pops as that many full buckets): halves or doubles the width when
+  // the buckets held too many or too few events, and places the pending events again (front_ is empty).
+  void adapt() {
+    const uint64_t per_bucket = pops_ / buckets_;
+    pops_ = 0;
+    buckets_ = 0;
+    int shift = shift_;
+    if (per_bucket < kMinPerBucket && shift < kMaxShift) ++shift;
+    if (per_bucket > kMaxPerBucket && shift > kMinShift) --shift;
+    if (shift == shift_) return;
+    scratch_.clear();
+    for (size_t w = 0; w < kSlots / 64; ++w) {
+      for (uint64_t bits = occupied_[w]; bits; bits &= bits - 1) {
+        const size_t slot = (w << 6) + static_cast<size_t>(__builtin_ctzll(bits));
+        take_bucket(slot, [this](const Event& e) { scratch_.push_back(e); });
+      }
+      occupied_[w] = 0;
+    }
+    while (!far_.empty()) scratch_.push_back(far_.pop());
+    // front_ held the events before end_ps; those after stay after the new current bucket, whose end may
+    // come later (a wider bucket): push() then places them in front_.
+    const uint64_t end_ps = (cur_ + 1) << shift_;
+    shift_ = shift;
+    cur_ = (end_ps - 1) >> shift_;
+    size_ -= scratch_.size();
+    for (const Event& e : scratch_) push(e);
+  }
+  // Hands the events of the ring's slot to `take` and frees its chunks.
+  template <class Take>
+  void take_bucket(size_t slot, Take&& take) {
+    for (uint32_t c = head_[slot]; c != 0;) {
+      Chunk& k = chunks_[c];
+      for (uint32_t i = 0; i < k.n; ++i) take(k.ev[i]);
+      ring_count_ -= k.n;
+      const uint32_t next_chunk = k.next;
+      k.next = free_;
+      free_ = c;
+      c = next_chunk;
+    }
+    head_[slot] = tail_[slot] = 0;
+  }
+  // Moves the next bucket's events into the empty `front_`.
+  void advance() {
+    if (++buckets_ == kAdaptEvery || pops_ > kAdaptEvery * kMaxPerBucket) {
+      adapt();
+      if (!front_.empty()) return;
+    }
+    uint64_t next = ~uint64_t{0};
+    size_t slot = kNone;
+    if (ring_count_ != 0) {
+      slot = next_occupied_slot();
+      next = cur_ + 1 + ((slot - ((cur_ + 1) & kMask)) & kMask);
+    }
+    if (!far_.empty()) next = std::min(next, bucket(far_.top()));
+    cur_ = next;
+    if (slot != kNone && slot == (cur_ & kMask)) {
+      take_bucket(slot, [this](const Event& e) { front_.push(e); });
+      occupied_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
+    }
+    while (!far_.empty() && bucket(far_.top()) <= cur_) front_.push(far_.pop());
+  }
+
+  EventHeap front_;
+  EventHeap far_;
+  std::vector<Chunk> chunks_;
+  uint32_t free_ = 0;           // first free chunk
+  uint32_t head_[kSlots] = {};  // per ring slot: its bucket's first chunk
+  uint32_t tail_[kSlots] = {};  // and last
+  uint64_t occupied_[kSlots / 64] = {};
+  uint64_t cur_ = 0;  // the current bucket: front_ holds the events of it and before
+  int shift_ = kInitialShift;
+  size_t size_ = 0;
+  size_t ring_count_ = 0;
+  uint64_t pops_ = 0;     // since the last look at the width
+  uint64_t buckets_ = 0;  // buckets begun since then
+  std::vector<Event> scratch_;
 };
 
 }  // namespace rocesim
