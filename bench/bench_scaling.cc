@@ -9,11 +9,7 @@
 // speed-up over one thread, the share of thread time spent waiting at window barriers and the partitions'
 // balance (largest partition's events over the mean): docs/parallel.md.
 //
-// Usage: bench_scaling [--rocesim PATH] [--cases k8,k16,k24,k32,fat320] [--arrivals-us US] [--csv FILE]
-//                      [--threads 1,2,0]
-//   --rocesim   the binary to measure (default: the rocesim built beside this benchmark); an older build
-//               gives the "before" figures
-//   --arrivals-us  flow arrivals of the fat-tree cases (default 500, the table); fat320 uses 5,000
+// Usage: bench_scaling --help (kUsage below). An older build given as --rocesim gives the "before" figures.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +28,15 @@
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr const char* kUsage =
+    "Usage: bench_scaling [--rocesim PATH] [--cases k8,k16,k24,k32,fat320] [--arrivals-us US] [--csv FILE]\n"
+    "                     [--threads 1,2,0]\n"
+    "  --rocesim      the binary to measure (default: the rocesim beside this benchmark)\n"
+    "  --cases        k-ary fat-trees kN (N even) and fat320, the ns-3 simulator's 320-host fat-tree\n"
+    "  --arrivals-us  flow arrivals of the kN cases (default 500); fat320 uses 5,000\n"
+    "  --csv          where the table goes as CSV (default scaling.csv)\n"
+    "  --threads      thread counts per case (0: every core; default 1)\n";
 
 struct Case {
   std::string name;
@@ -108,8 +113,16 @@ int main(int argc, char** argv) {
   std::string csv = "scaling.csv";
   double arrivals_us = 500;
   std::string thread_list = "1";
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    }
+    if (i + 1 == argc) {
+      std::fprintf(stderr, "bench_scaling: option '%s' needs a value\n%s", a.c_str(), kUsage);
+      return 2;
+    }
     if (a == "--rocesim")
       rocesim = argv[i + 1];
     else if (a == "--cases")
@@ -121,9 +134,7 @@ int main(int argc, char** argv) {
     else if (a == "--threads")
       thread_list = argv[i + 1];
     else {
-      std::fprintf(stderr,
-                   "bench_scaling: unknown option '%s' (see the comment at the top of bench_scaling.cc)\n",
-                   a.c_str());
+      std::fprintf(stderr, "bench_scaling: unknown option '%s'\n%s", a.c_str(), kUsage);
       return 2;
     }
   }
