@@ -136,6 +136,26 @@ class EventQueue {
   void push(const Event& e) {
     const uint64_t b = bucket(e);
     if (size_++ == 0) cur_ = b;  // an empty queue starts its calendar at the event
+    place(e, b);
+  }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  // The earliest event (the queue is not empty): `front_` holds events whenever the queue does.
+  const Event& top() const { return front_.top(); }
+
+  Event pop() {
+    const Event e = front_.pop();
+    ++pops_;
+    if (--size_ != 0 && front_.empty()) advance();
+    return e;
+  }
+  // The bucket width, log2 of picoseconds, and the events in the current bucket's heap (tests, benchmarks).
+  int bucket_shift() const { return shift_; }
+  size_t current_bucket_events() const { return front_.size(); }
+
+ private:
+  // Puts the event of bucket `b` in front_, the ring or far_.
+  void place(const Event& e, uint64_t b) {
     if (b <= cur_) {
       front_.push(e);
     } else if (b - cur_ < kSlots) {
@@ -158,21 +178,6 @@ class EventQueue {
       far_.push(e);
     }
   }
-  bool empty() const { return size_ == 0; }
-  size_t size() const { return size_; }
-  // The earliest event (the queue is not empty): `front_` holds events whenever the queue does.
-  const Event& top() const { return front_.top(); }
-
-  Event pop() {
-    const Event e = front_.pop();
-    ++pops_;
-    if (--size_ != 0 && front_.empty()) advance();
-    return e;
-  }
-  // The bucket width, log2 of picoseconds (tests, benchmarks).
-  int bucket_shift() const { return shift_; }
-
- private:
   static constexpr int kMinShift = 6, kMaxShift = 20, kInitialShift = 8;  // 64 ps .. 1 us; 256 ps
   static constexpr uint64_t kMinPerBucket = 2, kMaxPerBucket = 64;
   static constexpr uint64_t kAdaptEvery = 4096;  // buckets between two looks at the width, at most
@@ -236,8 +241,7 @@ class EventQueue {
     const uint64_t end_ps = (cur_ + 1) << shift_;
     shift_ = shift;
     cur_ = (end_ps - 1) >> shift_;
-    size_ -= scratch_.size();
-    for (const Event& e : scratch_) push(e);
+    for (const Event& e : scratch_) place(e, bucket(e));
   }
   // Hands the events of the ring's slot to `take` and frees its chunks.
   template <class Take>
