@@ -115,12 +115,12 @@ class EventHeap {
 };
 
 // A calendar queue (Brown 1988) with a heap for the current bucket and one for the far future. Time is cut
-// into buckets of 2^shift ps; a ring of kSlots buckets covers the next kSlots x 2^shift ps (2 us and more:
-// a packet's serialisation plus a datacenter link's delay). The width adapts to the run, as Brown's
-// calendar resizes: a bucket should hold a few events (kMinPerBucket to kMaxPerBucket pops on average),
-// else the width halves or doubles and the pending events are placed again. A bucket is a list of chunks of
-// kChunkEvents events, unsorted, from a pool shared by the ring (the last freed chunk is the first reused, so
-// it is likely in the cache). An event goes:
+// into buckets of 2^shift ps; a ring of kSlots buckets covers the next kSlots x 2^shift ps (2 us at the
+// initial 256 ps: a packet's serialisation plus a datacenter link's delay; 0.5 us at the narrowest). The
+// width adapts to the run, as Brown's calendar resizes: a bucket should hold a few events (kMinPerBucket to
+// kMaxPerBucket pops on average), else the width halves or doubles and the pending events are placed again. A
+// bucket is a list of chunks of kChunkEvents events, unsorted, from a pool shared by the ring (the last freed
+// chunk is the first reused, so it is likely in the cache). An event goes:
 //  - into `front_`, a heap, when its bucket is the current one (or earlier: set-up may schedule the past);
 //  - into its bucket in the ring when within the ring's span;
 //  - into `far_`, a heap, beyond it (timers, links with long delays).
