@@ -1,4 +1,4 @@
-// The simulator's hot path: a calendar of time buckets in front of small 4-ary min-heaps of POD events.
+// The simulator's hot path: a calendar of time buckets of POD events, the current one sorted.
 // Events are ordered by a key the caller computes (core/simulator.h: time, origin, origin's sequence), so
 // the order does not depend on which queue an event went through or when it was inserted. Keys are unique,
 // so any correct priority queue pops the same sequence: the calendar changes the speed, never the order.
@@ -114,19 +114,24 @@ class EventHeap {
   size_t end_ = kRoot;  // one past the last event
 };
 
-// A calendar queue (Brown 1988) with a heap for the current bucket and one for the far future. Time is cut
-// into buckets of 2^shift ps; a ring of kSlots buckets covers the next kSlots x 2^shift ps (2 us at the
-// initial 256 ps: a packet's serialisation plus a datacenter link's delay; 0.5 us at the narrowest). The
+// A calendar queue (Brown 1988) with a sorted current bucket and a heap for the far future. Time is cut
+// into buckets of 2^shift ps; a ring of kSlots buckets covers the next kSlots x 2^shift ps (4 us at the
+// initial 256 ps: a packet's serialisation plus a datacenter link's delay; 1 us at the narrowest). The
 // width adapts to the run, as Brown's calendar resizes: a bucket should hold a few events (kMinPerBucket to
 // kMaxPerBucket pops on average), else the width halves or doubles and the pending events are placed again. A
 // bucket is a list of chunks of kChunkEvents events, unsorted, from a pool shared by the ring (the last freed
 // chunk is the first reused, so it is likely in the cache). An event goes:
-//  - into `front_`, a heap, when its bucket is the current one (or earlier: set-up may schedule the past);
+//  - into `front_`, the current bucket, when its bucket is the current one (or earlier: set-up may schedule
+//    the past);
 //  - into its bucket in the ring when within the ring's span;
 //  - into `far_`, a heap, beyond it (timers, links with long delays).
 // When `front_` runs dry, the next bucket is the first set bit of the ring's occupancy bitmap or far_'s
-// earliest, whichever comes first; its events move into `front_`. A pop then sifts through a heap of the
-// few events of one bucket, in L1, instead of every pending event (docs/architecture.md, Speed).
+// earliest, whichever comes first; its events move into `front_`. A pop then takes the first of the few
+// events of one bucket, in L1, instead of sifting through every pending event (docs/architecture.md, Speed).
+// `front_` is an array kept sorted by insertion while it holds at most kSortedMax events: most events are
+// pushed in the order of their times (a delivery is scheduled a link's delay after its transmission starts),
+// so an insertion seldom moves anything and a pop is a read. A bucket that overflows the array (thousands
+// of events at one time) goes to a heap, `crowd_`, until it is drained.
 class EventQueue {
  public:
   EventQueue() { chunks_.resize(1); }  // chunk 0 stands for none
@@ -140,24 +145,52 @@ class EventQueue {
   }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
-  // The earliest event (the queue is not empty): `front_` holds events whenever the queue does.
-  const Event& top() const { return front_.top(); }
+  // The earliest event (the queue is not empty): the current bucket holds events whenever the queue does.
+  const Event& top() const { return first_ < end_ ? front_[first_] : crowd_.top(); }
 
   Event pop() {
-    const Event e = front_.pop();
+    Event e;
+    if (first_ < end_) {
+      e = front_[first_++];
+      if (first_ == end_) first_ = end_ = 0;
+    } else {
+      e = crowd_.pop();
+    }
     ++pops_;
-    if (--size_ != 0 && front_.empty()) advance();
+    if (--size_ != 0 && end_ == 0 && crowd_.empty()) advance();
     return e;
   }
-  // The bucket width, log2 of picoseconds, and the events in the current bucket's heap (tests, benchmarks).
+  // The bucket width, log2 of picoseconds, and the events in the current bucket (tests, benchmarks).
   int bucket_shift() const { return shift_; }
-  size_t current_bucket_events() const { return front_.size(); }
+  size_t current_bucket_events() const { return end_ - first_ + crowd_.size(); }
 
  private:
-  // Puts the event of bucket `b` in front_, the ring or far_.
+  // Adds an event of the current bucket (or an earlier one): to the sorted array, or to the heap once the
+  // array is full, and then until the heap is drained.
+  void push_front(const Event& e) {
+    if (!crowd_.empty()) {
+      crowd_.push(e);
+      return;
+    }
+    if (end_ == kSortedMax && first_ != 0) {  // room at the start: move the events there
+      std::memmove(front_, front_ + first_, (end_ - first_) * sizeof(Event));
+      end_ -= first_;
+      first_ = 0;
+    } else if (end_ == kSortedMax) {
+      for (uint32_t i = first_; i < end_; ++i) crowd_.push(front_[i]);
+      first_ = end_ = 0;
+      crowd_.push(e);
+      return;
+    }
+    // Insertion from the back: events come mostly in time order, so this seldom moves any.
+    uint32_t i = end_++;
+    for (; i > first_ && e.key < front_[i - 1].key; --i) front_[i] = front_[i - 1];
+    front_[i] = e;
+  }
+  // Puts the event of bucket `b` in the current bucket, the ring or far_.
   void place(const Event& e, uint64_t b) {
     if (b <= cur_) {
-      front_.push(e);
+      push_front(e);
     } else if (b - cur_ < kSlots) {
       const size_t slot = b & kMask;
       uint32_t c = tail_[slot];
@@ -179,11 +212,12 @@ class EventQueue {
     }
   }
   static constexpr int kMinShift = 6, kMaxShift = 20, kInitialShift = 8;  // 64 ps .. 1 us; 256 ps
-  static constexpr uint64_t kMinPerBucket = 2, kMaxPerBucket = 64;
+  static constexpr uint64_t kMinPerBucket = 2, kMaxPerBucket = 16;
   static constexpr uint64_t kAdaptEvery = 4096;  // buckets between two looks at the width, at most
-  static constexpr size_t kSlots = 8192;
+  static constexpr size_t kSlots = 16384;
   static constexpr size_t kMask = kSlots - 1;
   static constexpr uint32_t kChunkEvents = 7;
+  static constexpr uint32_t kSortedMax = 64;
   static constexpr size_t kNone = ~size_t{0};
   struct alignas(64) Chunk {
     Event ev[kChunkEvents];
@@ -218,7 +252,8 @@ class EventQueue {
     return kNone;
   }
   // Every kAdaptEvery buckets (or as many pops as that many full buckets): halves or doubles the width when
-  // the buckets held too many or too few events, and places the pending events again (front_ is empty).
+  // the buckets held too many or too few events, and places the pending events again (the current bucket
+  // is empty).
   void adapt() {
     const uint64_t per_bucket = pops_ / buckets_;
     pops_ = 0;
@@ -236,8 +271,8 @@ class EventQueue {
       occupied_[w] = 0;
     }
     while (!far_.empty()) scratch_.push_back(far_.pop());
-    // front_ held the events before end_ps; those after stay after the new current bucket, whose end may
-    // come later (a wider bucket): push() then places them in front_.
+    // The current bucket held the events before end_ps; those after stay after the new current bucket,
+    // whose end may come later (a wider bucket): place() then puts them in it.
     const uint64_t end_ps = (cur_ + 1) << shift_;
     shift_ = shift;
     cur_ = (end_ps - 1) >> shift_;
@@ -257,11 +292,11 @@ class EventQueue {
     }
     head_[slot] = tail_[slot] = 0;
   }
-  // Moves the next bucket's events into the empty `front_`.
+  // Moves the next bucket's events into the empty current bucket.
   void advance() {
     if (++buckets_ == kAdaptEvery || pops_ > kAdaptEvery * kMaxPerBucket) {
       adapt();
-      if (!front_.empty()) return;
+      if (end_ != 0 || !crowd_.empty()) return;
     }
     uint64_t next = ~uint64_t{0};
     size_t slot = kNone;
@@ -272,20 +307,23 @@ class EventQueue {
     if (!far_.empty()) next = std::min(next, bucket(far_.top()));
     cur_ = next;
     if (slot != kNone && slot == (cur_ & kMask)) {
-      take_bucket(slot, [this](const Event& e) { front_.push(e); });
+      take_bucket(slot, [this](const Event& e) { push_front(e); });
       occupied_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
     }
-    while (!far_.empty() && bucket(far_.top()) <= cur_) front_.push(far_.pop());
+    while (!far_.empty() && bucket(far_.top()) <= cur_) push_front(far_.pop());
   }
 
-  EventHeap front_;
+  // The current bucket: front_[first_, end_) sorted, or crowd_ (one of the two is empty).
+  Event front_[kSortedMax];
+  uint32_t first_ = 0, end_ = 0;
+  EventHeap crowd_;
   EventHeap far_;
   std::vector<Chunk> chunks_;
   uint32_t free_ = 0;           // first free chunk
   uint32_t head_[kSlots] = {};  // per ring slot: its bucket's first chunk
   uint32_t tail_[kSlots] = {};  // and last
   uint64_t occupied_[kSlots / 64] = {};
-  uint64_t cur_ = 0;  // the current bucket: front_ holds the events of it and before
+  uint64_t cur_ = 0;  // the current bucket: front_ (or crowd_) holds the events of it and before
   int shift_ = kInitialShift;
   size_t size_ = 0;
   size_t ring_count_ = 0;

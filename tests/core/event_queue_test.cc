@@ -20,7 +20,7 @@ namespace {
 // schedules from its clock); `past` of them (in 1,000) are earlier than that clock.
 struct Seen {
   int narrowest = 99, widest = -1;  // bucket widths (log2 ps)
-  size_t most_in_bucket = 0;        // events in the current bucket's heap
+  size_t most_in_bucket = 0;        // events in the current bucket
 };
 
 // Returns what the calendar went through during the run, for EventQueue.
@@ -71,6 +71,12 @@ int64_t packet_like(Rng& rng) {  // one serialisation to one link delay, now and
 int64_t crowded(Rng& rng) {  // everything within 3 ns: thousands of events per bucket
   return static_cast<int64_t>(rng.below(3000));
 }
+int64_t same_time(Rng& rng) {  // at the clock's picosecond or the next: the current bucket only grows
+  return static_cast<int64_t>(rng.below(2));
+}
+int64_t within_bucket(Rng& rng) {  // mostly inside the current bucket: insertions among its sorted events
+  return static_cast<int64_t>(rng.below(150));
+}
 int64_t wide(Rng& rng) {  // from the same picosecond to far beyond the ring
   return static_cast<int64_t>(rng.below(uint64_t{1} << (rng.below(34))));
 }
@@ -86,6 +92,14 @@ TEST(EventQueue, PopsInKeyOrderLikePacketTraffic) {
 // events pending are placed again each time.
 TEST(EventQueue, PopsInKeyOrderWithCrowdedBuckets) {
   EXPECT_LT(check_against_reference<EventQueue>(2, 800'000, 0, crowded).narrowest, 8);
+}
+// The current bucket is a sorted array of up to 64 events: events pushed into it while it is being popped
+// are inserted in order, the array is compacted when its end is reached, and beyond 64 events (thousands at
+// one picosecond, which no width splits) they go to a heap until it is drained.
+TEST(EventQueue, PopsInKeyOrderWhenTheCurrentBucketGrows) {
+  EXPECT_GT(check_against_reference<EventQueue>(8, 200'000, 0, same_time).most_in_bucket, 1000u);
+  check_against_reference<EventQueue>(9, 400'000, 0, within_bucket);
+  check_against_reference<EventQueue>(10, 200'000, 20, within_bucket);
 }
 TEST(EventQueue, PopsInKeyOrderOverEveryScale) {
   EXPECT_GT(check_against_reference<EventQueue>(3, 400'000, 0, wide).widest, 8);
