@@ -38,25 +38,25 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
     if (is_switch[i]) switches.push_back(i);
 
   // The compact form needs every host with ports to reach exactly one switch, and nothing else.
-  attach_ = attachments(topo);
-  compact_ = !attach_.empty();
-  if (!compact_) attach_.assign(n, kNone);
+  const std::vector<uint32_t> attach = attachments(topo);
+  compact_ = !attach.empty();
+  node_.assign(n, PerNode{});
+  if (compact_)
+    for (int i = 0; i < n; ++i) node_[i].attach = attach[i];
 
   // Destination columns: one per switch (compact; a host takes its switch's), or one per node. The last
   // column is always empty (hosts without ports).
-  row_.assign(n, 0);
-  for (size_t r = 0; r < switches.size(); ++r) row_[switches[r]] = static_cast<uint32_t>(r);
+  for (size_t r = 0; r < switches.size(); ++r) node_[switches[r]].row = static_cast<uint32_t>(r);
   std::vector<int> roots;  // the node each column's search starts from
-  column_.assign(n, 0);
   if (compact_) {
     roots = switches;
     for (int i = 0; i < n; ++i)
-      column_[i] = is_switch[i]
-                       ? row_[i]
-                       : (attach_[i] != kNone ? row_[attach_[i]] : static_cast<uint32_t>(roots.size()));
+      node_[i].column = is_switch[i] ? node_[i].row
+                                     : (node_[i].attach != kNone ? node_[node_[i].attach].row
+                                                                 : static_cast<uint32_t>(roots.size()));
   } else {
     for (int i = 0; i < n; ++i) {
-      column_[i] = static_cast<uint32_t>(i);
+      node_[i].column = static_cast<uint32_t>(i);
       roots.push_back(i);
     }
   }
@@ -128,7 +128,7 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
       progress(static_cast<double>(c) / static_cast<double>(roots.size()));
     search(roots[c]);
     for (int s : switches)
-      if (dist[s] > 0) table_[row_[s] * columns_ + c] = next_hops(s, roots[c]);
+      if (dist[s] > 0) table_[node_[s].row * columns_ + c] = next_hops(s, roots[c]);
   }
 
   // Most fabrics have few distinct sets: their ids fit 16 bits.
@@ -139,23 +139,20 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
   }
 
   // Compact form: each attachment switch's ports towards each of its hosts.
-  host_set_.assign(n, kNone);
   if (compact_) {
     for (int h = 0; h < n; ++h) {
-      if (attach_[h] == kNone) continue;
+      if (node_[h].attach == kNone) continue;
       set.clear();
-      for (const Port& p : nodes[attach_[h]]->ports())
+      for (const Port& p : nodes[node_[h].attach]->ports())
         if (p.peer->id() == h && !p.down) set.push_back(static_cast<uint16_t>(p.index));
-      host_set_[h] = intern(set, index);
+      node_[h].host_set = intern(set, index);
     }
   }
 }
 
 size_t RouteTable::memory_bytes() const {
   return table_.capacity() * sizeof(uint32_t) + narrow_.capacity() * sizeof(uint16_t) +
-         rank_.capacity() * sizeof(uint32_t) +
-         (row_.capacity() + column_.capacity() + attach_.capacity() + host_set_.capacity()) *
-             sizeof(uint32_t) +
+         rank_.capacity() * sizeof(uint32_t) + node_.capacity() * sizeof(PerNode) +
          sets_.capacity() * sizeof(sets_[0]) + ports_.capacity() * sizeof(uint16_t);
 }
 

@@ -43,11 +43,12 @@ class RouteTable {
 
   // Equal-cost egress ports of switch `sw` towards node `dst` (count 0: unreachable).
   std::pair<const uint16_t*, int> lookup(int sw, int dst) const {
+    const PerNode& d = node_[dst];
     uint32_t set;
-    if (attach_[dst] == static_cast<uint32_t>(sw)) {
-      set = host_set_[dst];
+    if (d.attach == static_cast<uint32_t>(sw)) {
+      set = d.host_set;
     } else {
-      const size_t cell = static_cast<size_t>(row_[sw]) * columns_ + column_[dst];
+      const size_t cell = static_cast<size_t>(node_[sw].row) * columns_ + d.column;
       set = wide_ ? table_[cell] : narrow_[cell];
     }
     const auto [offset, count] = sets_[set];
@@ -77,13 +78,17 @@ class RouteTable {
   std::vector<uint32_t> rank_;  // per node, see set_visit_rank
   bool compact_ = false;
   size_t columns_ = 0;
-  std::vector<uint32_t> row_;       // per node: the switch's row (switches only)
-  std::vector<uint32_t> column_;    // per node: its destination column
-  std::vector<uint32_t> attach_;    // per node: a host's attachment switch (compact form), else kNone
-  std::vector<uint32_t> host_set_;  // per host: ports of its attachment switch towards it, else kNone
-  bool wide_ = false;               // more than 65,535 distinct sets: table_, else narrow_
-  std::vector<uint32_t> table_;     // rows x columns_ port-set ids
-  std::vector<uint16_t> narrow_;    // the same in 16 bits (half the cache footprint), when they fit
+  // What a lookup reads of a node, together (one cache line holds four nodes').
+  struct PerNode {
+    uint32_t row = 0;           // the switch's row (switches only)
+    uint32_t column = 0;        // its destination column
+    uint32_t attach = kNone;    // a host's attachment switch (compact form), else kNone
+    uint32_t host_set = kNone;  // a host's: ports of its attachment switch towards it, else kNone
+  };
+  std::vector<PerNode> node_;
+  bool wide_ = false;             // more than 65,535 distinct sets: table_, else narrow_
+  std::vector<uint32_t> table_;   // rows x columns_ port-set ids
+  std::vector<uint16_t> narrow_;  // the same in 16 bits (half the cache footprint), when they fit
   std::vector<std::pair<uint32_t, uint32_t>> sets_;  // (offset in ports_, count); set 0 is empty
   std::vector<uint16_t> ports_;
 };
