@@ -33,6 +33,7 @@ void Simulator::partition(const std::vector<uint32_t>& part_of_handler, uint32_t
     part_of_[h] = root < part_of_handler.size() ? part_of_handler[root] : 0;
     if (part_of_[h] >= num_parts) throw std::invalid_argument("Simulator::partition: partition out of range");
   }
+  if (num_parts == 1) part_of_.clear();  // every event is local: routing an event need not look it up
   parts_.clear();
   for (uint32_t i = 0; i < num_parts; ++i) {
     parts_.push_back(std::make_unique<Partition>());
