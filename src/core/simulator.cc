@@ -107,7 +107,7 @@ Time Simulator::local_next_event_time() const {
 // Window number w writes outbox[w & 1] and reads what window w - 1 wrote to outbox[(w + 1) & 1].
 void Simulator::run_partition(Partition& p, Time end) {
   const auto t0 = std::chrono::steady_clock::now();
-  Exec exec{this, &p};
+  Exec exec{this, &p, p.user};
   tl_exec_ = &exec;
   const int write = static_cast<int>(windows_ & 1), read = write ^ 1;
   for (auto& src : parts_) {

@@ -166,6 +166,13 @@ class Simulator {
     const Exec* x = tl_exec_;
     return x && x->sim == this ? static_cast<int>(x->part->id) : -1;
   }
+  // The owner's data for partition `part` (the network's per-partition state), handed back by
+  // current_user() while an event of that partition runs: one load on the hot path instead of a look-up.
+  void set_partition_user(uint32_t part, void* user) { parts_[part]->user = user; }
+  void* current_user() const {
+    const Exec* x = tl_exec_;
+    return x && x->sim == this ? x->user : nullptr;
+  }
   // The key of the running event (between windows: the last one the coordinator handed out).
   unsigned __int128 current_key() const {
     const Exec* x = tl_exec_;
@@ -252,6 +259,7 @@ class Simulator {
  private:
   struct alignas(64) Partition {
     uint32_t id = 0;
+    void* user = nullptr;  // set_partition_user
     EventQueue q;
     Time now;
     EventHandler* ctx = nullptr;  // the handler whose event runs: origin of what it schedules
@@ -269,6 +277,7 @@ class Simulator {
   struct Exec {
     const Simulator* sim;
     Partition* part;
+    void* user;  // part->user
   };
   static inline thread_local Exec* tl_exec_ = nullptr;
 

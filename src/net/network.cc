@@ -375,6 +375,7 @@ void Network::partition_fabric() {
     for (Port& p : node->ports_) p.remote = part_of_node_[node->id()] != part_of_node_[p.peer->id()];
   while (parts_.size() < parts) parts_.push_back(std::make_unique<NetPartition>());
   sim_.partition(part_of_handler, parts, lookahead, threads_);
+  for (uint32_t i = 0; i < parts; ++i) sim_.set_partition_user(i, parts_[i].get());
 }
 
 bool Network::is_node_handler(uint32_t h) const {

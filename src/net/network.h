@@ -294,8 +294,8 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   template <typename Hop>
   bool walk_path(int src, int dst, uint16_t sport, uint16_t dport, Hop&& hop) const;
   NetPartition& part() {
-    const int p = sim_.current_partition();
-    return *parts_[p < 0 ? 0 : p];
+    void* p = sim_.current_user();
+    return p ? *static_cast<NetPartition*>(p) : *parts_[0];
   }
   void partition_fabric();
   bool is_node_handler(uint32_t h) const;
