@@ -14,9 +14,8 @@ Bytes Node::credit_max_packet() const {
   return std::max(b, nic.ack_bytes + nic.int_base_bytes + kMaxIntHops * nic.int_hop_bytes);
 }
 
-bool Node::credit_ok(Port& port, int prio, Bytes size) {
+bool Node::credit_check(Port& port, int prio, Bytes size) {
   const SwitchSettings& s = net_.switch_settings();
-  if (!s.credit_enabled || prio == 0) return true;
   if (port.credit_sent[prio] + size <= s.credit_buffer_bytes + port.credit_peer_freed[prio]) return true;
   if (!port.paused[prio]) {
     port.paused[prio] = true;
@@ -29,13 +28,8 @@ bool Node::credit_ok(Port& port, int prio, Bytes size) {
   return false;
 }
 
-void Node::credit_consume(Port& port, int prio, Bytes size) {
-  if (prio != 0 && net_.switch_settings().credit_enabled) port.credit_sent[prio] += size;
-}
-
-void Node::credit_release(int in_port, int prio, Bytes size) {
+void Node::credit_free(int in_port, int prio, Bytes size) {
   const SwitchSettings& s = net_.switch_settings();
-  if (!s.credit_enabled || prio == 0 || in_port < 0) return;
   ports_[in_port].credit_freed[prio] += size;
   if (credit_tick_pending_) return;
   credit_tick_pending_ = true;

@@ -119,7 +119,7 @@ Packet* Host::dequeue(Port& port) {
     const size_t idx = (rr_ + k) % n;
     const uint32_t slot = active_[idx];
     Qp& qp = net_.qp(slot);
-    if (port.paused[qp.prio] || !credit_ok(port, qp.prio, credit_max_packet())) continue;
+    if (port.paused[qp.prio] || (credits() && !credit_ok(port, qp.prio, credit_max_packet()))) continue;
     if (net_.selective()) {
       // A lost packet goes out whatever the windows; new data within the scheme's window and within
       // sack_window_packets of the cumulative ACK (BDP-FC). An ACK will wake us.

@@ -4,6 +4,8 @@
 
 namespace rocesim {
 
+Node::Node(Network& net, int id) : net_(net), id_(id), credits_(net.switch_settings().credit_enabled) {}
+
 void Node::schedule_wake(Port& port, Time t) {
   if (t < port.next_wake) {
     port.next_wake = t;

@@ -109,7 +109,7 @@ class Node : public EventHandler {
     return Simulator::kArgIsAddress | kArrive | (static_cast<uint32_t>(in_port) << 8);
   }
 
-  Node(Network& net, int id) : net_(net), id_(id) {}
+  Node(Network& net, int id);
   ~Node() override = default;
 
   int id() const { return id_; }
@@ -153,13 +153,23 @@ class Node : public EventHandler {
   // go out of the port now (always without credit mode or for priority 0); else the priority is marked
   // paused (credit-starved) until a credit update covers its next packet. credit_consume after sending;
   // credit_release when a packet received on `in_port` leaves this node's buffer.
-  bool credit_ok(Port& port, int prio, Bytes size);
-  void credit_consume(Port& port, int prio, Bytes size);
-  void credit_release(int in_port, int prio, Bytes size);
+  // The checks are inline: without credit mode (the usual case) they cost a test on the hot path.
+  bool credit_ok(Port& port, int prio, Bytes size) {
+    return !credits_ || prio == 0 || credit_check(port, prio, size);
+  }
+  void credit_consume(Port& port, int prio, Bytes size) {
+    if (credits_ && prio != 0) port.credit_sent[prio] += size;
+  }
+  void credit_release(int in_port, int prio, Bytes size) {
+    if (credits_ && prio != 0 && in_port >= 0) credit_free(in_port, prio, size);
+  }
+  bool credits() const { return credits_; }
   Bytes credit_max_packet() const;
   void handle_credit(Packet* p, int in_port);
   void credit_tick();
   bool credit_tick_pending_ = false;
+  bool credit_check(Port& port, int prio, Bytes size);
+  void credit_free(int in_port, int prio, Bytes size);
 
   void schedule_wake(Port& port, Time t);
   void start_tx(Port& port, Packet* p);
@@ -170,6 +180,7 @@ class Node : public EventHandler {
 
   Network& net_;
   int id_;
+  const bool credits_;  // SwitchSettings::credit_enabled (credit-based flow control, net/credit.h)
   uint32_t handler_ = 0;
   std::vector<Port> ports_;
 };
