@@ -166,15 +166,9 @@ void Network::build_routes(const SetupProgress& progress) {
   });
 }
 
-uint64_t Network::flow_hash(const Packet& p, int sw) const {
-  if (hpcc_sim_hash_)
-    return hpcc_sim_ecmp_hash(static_cast<uint32_t>(p.src), static_cast<uint32_t>(p.dst), p.sport, p.dport,
-                              static_cast<uint32_t>(sw));
-  uint64_t x = ecmp_salt_[sw] ^
-               (static_cast<uint64_t>(static_cast<uint32_t>(p.src)) << 32 | static_cast<uint32_t>(p.dst));
-  uint64_t h = splitmix64(x);
-  x = h ^ (static_cast<uint64_t>(p.sport) << 16 | p.dport);
-  return splitmix64(x);
+uint64_t Network::hpcc_sim_flow_hash(const Packet& p, int sw) const {
+  return hpcc_sim_ecmp_hash(static_cast<uint32_t>(p.src), static_cast<uint32_t>(p.dst), p.sport, p.dport,
+                            static_cast<uint32_t>(sw));
 }
 
 template <typename Hop>

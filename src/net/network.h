@@ -245,7 +245,15 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   // Equal-cost egress ports of switch `sw` towards node `dst` (empty: unreachable).
   std::pair<const uint16_t*, int> routes(int sw, int dst) const { return routes_.lookup(sw, dst); }
   const RouteTable& route_table() const { return routes_; }
-  uint64_t flow_hash(const Packet& p, int sw) const;
+  // Inline: every switch hop with a choice of ports computes one.
+  uint64_t flow_hash(const Packet& p, int sw) const {
+    if (hpcc_sim_hash_) return hpcc_sim_flow_hash(p, sw);
+    uint64_t x = ecmp_salt_[sw] ^
+                 (static_cast<uint64_t>(static_cast<uint32_t>(p.src)) << 32 | static_cast<uint32_t>(p.dst));
+    const uint64_t h = splitmix64(x);
+    x = h ^ (static_cast<uint64_t>(p.sport) << 16 | p.dport);
+    return splitmix64(x);
+  }
   // The hop-by-hop path a flow's packets take (ECMP-resolved), as (node, egress port) pairs.
   std::vector<std::pair<int, int>> path_of(int src, int dst, uint16_t sport, uint16_t dport) const;
   Time base_rtt(int src, int dst, uint16_t sport, uint16_t dport) const;
@@ -350,6 +358,7 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   RouteTable routes_;
   std::unique_ptr<BarrierTask> link_task_;
   std::vector<LinkLogEntry> link_log_;
+  uint64_t hpcc_sim_flow_hash(const Packet& p, int sw) const;  // flow_hash with sw_.ecmp_hash == kHpccSim
   std::vector<uint64_t> ecmp_salt_;
   bool hpcc_sim_hash_ = false;  // sw_.ecmp_hash == kHpccSim (net/ecmp_hash.h)
   Time max_base_rtt_;

@@ -22,12 +22,11 @@ void Node::kick(int port_index) {
   }
   Packet* p = dequeue(port);
   if (!p) return;
-  start_tx(port, p);
+  start_tx(port, p, now);
   if (has_backlog(port)) schedule_wake(port, port.busy_until);
 }
 
-void Node::start_tx(Port& port, Packet* p) {
-  const Time now = net_.now();
+void Node::start_tx(Port& port, Packet* p, Time now) {
   port.busy_until =
       now + (port.ps_per_byte ? Time{int64_t{p->size} * port.ps_per_byte} : tx_time(p->size, port.rate));
   p->t_arrive = port.busy_until + port.delay;

@@ -172,7 +172,7 @@ class Node : public EventHandler {
   void credit_free(int in_port, int prio, Bytes size);
 
   void schedule_wake(Port& port, Time t);
-  void start_tx(Port& port, Packet* p);
+  void start_tx(Port& port, Packet* p, Time now);  // now: the caller's net_.now()
   void deliver_head(Port& port);
   // A packet arriving over `port`'s link (either end) that was on the wire when the link failed, or
   // arrives while it is down: lost (counted and freed; true).
