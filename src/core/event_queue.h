@@ -128,10 +128,10 @@ class EventHeap {
 // When `front_` runs dry, the next bucket is the first set bit of the ring's occupancy bitmap or far_'s
 // earliest, whichever comes first; its events move into `front_`. A pop then takes the first of the few
 // events of one bucket, in L1, instead of sifting through every pending event (docs/architecture.md, Speed).
-// `front_` is an array kept sorted by insertion while it holds at most kSortedMax events: most events are
-// pushed in the order of their times (a delivery is scheduled a link's delay after its transmission starts),
-// so an insertion seldom moves anything and a pop is a read. A bucket that overflows the array (thousands
-// of events at one time) goes to a heap, `crowd_`, until it is drained.
+// `front_` is an array kept sorted by insertion while it holds at most kSortedMax events: a bucket's events
+// come as a few runs each in time order (deliveries pushed a link's delay ahead, transmit wakes pushed a
+// serialisation ahead), so an insertion moves a few events and a pop is a read. A bucket that overflows the
+// array (thousands of events at one time) goes to a heap, `crowd_`, until it is drained.
 class EventQueue {
  public:
   EventQueue() { chunks_.resize(1); }  // chunk 0 stands for none
@@ -182,7 +182,7 @@ class EventQueue {
       crowd_.push(e);
       return;
     }
-    // Insertion from the back: events come mostly in time order, so this seldom moves any.
+    // Insertion from the back: the events come in runs of increasing time, so this moves only a few.
     uint32_t i = end_++;
     for (; i > first_ && e.key < front_[i - 1].key; --i) front_[i] = front_[i - 1];
     front_[i] = e;
