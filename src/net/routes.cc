@@ -131,9 +131,15 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
       if (dist[s] > 0) table_[node_[s].row * columns_ + c] = next_hops(s, roots[c]);
   }
 
-  // Most fabrics have few distinct sets: their ids fit 16 bits.
+  // Most fabrics have few distinct sets: their ids fit 16 bits, a fat-tree's 8.
   wide_ = sets_.size() > UINT16_MAX;
-  if (!wide_) {
+  std::vector<uint8_t>().swap(tiny_);
+  std::vector<uint16_t>().swap(narrow_);
+  tiny_ids_ = sets_.size() <= UINT8_MAX + 1;
+  if (tiny_ids_) {
+    tiny_.assign(table_.begin(), table_.end());
+    std::vector<uint32_t>().swap(table_);
+  } else if (!wide_) {
     narrow_.assign(table_.begin(), table_.end());
     std::vector<uint32_t>().swap(table_);
   }
@@ -151,7 +157,7 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
 }
 
 size_t RouteTable::memory_bytes() const {
-  return table_.capacity() * sizeof(uint32_t) + narrow_.capacity() * sizeof(uint16_t) +
+  return table_.capacity() * sizeof(uint32_t) + narrow_.capacity() * sizeof(uint16_t) + tiny_.capacity() +
          rank_.capacity() * sizeof(uint32_t) + node_.capacity() * sizeof(PerNode) +
          sets_.capacity() * sizeof(sets_[0]) + ports_.capacity() * sizeof(uint16_t);
 }

@@ -5,8 +5,9 @@
 // "attachment switch": every fabric the builders make, and most topology files), a host is routed like its
 // attachment switch everywhere but at that switch, whose ports towards the host are kept per host. The
 // equal-cost port sets repeat (a leaf has one "all uplinks" set for every remote destination), so each
-// distinct set is stored once and the table holds a set id per (switch, destination switch), in 16 bits
-// when there are fewer than 65,536 sets. Other
+// distinct set is stored once and the table holds a set id per (switch, destination switch): in 8 bits
+// when there are at most 256 sets (a fat-tree of any size has a few dozen), in 16 when fewer than 65,536.
+// Other
 // topologies (a host wired to two switches or to another host) fall back to a column per destination node.
 // Both give the same port lists, in port order, as a breadth-first search from each destination node
 // that never forwards through hosts.
@@ -49,7 +50,7 @@ class RouteTable {
       set = d.host_set;
     } else {
       const size_t cell = static_cast<size_t>(node_[sw].row) * columns_ + d.column;
-      set = wide_ ? table_[cell] : narrow_[cell];
+      set = tiny_ids_ ? tiny_[cell] : wide_ ? table_[cell] : narrow_[cell];
     }
     const auto [offset, count] = sets_[set];
     return {ports_.data() + offset, static_cast<int>(count)};
@@ -86,9 +87,11 @@ class RouteTable {
     uint32_t host_set = kNone;  // a host's: ports of its attachment switch towards it, else kNone
   };
   std::vector<PerNode> node_;
-  bool wide_ = false;             // more than 65,535 distinct sets: table_, else narrow_
+  bool wide_ = false;             // more than 65,535 distinct sets: table_, else narrow_ (or tiny_)
   std::vector<uint32_t> table_;   // rows x columns_ port-set ids
   std::vector<uint16_t> narrow_;  // the same in 16 bits (half the cache footprint), when they fit
+  bool tiny_ids_ = false;         // at most 256 distinct sets: tiny_, else narrow_ or table_
+  std::vector<uint8_t> tiny_;     // the same in 8 bits (a quarter), when they fit
   std::vector<std::pair<uint32_t, uint32_t>> sets_;  // (offset in ports_, count); set 0 is empty
   std::vector<uint16_t> ports_;
 };

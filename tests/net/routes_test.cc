@@ -114,6 +114,30 @@ TEST(Routes, SimulatorOrderPermutesTheSameSets) {
   }
 }
 
+// Set ids take 8 bits up to 256 distinct port sets, 16 beyond: a core switch with 300 leaf switches has 300
+// sets ("the port to leaf i"), and its answers are the reference's as a fat-tree's are with 8-bit ids.
+TEST(Routes, MoreThan256SetsUseWiderIds) {
+  const int leaves = 300;
+  TopoSpec t;
+  t.name = "star of leaves";
+  t.num_nodes = 1 + 2 * leaves;  // core 0, leaves 1..300, host 300 + i on leaf i
+  t.is_switch.assign(t.num_nodes, false);
+  for (int i = 0; i <= leaves; ++i) t.is_switch[i] = true;
+  for (int i = 1; i <= leaves; ++i) {
+    t.links.push_back({0, i, Rate::from_gbps(100), Time::from_us(1)});
+    t.links.push_back({i, leaves + i, Rate::from_gbps(100), Time::from_us(1)});
+  }
+  Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
+  ASSERT_TRUE(net.route_table().compact());
+  EXPECT_GT(net.route_table().distinct_port_sets(), 256u);
+  for (int s : {0, 1, leaves})
+    for (int d = 0; d < net.num_nodes(); ++d) {
+      auto [ports, cnt] = net.routes(s, d);
+      ASSERT_EQ(std::vector<uint16_t>(ports, ports + cnt), reference_routes(net, s, d))
+          << "switch " << s << " towards " << d;
+    }
+}
+
 // Memory: the compact table of a k = 16 fat-tree (1,024 hosts, 320 switches) is switches x switches
 // 32-bit set ids, far below the nodes x nodes pairs it replaced (14 MB).
 TEST(Routes, CompactTableGrowsWithSwitchesNotNodes) {
