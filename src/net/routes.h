@@ -6,9 +6,9 @@
 // attachment switch everywhere but at that switch, whose ports towards the host are kept per host. The
 // equal-cost port sets repeat (a leaf has one "all uplinks" set for every remote destination), so each
 // distinct set is stored once and the table holds a set id per (switch, destination switch): in 8 bits
-// when there are at most 256 sets (a fat-tree of any size has a few dozen), in 16 when fewer than 65,536.
-// Other
-// topologies (a host wired to two switches or to another host) fall back to a column per destination node.
+// when there are at most 256 sets (a k-ary fat-tree has a few more than k), in 16 when fewer than 65,536.
+// Other topologies (a host wired to two switches or to another host) fall back to a column per destination
+// node.
 // Both give the same port lists, in port order, as a breadth-first search from each destination node
 // that never forwards through hosts.
 //
