@@ -161,11 +161,6 @@ class Simulator {
   Time lookahead() const { return lookahead_; }
   uint32_t num_partitions() const { return static_cast<uint32_t>(parts_.size()); }
   uint32_t partition_of(uint32_t handler) const { return part_of_.empty() ? 0 : part_of_[handler]; }
-  // The partition whose event runs on this thread, or -1 between windows.
-  int current_partition() const {
-    const Exec* x = tl_exec_;
-    return x && x->sim == this ? static_cast<int>(x->part->id) : -1;
-  }
   // The owner's data for partition `part` (the network's per-partition state), handed back by
   // current_user() while an event of that partition runs: one load on the hot path instead of a look-up.
   void set_partition_user(uint32_t part, void* user) { parts_[part]->user = user; }
