@@ -132,17 +132,12 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
   }
 
   // Most fabrics have few distinct sets: their ids fit 16 bits, a fat-tree's 8.
-  wide_ = sets_.size() > UINT16_MAX;
+  id_bytes_ = sets_.size() <= UINT8_MAX + 1 ? 1 : sets_.size() <= UINT16_MAX ? 2 : 4;
   std::vector<uint8_t>().swap(tiny_);
   std::vector<uint16_t>().swap(narrow_);
-  tiny_ids_ = sets_.size() <= UINT8_MAX + 1;
-  if (tiny_ids_) {
-    tiny_.assign(table_.begin(), table_.end());
-    std::vector<uint32_t>().swap(table_);
-  } else if (!wide_) {
-    narrow_.assign(table_.begin(), table_.end());
-    std::vector<uint32_t>().swap(table_);
-  }
+  if (id_bytes_ == 1) tiny_.assign(table_.begin(), table_.end());
+  if (id_bytes_ == 2) narrow_.assign(table_.begin(), table_.end());
+  if (id_bytes_ != 4) std::vector<uint32_t>().swap(table_);
 
   // Compact form: each attachment switch's ports towards each of its hosts.
   if (compact_) {

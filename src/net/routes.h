@@ -50,7 +50,7 @@ class RouteTable {
       set = d.host_set;
     } else {
       const size_t cell = static_cast<size_t>(node_[sw].row) * columns_ + d.column;
-      set = tiny_ids_ ? tiny_[cell] : wide_ ? table_[cell] : narrow_[cell];
+      set = id_bytes_ == 1 ? tiny_[cell] : id_bytes_ == 2 ? narrow_[cell] : table_[cell];
     }
     const auto [offset, count] = sets_[set];
     return {ports_.data() + offset, static_cast<int>(count)};
@@ -87,11 +87,12 @@ class RouteTable {
     uint32_t host_set = kNone;  // a host's: ports of its attachment switch towards it, else kNone
   };
   std::vector<PerNode> node_;
-  bool wide_ = false;             // more than 65,535 distinct sets: table_, else narrow_ (or tiny_)
-  std::vector<uint32_t> table_;   // rows x columns_ port-set ids
-  std::vector<uint16_t> narrow_;  // the same in 16 bits (half the cache footprint), when they fit
-  bool tiny_ids_ = false;         // at most 256 distinct sets: tiny_, else narrow_ or table_
-  std::vector<uint8_t> tiny_;     // the same in 8 bits (a quarter), when they fit
+  // The rows x columns_ port-set ids, in the narrowest of the three that holds them all (the others are
+  // empty): 1 byte per id (at most 256 sets), 2 (at most 65,535), else 4.
+  int id_bytes_ = 4;
+  std::vector<uint32_t> table_;
+  std::vector<uint16_t> narrow_;
+  std::vector<uint8_t> tiny_;
   std::vector<std::pair<uint32_t, uint32_t>> sets_;  // (offset in ports_, count); set 0 is empty
   std::vector<uint16_t> ports_;
 };
