@@ -54,7 +54,7 @@ void Node::credit_tick() {
       f->pfc_class = static_cast<uint8_t>(prio);
       f->seq = port.credit_freed[prio];
       ++port.stats.resume_sent;
-      port.pfc_q.push(f);
+      port.push_pfc(f);
       kick(port.index);
     }
   }

@@ -1,6 +1,7 @@
 #include "net/host.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "net/network.h"
 #include "net/qp.h"
@@ -33,7 +34,7 @@ void Host::deactivate(uint32_t slot) {
 }
 
 void Host::send_control(Packet* p) {
-  ports_[0].q[p->prio].push(p);
+  ports_[0].push(p->prio, p);
   kick(0);
 }
 
@@ -104,12 +105,13 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
 }
 
 Packet* Host::dequeue(Port& port) {
-  if (!port.pfc_q.empty()) return port.pfc_q.pop();
-  for (int prio = 0; prio < kNumPriorities; ++prio) {
-    if (port.q[prio].empty() || (prio != 0 && port.paused[prio])) continue;
+  if (port.pfc_queued) return port.pop_pfc();
+  for (unsigned m = port.queued; m; m &= m - 1) {  // the non-empty queues, in priority order
+    const int prio = std::countr_zero(m);
+    if (prio != 0 && port.paused[prio]) continue;
     if (!credit_ok(port, prio, port.q[prio].head->size)) continue;
     credit_consume(port, prio, port.q[prio].head->size);
-    return port.q[prio].pop();
+    return port.pop(prio);
   }
   const size_t n = active_.size();
   if (n == 0) return nullptr;
@@ -150,10 +152,7 @@ Packet* Host::dequeue(Port& port) {
 }
 
 bool Host::has_backlog(const Port& port) const {
-  if (!port.pfc_q.empty() || !active_.empty()) return true;
-  for (int prio = 0; prio < kNumPriorities; ++prio)
-    if (!port.q[prio].empty()) return true;
-  return false;
+  return port.pfc_queued || port.queued != 0 || !active_.empty();
 }
 
 void Host::receive(Packet* p, int in_port) {

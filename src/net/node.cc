@@ -107,7 +107,7 @@ void Node::send_pfc(int port_index, int prio, bool pause) {
     ++port.stats.pause_sent;
   else
     ++port.stats.resume_sent;
-  port.pfc_q.push(f);
+  port.push_pfc(f);
   kick(port_index);
 }
 

@@ -52,15 +52,18 @@ struct alignas(64) Port {
   Bytes max_queue_bytes = 0;         // peak egress data-queue occupancy (switches)
   bool paused[kNumPriorities] = {};  // egress paused by the peer's PFC
   uint8_t rr_next = 1;               // switches: the data priority the round robin tries first
-  uint8_t data_mask = 0;             // switches: bit prio set while data queue q[prio] (1..7) holds a packet
-  bool remote = false;               // the peer is in another partition: each packet is an event of the peer
+  // Bit prio set while q[prio] holds a packet (and pfc_queued below while pfc_q does): what the schedulers
+  // test before they touch a queue, whose heads span four more cache lines. Kept by push() and pop().
+  uint8_t queued = 0;
+  bool remote = false;  // the peer is in another partition: each packet is an event of the peer
   // Link events (net/link_events.h): `down` while the link is failed (whatever is sent is lost); `cut`
   // once it has failed at least once (deliveries then check whether the packet was on the wire at cut_at).
   bool down = false;
   bool cut = false;
   bool long_haul = false;  // LinkSpec::long_haul
+  bool pfc_queued = false;
 
-  // --- the queues ---
+  // --- the queues (read them freely; change them only through push/pop below) ---
   PacketQueue pfc_q;              // PFC frames go before anything else
   PacketQueue q[kNumPriorities];  // 0 = control, strict priority; 1..7 data, round robin
 
@@ -88,6 +91,26 @@ struct alignas(64) Port {
   // Tests: on a lossy wire (error_rate > 0), decides each loss instead of error_rate's draws.
   bool (*loss_filter)(const Packet& p, void* ctx) = nullptr;
   void* loss_filter_ctx = nullptr;
+
+  // The queues, through these only (they keep `queued` and `pfc_queued`).
+  void push(int prio, Packet* p) {
+    q[prio].push(p);
+    queued |= static_cast<uint8_t>(1u << prio);
+  }
+  Packet* pop(int prio) {
+    Packet* p = q[prio].pop();
+    if (q[prio].empty()) queued &= static_cast<uint8_t>(~(1u << prio));
+    return p;
+  }
+  void push_pfc(Packet* p) {
+    pfc_q.push(p);
+    pfc_queued = true;
+  }
+  Packet* pop_pfc() {
+    Packet* p = pfc_q.pop();
+    pfc_queued = !pfc_q.empty();
+    return p;
+  }
 };
 
 static_assert(offsetof(Port, error_rate) == 64,

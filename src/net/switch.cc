@@ -57,7 +57,7 @@ void Switch::forward(Packet* p) {
   if (p->prio == 0) {
     // Control traffic: strict priority, never paused, outside PFC accounting [sim].
     if (agent_) agent_->on_control(*p, out);
-    ports_[out].q[0].push(p);
+    ports_[out].push(0, p);
     kick(out);
     return;
   }
@@ -115,7 +115,7 @@ bool Switch::send_to_neighbour(int port, Packet* p) {
   p->dst = pt.peer->id();
   p->in_port = -1;
   ++net_.counters().switch_messages;
-  pt.q[0].push(p);
+  pt.push(0, p);
   if (!in_dequeue_[port]) kick(port);
   return true;
 }

@@ -93,8 +93,7 @@ class Switch : public Node {
   // Puts a data packet in the egress queue of its priority at `out` (after admission or crossing).
   void enqueue_output(Packet* p, int out) {
     Port& port = ports_[out];
-    port.q[p->prio].push(p);
-    port.data_mask |= static_cast<uint8_t>(1u << p->prio);
+    port.push(p->prio, p);
     port.data_bytes += p->size;
     if (port.data_bytes > port.max_queue_bytes) port.max_queue_bytes = port.data_bytes;
   }

@@ -22,15 +22,14 @@ Packet* EgressScheduler::next_data(Port& port) {
   const bool credits = s_.credit_enabled;  // else credit_ok and credit_consume do nothing
   // The non-empty data queues from rr_next up to 7, then from 1: the round robin's order, without
   // touching the queues (four cache lines) that hold nothing.
-  const unsigned mask = port.data_mask & 0xfeu;
+  const unsigned mask = port.queued & 0xfeu;
   const unsigned from = mask & (0xffu << port.rr_next);
   for (unsigned left = from | (mask & ~(0xffu << port.rr_next)) << 8; left; left &= left - 1) {
     const int prio = std::countr_zero(left) & 7;
     if (port.paused[prio]) continue;
     if (credits && !sw_.credit_ok(port, prio, port.q[prio].head->size)) continue;
     port.rr_next = static_cast<uint8_t>(prio == kNumPriorities - 1 ? 1 : prio + 1);
-    Packet* p = port.q[prio].pop();
-    if (port.q[prio].empty()) port.data_mask &= static_cast<uint8_t>(~(1u << prio));
+    Packet* p = port.pop(prio);
     if (credits) sw_.credit_consume(port, prio, p->size);
     port.data_bytes -= p->size;
     return p;

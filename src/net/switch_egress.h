@@ -31,8 +31,8 @@ class EgressScheduler {
 
   // A PFC frame or a control packet of `port`, if any: they go before data.
   static Packet* next_control(Port& port) {
-    if (!port.pfc_q.empty()) return port.pfc_q.pop();
-    if (!port.q[0].empty()) return port.q[0].pop();
+    if (port.pfc_queued) return port.pop_pfc();
+    if (port.queued & 1u) return port.pop(0);
     return nullptr;
   }
   // The next data packet of `port` (round robin over the priorities that may send), taken off its queue
@@ -46,8 +46,8 @@ class EgressScheduler {
   }
   // True when the port has something it may send once the wire is free.
   static bool has_backlog(const Port& port) {
-    if (!port.pfc_q.empty() || !port.q[0].empty()) return true;
-    for (unsigned m = port.data_mask & 0xfeu; m; m &= m - 1)  // the non-empty data queues
+    if (port.pfc_queued || (port.queued & 1u)) return true;
+    for (unsigned m = port.queued & 0xfeu; m; m &= m - 1)  // the non-empty data queues
       if (!port.paused[std::countr_zero(m)]) return true;
     return false;
   }
