@@ -95,6 +95,9 @@ void Network::fail_port(Port& x, const Port& peer) {
   x.down = true;
   x.cut = true;
   x.cut_at = now;
+  // What is on the wire started before now: lost when it arrives. (On a link to another partition the
+  // packets are events of the peer, which checks `cut` instead.)
+  for (Packet* p = x.fl_head; p; p = p->next) p->flags |= Packet::kFlagLost;
   // Across ranks (set_ranks) every rank sees the link go down (routes, monitors); only the node's own
   // rank clears its PFC state.
   if (!is_local_node(x.node->id())) return;

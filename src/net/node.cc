@@ -74,8 +74,11 @@ void Node::deliver_head(Port& port) {
     net_.sim().at_keyed(p->next_arrive, handler_, Simulator::kDeliverySeq + static_cast<uint64_t>(port.index),
                         handler_, deliver_kind(port), reinterpret_cast<uint64_t>(port.fl_head));
   p->next = nullptr;
-  if (port.cut && lost_to_failure(port, p)) [[unlikely]]
+  if (p->flags & Packet::kFlagLost) [[unlikely]] {  // the link failed under it (Network::fail_port)
+    ++net_.counters().link_down_drops;
+    net_.pool().put(p);
     return;
+  }
   ++net_.counters().packet_hops;
   // The neighbour's code runs now: what it schedules has the neighbour as origin, as it would when the
   // packet arrives as its own event (a link to another partition).

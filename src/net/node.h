@@ -57,7 +57,8 @@ struct alignas(64) Port {
   uint8_t queued = 0;
   bool remote = false;  // the peer is in another partition: each packet is an event of the peer
   // Link events (net/link_events.h): `down` while the link is failed (whatever is sent is lost); `cut`
-  // once it has failed at least once (deliveries then check whether the packet was on the wire at cut_at).
+  // once it has failed at least once (packets from another partition then check whether they were on the
+  // wire at cut_at; those on the port's own link are flagged Packet::kFlagLost when it fails).
   bool down = false;
   bool cut = false;
   bool long_haul = false;  // LinkSpec::long_haul
@@ -197,7 +198,7 @@ class Node : public EventHandler {
   void schedule_wake(Port& port, Time t);
   void start_tx(Port& port, Packet* p, Time now);  // now: the caller's net_.now()
   void deliver_head(Port& port);
-  // A packet arriving over `port`'s link (either end) that was on the wire when the link failed, or
+  // A packet arriving from another partition on `port` that was on the wire when the link failed, or
   // arrives while it is down: lost (counted and freed; true).
   bool lost_to_failure(const Port& port, Packet* p);
 
