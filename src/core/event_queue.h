@@ -193,19 +193,21 @@ class EventQueue {
       push_front(e);
     } else if (b - cur_ < kSlots) {
       const size_t slot = b & kMask;
-      uint32_t c = tail_[slot];
-      if (c == 0 || chunks_[c].n == kChunkEvents) {
+      // The slot's last chunk and its count: the push only writes to the chunk (a store that misses the
+      // cache does not hold up what follows; a load of the count there would).
+      uint32_t t = tail_[slot];
+      if (t == 0 || (t & kCountMask) == kChunkEvents) {
         const uint32_t fresh = new_chunk();
-        if (c == 0) {
+        if (t == 0) {
           head_[slot] = fresh;
           occupied_[slot >> 6] |= uint64_t{1} << (slot & 63);
         } else {
-          chunks_[c].next = fresh;
+          chunks_[t >> kCountBits].next = fresh;
         }
-        tail_[slot] = c = fresh;
+        t = fresh << kCountBits;
       }
-      Chunk& k = chunks_[c];
-      k.ev[k.n++] = e;
+      chunks_[t >> kCountBits].ev[t & kCountMask] = e;
+      tail_[slot] = t + 1;
       ++ring_count_;
     } else {
       far_.push(e);
@@ -217,11 +219,12 @@ class EventQueue {
   static constexpr size_t kSlots = 16384;
   static constexpr size_t kMask = kSlots - 1;
   static constexpr uint32_t kChunkEvents = 7;
+  static constexpr uint32_t kCountBits = 3, kCountMask = (1u << kCountBits) - 1;  // holds 0..kChunkEvents
   static constexpr uint32_t kSortedMax = 64;
   static constexpr size_t kNone = ~size_t{0};
+  // A bucket's chunks are full but its last, whose count is in tail_.
   struct alignas(64) Chunk {
     Event ev[kChunkEvents];
-    uint32_t n = 0;
     uint32_t next = 0;  // the bucket's next chunk, or the next free one
   };
 
@@ -235,7 +238,6 @@ class EventQueue {
       c = static_cast<uint32_t>(chunks_.size());
       chunks_.emplace_back();  // grows with the most events the ring has held, then no more
     }
-    chunks_[c].n = 0;
     chunks_[c].next = 0;
     return c;
   }
@@ -281,10 +283,12 @@ class EventQueue {
   // Hands the events of the ring's slot to `take` and frees its chunks.
   template <class Take>
   void take_bucket(size_t slot, Take&& take) {
+    const uint32_t last = tail_[slot] >> kCountBits;
     for (uint32_t c = head_[slot]; c != 0;) {
       Chunk& k = chunks_[c];
-      for (uint32_t i = 0; i < k.n; ++i) take(k.ev[i]);
-      ring_count_ -= k.n;
+      const uint32_t n = c == last ? tail_[slot] & kCountMask : kChunkEvents;
+      for (uint32_t i = 0; i < n; ++i) take(k.ev[i]);
+      ring_count_ -= n;
       const uint32_t next_chunk = k.next;
       k.next = free_;
       free_ = c;
@@ -321,7 +325,7 @@ class EventQueue {
   std::vector<Chunk> chunks_;
   uint32_t free_ = 0;           // first free chunk
   uint32_t head_[kSlots] = {};  // per ring slot: its bucket's first chunk
-  uint32_t tail_[kSlots] = {};  // and last
+  uint32_t tail_[kSlots] = {};  // and last << kCountBits | the events in it (0: the slot is empty)
   uint64_t occupied_[kSlots / 64] = {};
   uint64_t cur_ = 0;  // the current bucket: front_ (or crowd_) holds the events of it and before
   int shift_ = kInitialShift;
