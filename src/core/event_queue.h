@@ -138,10 +138,12 @@ class EventQueue {
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;
 
-  void push(const Event& e) {
-    const uint64_t b = bucket(e);
+  void push(const Event& e) { push(e.key, e.target, e.kind, e.arg); }
+  // The same, from the fields (the hot path: no Event in memory to copy, core/simulator.h).
+  void push(unsigned __int128 key, uint32_t target, uint32_t kind, uint64_t arg) {
+    const uint64_t b = bucket_of(key);
     if (size_++ == 0) cur_ = b;  // an empty queue starts its calendar at the event
-    place(e, b);
+    place(key, target, kind, arg, b);
   }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
@@ -167,9 +169,10 @@ class EventQueue {
  private:
   // Adds an event of the current bucket (or an earlier one): to the sorted array, or to the heap once the
   // array is full, and then until the heap is drained.
-  void push_front(const Event& e) {
+  void push_front(const Event& e) { push_front(e.key, e.target, e.kind, e.arg); }
+  void push_front(unsigned __int128 key, uint32_t target, uint32_t kind, uint64_t arg) {
     if (!crowd_.empty()) {
-      crowd_.push(e);
+      crowd_.push(Event{key, target, kind, arg});
       return;
     }
     if (end_ == kSortedMax && first_ != 0) {  // room at the start: move the events there
@@ -179,18 +182,24 @@ class EventQueue {
     } else if (end_ == kSortedMax) {
       for (uint32_t i = first_; i < end_; ++i) crowd_.push(front_[i]);
       first_ = end_ = 0;
-      crowd_.push(e);
+      crowd_.push(Event{key, target, kind, arg});
       return;
     }
     // Insertion from the back: the events come in runs of increasing time, so this moves only a few.
     uint32_t i = end_++;
-    for (; i > first_ && e.key < front_[i - 1].key; --i) front_[i] = front_[i - 1];
-    front_[i] = e;
+    for (; i > first_ && key < front_[i - 1].key; --i) front_[i] = front_[i - 1];
+    store(front_[i], key, target, kind, arg);
+  }
+  static void store(Event& to, unsigned __int128 key, uint32_t target, uint32_t kind, uint64_t arg) {
+    to.key = key;
+    to.target = target;
+    to.kind = kind;
+    to.arg = arg;
   }
   // Puts the event of bucket `b` in the current bucket, the ring or far_.
-  void place(const Event& e, uint64_t b) {
+  void place(unsigned __int128 key, uint32_t target, uint32_t kind, uint64_t arg, uint64_t b) {
     if (b <= cur_) {
-      push_front(e);
+      push_front(key, target, kind, arg);
     } else if (b - cur_ < kSlots) {
       const size_t slot = b & kMask;
       // The slot's last chunk and its count: the push only writes to the chunk (a store that misses the
@@ -206,11 +215,11 @@ class EventQueue {
         }
         t = fresh << kCountBits;
       }
-      chunks_[t >> kCountBits].ev[t & kCountMask] = e;
+      store(chunks_[t >> kCountBits].ev[t & kCountMask], key, target, kind, arg);
       tail_[slot] = t + 1;
       ++ring_count_;
     } else {
-      far_.push(e);
+      far_.push(Event{key, target, kind, arg});
     }
   }
   static constexpr int kMinShift = 6, kMaxShift = 20, kInitialShift = 8;  // 64 ps .. 1 us; 256 ps
@@ -228,7 +237,8 @@ class EventQueue {
     uint32_t next = 0;  // the bucket's next chunk, or the next free one
   };
 
-  uint64_t bucket(const Event& e) const { return static_cast<uint64_t>(e.t_ps()) >> shift_; }
+  uint64_t bucket(const Event& e) const { return bucket_of(e.key); }
+  uint64_t bucket_of(unsigned __int128 key) const { return static_cast<uint64_t>(key >> 64) >> shift_; }
 
   uint32_t new_chunk() {
     uint32_t c = free_;
@@ -278,7 +288,7 @@ class EventQueue {
     const uint64_t end_ps = (cur_ + 1) << shift_;
     shift_ = shift;
     cur_ = (end_ps - 1) >> shift_;
-    for (const Event& e : scratch_) place(e, bucket(e));
+    for (const Event& e : scratch_) place(e.key, e.target, e.kind, e.arg, bucket(e));
   }
   // Hands the events of the ring's slot to `take` and frees its chunks.
   template <class Take>

@@ -114,7 +114,7 @@ class Simulator {
     const Exec* x = tl_exec_;
     if (x && x->sim == this) {
       EventHandler* o = x->part->ctx;
-      route(*x->part, Event{key(t, o->id_, o->seq_++), target, kind, arg});
+      route(*x->part, key(t, o->id_, o->seq_++), target, kind, arg);
     } else {
       post(Event{key(t, 0, coord_seq_++), target, kind, arg});
     }
@@ -123,12 +123,11 @@ class Simulator {
   // An event with an explicit origin and sequence (deliveries: origin the sending node, sequence
   // kDeliverySeq + port; flow starts: origin 0). From a running event or from the coordinator.
   void at_keyed(Time t, uint32_t origin, uint64_t seq, uint32_t target, uint32_t kind, uint64_t arg) {
-    const Event e{key(t, origin, seq), target, kind, arg};
     const Exec* x = tl_exec_;
     if (x && x->sim == this)
-      route(*x->part, e);
+      route(*x->part, key(t, origin, seq), target, kind, arg);
     else
-      post(e);
+      post(Event{key(t, origin, seq), target, kind, arg});
   }
   // Makes `h` the origin of the events scheduled until the returned previous origin is restored (a node
   // delivering a packet to its neighbour runs the neighbour's code).
@@ -276,14 +275,18 @@ class Simulator {
   };
   static inline thread_local Exec* tl_exec_ = nullptr;
 
-  void route(Partition& p, const Event& e) {
-    const uint32_t dp = part_of_.empty() ? 0 : part_of_[e.target];
+  // The event's fields travel in registers down to the queue's store (EventQueue::push): an Event built in
+  // memory by the caller and copied by the callee in wider loads than its stores would wait for those stores
+  // to reach the cache (no store forwarding), behind every store before them.
+  void route(Partition& p, unsigned __int128 key, uint32_t target, uint32_t kind, uint64_t arg) {
+    const uint32_t dp = part_of_.empty() ? 0 : part_of_[target];
     if (dp == p.id) {
-      push_local(p, e);
+      if (kind & kBackground) ++p.background;
+      p.q.push(key, target, kind, arg);
     } else {
-      p.outbox[p.window][dp].push_back(e);
-      p.out_min[p.window] = std::min(p.out_min[p.window], Time{e.t_ps()});
-      if (!(e.kind & kBackground)) ++p.out_foreground[p.window];
+      p.outbox[p.window][dp].push_back(Event{key, target, kind, arg});
+      p.out_min[p.window] = std::min(p.out_min[p.window], Time{static_cast<int64_t>(key >> 64)});
+      if (!(kind & kBackground)) ++p.out_foreground[p.window];
       ++p.stats.mailbox_events;
     }
   }
