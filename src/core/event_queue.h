@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <vector>
 
 #include "core/time.h"
@@ -245,6 +246,7 @@ class EventQueue {
     if (c != 0) {
       free_ = chunks_[c].next;
     } else {
+      if (chunks_.size() >> (32 - kCountBits)) throw std::length_error("event calendar: too many chunks");
       c = static_cast<uint32_t>(chunks_.size());
       chunks_.emplace_back();  // grows with the most events the ring has held, then no more
     }
