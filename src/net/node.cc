@@ -34,8 +34,7 @@ void Node::start_tx(Port& port, Packet* p, Time now) {
   port.tx_bytes += p->size;
   ++port.tx_packets;
   if (port.down) [[unlikely]] {  // a failed link: what is sent is lost (PFC frames too, uncounted)
-    ++net_.counters().link_down_drops;
-    net_.pool().put(p);
+    lose_to_failure(p);
     return;
   }
   if (p->type == PktType::kPfc && !(p->flags & Packet::kFlagCredit)) {
@@ -75,8 +74,7 @@ void Node::deliver_head(Port& port) {
                         handler_, deliver_kind(port), reinterpret_cast<uint64_t>(port.fl_head));
   p->next = nullptr;
   if (p->flags & Packet::kFlagLost) [[unlikely]] {  // the link failed under it (Network::fail_port)
-    ++net_.counters().link_down_drops;
-    net_.pool().put(p);
+    lose_to_failure(p);
     return;
   }
   ++net_.counters().packet_hops;
@@ -91,9 +89,13 @@ void Node::deliver_head(Port& port) {
 bool Node::lost_to_failure(const Port& port, Packet* p) {
   const Time ser = port.ps_per_byte ? Time{int64_t{p->size} * port.ps_per_byte} : tx_time(p->size, port.rate);
   if (!port.down && p->t_arrive - port.delay - ser >= port.cut_at) return false;
+  lose_to_failure(p);
+  return true;
+}
+
+void Node::lose_to_failure(Packet* p) {
   ++net_.counters().link_down_drops;
   net_.pool().put(p);
-  return true;
 }
 
 void Node::send_pfc(int port_index, int prio, bool pause) {

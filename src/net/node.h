@@ -201,6 +201,7 @@ class Node : public EventHandler {
   // A packet arriving from another partition on `port` that was on the wire when the link failed, or
   // arrives while it is down: lost (counted and freed; true).
   bool lost_to_failure(const Port& port, Packet* p);
+  void lose_to_failure(Packet* p);  // counts the packet as lost on a failed link and frees it
 
   Network& net_;
   int id_;
