@@ -9,17 +9,19 @@
 // speed-up over one thread, the share of thread time spent waiting at window barriers and the partitions'
 // balance (largest partition's events over the mean): docs/parallel.md.
 //
-// Usage: bench_scaling --help (kUsage below). An older build given as --rocesim gives the "before" figures.
+// Usage: bench_scaling --help. An older build given as --rocesim gives the "before" figures.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,15 +30,6 @@
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr const char* kUsage =
-    "Usage: bench_scaling [--rocesim PATH] [--cases k8,k16,k24,k32,fat320] [--arrivals-us US] [--csv FILE]\n"
-    "                     [--threads 1,2,0]\n"
-    "  --rocesim      the binary to measure (default: the rocesim beside this benchmark)\n"
-    "  --cases        k-ary fat-trees kN (N even) and fat320, the ns-3 simulator's 320-host fat-tree\n"
-    "  --arrivals-us  flow arrivals of the kN cases (default 500); fat320 uses 5,000\n"
-    "  --csv          where the table goes as CSV (default scaling.csv)\n"
-    "  --threads      thread counts per case (0: every core; default 1)\n";
 
 struct Case {
   std::string name;
@@ -109,50 +102,47 @@ Measured run(const std::string& rocesim, const Case& c, const fs::path& scratch,
 
 int main(int argc, char** argv) {
   std::string rocesim = (fs::path(argv[0]).parent_path() / "rocesim").string();
-  std::string cases = "k8,k16,k24,k32,fat320";
+  std::vector<std::string> cases = {"k8", "k16", "k24", "k32", "fat320"};
   std::string csv = "scaling.csv";
   double arrivals_us = 500;
-  std::string thread_list = "1";
-  for (int i = 1; i < argc; i += 2) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::printf("%s", kUsage);
-      return 0;
-    }
-    if (i + 1 == argc) {
-      std::fprintf(stderr, "bench_scaling: option '%s' needs a value\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-    if (a == "--rocesim")
-      rocesim = argv[i + 1];
-    else if (a == "--cases")
-      cases = argv[i + 1];
-    else if (a == "--csv")
-      csv = argv[i + 1];
-    else if (a == "--arrivals-us")
-      arrivals_us = std::stod(argv[i + 1]);
-    else if (a == "--threads")
-      thread_list = argv[i + 1];
-    else {
-      std::fprintf(stderr, "bench_scaling: unknown option '%s'\n%s", a.c_str(), kUsage);
-      return 2;
-    }
+  std::vector<int> thread_counts = {1};
+  CLI::App app{"bench_scaling: speed and peak memory of rocesim against fabric size"};
+  app.add_option("--rocesim", rocesim, "the binary to measure (default: the rocesim beside this benchmark)");
+  app.add_option("--cases", cases,
+                 "k-ary fat-trees kN (N even, 2 to 64) and fat320, the ns-3 simulator's 320-host fat-tree")
+      ->delimiter(',')
+      ->check([](const std::string& n) -> std::string {
+        if (n == "fat320") return "";
+        int k = 0;
+        const auto [end, ec] =
+            std::from_chars(n.data() + std::min<size_t>(1, n.size()), n.data() + n.size(), k);
+        if (n.size() > 1 && n[0] == 'k' && ec == std::errc() && end == n.data() + n.size() && k >= 2 &&
+            k <= 64 && k % 2 == 0)
+          return "";
+        return "expected kN (N even, 2 to 64) or fat320, e.g. --cases k8,k16,fat320";
+      })
+      ->capture_default_str();
+  app.add_option("--arrivals-us", arrivals_us, "flow arrivals of the kN cases; fat320 uses 5,000")
+      ->check(CLI::Range(1.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--csv", csv, "where the table goes as CSV")->capture_default_str();
+  app.add_option("--threads", thread_counts, "thread counts per case, e.g. 1,2,0 (0: every core)")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
   }
   std::vector<Case> run_list;
-  std::stringstream names(cases);
-  for (std::string n; std::getline(names, n, ',');) {
+  for (const std::string& n : cases) {
     if (n == "fat320")
       run_list.push_back({"fat320", "kind = \"fat_tree_3tier\"\n", 320, 5000});
-    else if (n.size() > 1 && n[0] == 'k')
+    else
       run_list.push_back(fat_tree_case(std::stoi(n.substr(1)), arrivals_us));
-    else {
-      std::fprintf(stderr, "bench_scaling: unknown case '%s' (expected kN or fat320)\n", n.c_str());
-      return 2;
-    }
   }
-  std::vector<int> thread_counts;
-  std::stringstream tl(thread_list);
-  for (std::string t; std::getline(tl, t, ',');) thread_counts.push_back(std::stoi(t));
   const fs::path scratch = fs::temp_directory_path() / fmt::format("rocesim_scaling_{}", ::getpid());
   fs::create_directories(scratch);
   std::ofstream out(csv);
