@@ -281,8 +281,7 @@ class Simulator {
   void route(Partition& p, unsigned __int128 key, uint32_t target, uint32_t kind, uint64_t arg) {
     const uint32_t dp = part_of_.empty() ? 0 : part_of_[target];
     if (dp == p.id) {
-      if (kind & kBackground) ++p.background;
-      p.q.push(key, target, kind, arg);
+      push_local(p, key, target, kind, arg);
     } else {
       p.outbox[p.window][dp].push_back(Event{key, target, kind, arg});
       p.out_min[p.window] = std::min(p.out_min[p.window], Time{static_cast<int64_t>(key >> 64)});
@@ -290,10 +289,11 @@ class Simulator {
       ++p.stats.mailbox_events;
     }
   }
-  void push_local(Partition& p, const Event& e) {
-    if (e.kind & kBackground) ++p.background;
-    p.q.push(e);
+  void push_local(Partition& p, unsigned __int128 key, uint32_t target, uint32_t kind, uint64_t arg) {
+    if (kind & kBackground) ++p.background;
+    p.q.push(key, target, kind, arg);
   }
+  void push_local(Partition& p, const Event& e) { push_local(p, e.key, e.target, e.kind, e.arg); }
   // From the coordinator (between windows or before the run): straight into the target's queue. Every
   // rank's coordinator posts the same events; each keeps those of its own partitions.
   void post(const Event& e) {

@@ -138,8 +138,8 @@ TEST(Routes, MoreThan256SetsUseWiderIds) {
     }
 }
 
-// Memory: the compact table of a k = 16 fat-tree (1,024 hosts, 320 switches) is switches x switches
-// 32-bit set ids, far below the nodes x nodes pairs it replaced (14 MB).
+// Memory: the compact table of a k = 16 fat-tree (1,024 hosts, 320 switches) is switches x switches set ids
+// (at most 4 bytes each; a fat-tree's take 1), far below the nodes x nodes pairs it replaced (14 MB).
 TEST(Routes, CompactTableGrowsWithSwitchesNotNodes) {
   FatTreeParams p;
   p.k = 16;
