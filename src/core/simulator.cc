@@ -125,10 +125,7 @@ void Simulator::run_partition(Partition& p, Time end) {
       if (!q.empty() && (q.top().kind & kArgIsAddress)) {
         const Event& next = q.top();
         __builtin_prefetch(reinterpret_cast<const void*>(next.arg));
-        if (next.target < tables_.size() && tables_[next.target].base)
-          __builtin_prefetch(tables_[next.target].base +
-                             static_cast<size_t>((next.kind & ~(kArgIsAddress | kBackground)) >> 8) *
-                                 tables_[next.target].stride);
+        __builtin_prefetch(handlers_[next.target]);
       }
       if (e.kind & kBackground) --p.background;
       p.now = Time{e.t_ps()};

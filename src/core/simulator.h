@@ -72,7 +72,8 @@ class Coordinator {
 class Simulator {
  public:
   // An event kind with this bit set carries in `arg` the address of the data its handler will touch first:
-  // the loop prefetches it while the event before it runs, so that the cache miss overlaps that work.
+  // the loop prefetches it, and the handler object, while the event before it runs, so that the cache
+  // misses overlap that work.
   static constexpr uint32_t kArgIsAddress = 1u << 31;
   // An event kind with this bit set is background (a periodic timer that only observes or adjusts): it
   // never keeps an otherwise idle run going. The bit is cleared before the handler sees the kind.
@@ -98,12 +99,6 @@ class Simulator {
   }
   uint32_t num_handlers() const { return static_cast<uint32_t>(handlers_.size()); }
   uint32_t home_of(uint32_t h) const { return home_[h]; }
-  // Handler `h`'s records (e.g. a node's ports): for its kArgIsAddress events, the record numbered by bits
-  // 8..29 of the kind is prefetched too. `base` must stay valid for the simulator's life.
-  void set_record_table(uint32_t h, const void* base, size_t stride) {
-    if (tables_.size() <= h) tables_.resize(h + 1);
-    tables_[h] = {static_cast<const char*>(base), stride};
-  }
 
   // The time of the running event (its partition's clock), or of the last barrier between windows.
   Time now() const {
@@ -316,11 +311,6 @@ class Simulator {
 
   std::vector<EventHandler*> handlers_;
   std::vector<uint32_t> home_;
-  struct RecordTable {
-    const char* base = nullptr;
-    size_t stride = 0;
-  };
-  std::vector<RecordTable> tables_;
   std::vector<std::unique_ptr<Partition>> parts_;
   std::vector<uint32_t> part_of_;  // per handler; empty: one partition
   std::vector<BarrierTask*> tasks_;

@@ -95,9 +95,9 @@ void Network::fail_port(Port& x, const Port& peer) {
   x.down = true;
   x.cut = true;
   x.cut_at = now;
-  // What is on the wire started before now: lost when it arrives. (On a link to another partition the
-  // packets are events of the peer, which checks `cut` instead.)
-  for (Packet* p = x.fl_head; p; p = p->next) p->flags |= Packet::kFlagLost;
+  // What is on the wire started before now: lost when it arrives (the arrival checks `cut` and cut_at at
+  // the receiving end, Node::lost_to_failure).
+  x.node->any_cut_ = true;
   // Across ranks (set_ranks) every rank sees the link go down (routes, monitors); only the node's own
   // rank clears its PFC state.
   if (!is_local_node(x.node->id())) return;

@@ -82,6 +82,7 @@ void Network::build_nodes() {
       x.index = index;
       x.peer = &peer;
       x.peer_port = peer_port;
+      x.peer_handler = peer.handler();
       x.rate = l.rate;
       x.delay = l.delay;
       x.error_rate = l.error_rate;
@@ -93,9 +94,6 @@ void Network::build_nodes() {
     wire(a.ports_.back(), a, pa, b, pb);
     wire(b.ports_.back(), b, pb, a, pa);
   }
-  // A delivery event names its port in its kind: the loop prefetches that port with the packet.
-  for (auto& node : nodes_)
-    if (!node->ports_.empty()) sim_.set_record_table(node->handler(), node->ports_.data(), sizeof(Port));
   // Host speed for per-speed switch settings: the fastest host link.
   Rate host_rate = sw_.host_rate;
   Rate fastest{0};
@@ -365,8 +363,6 @@ void Network::partition_fabric() {
   for (uint32_t h = 1; h < sim_.num_handlers(); ++h)
     if (parts > 1 && sim_.home_of(h) == 0 && !is_node_handler(h))
       throw std::logic_error("a handler without a home node in a run over several partitions");
-  for (auto& node : nodes_)
-    for (Port& p : node->ports_) p.remote = part_of_node_[node->id()] != part_of_node_[p.peer->id()];
   while (parts_.size() < parts) parts_.push_back(std::make_unique<NetPartition>());
   sim_.partition(part_of_handler, parts, lookahead, threads_);
   for (uint32_t i = 0; i < parts; ++i) sim_.set_partition_user(i, parts_[i].get());

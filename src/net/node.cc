@@ -49,41 +49,9 @@ void Node::start_tx(Port& port, Packet* p, Time now) {
     net_.pool().put(p);
     return;
   }
-  const uint64_t seq = Simulator::kDeliverySeq + static_cast<uint64_t>(port.index);
-  if (port.remote) {
-    net_.sim().at_keyed(p->t_arrive, handler_, seq, port.peer->handler(), arrive_kind(port.peer_port),
-                        reinterpret_cast<uint64_t>(p));
-  } else if (port.fl_tail) {
-    port.fl_tail->next = p;
-    port.fl_tail->next_arrive = p->t_arrive;
-    port.fl_tail = p;
-  } else {
-    port.fl_head = port.fl_tail = p;
-    net_.sim().at_keyed(p->t_arrive, handler_, seq, handler_, deliver_kind(port),
-                        reinterpret_cast<uint64_t>(p));
-  }
-}
-
-void Node::deliver_head(Port& port) {
-  Packet* p = port.fl_head;
-  port.fl_head = p->next;
-  if (!port.fl_head)
-    port.fl_tail = nullptr;
-  else
-    net_.sim().at_keyed(p->next_arrive, handler_, Simulator::kDeliverySeq + static_cast<uint64_t>(port.index),
-                        handler_, deliver_kind(port), reinterpret_cast<uint64_t>(port.fl_head));
-  p->next = nullptr;
-  if (p->flags & Packet::kFlagLost) [[unlikely]] {  // the link failed under it (Network::fail_port)
-    lose_to_failure(p);
-    return;
-  }
-  ++net_.counters().packet_hops;
-  // The neighbour's code runs now: what it schedules has the neighbour as origin, as it would when the
-  // packet arrives as its own event (a link to another partition).
-  Node* peer = port.peer;
-  EventHandler* prev = net_.sim().switch_origin(peer);
-  peer->receive(p, port.peer_port);
-  net_.sim().switch_origin(prev);
+  // Its arrival is an event of the peer (in whichever partition): the sending port is not touched again.
+  net_.sim().at_keyed(p->t_arrive, handler_, Simulator::kDeliverySeq + static_cast<uint64_t>(port.index),
+                      port.peer_handler, arrive_kind(port.peer_port), reinterpret_cast<uint64_t>(p));
 }
 
 bool Node::lost_to_failure(const Port& port, Packet* p) {
@@ -144,18 +112,14 @@ void Node::handle_pfc(Packet* p, int in_port) {
 }
 
 void Node::on_event(uint32_t kind, uint64_t arg) {
-  // A delivery: the port in the kind, the packet (only a prefetch hint here) in arg.
+  // An arrival: the port in the kind, the packet in arg.
   if (kind & Simulator::kArgIsAddress) {
     const int port = static_cast<int>((kind & ~Simulator::kArgIsAddress) >> 8);
-    if ((kind & 0xff) == kDeliver) {
-      deliver_head(ports_[port]);
-    } else {
-      Packet* p = reinterpret_cast<Packet*>(arg);
-      if (ports_[port].cut && lost_to_failure(ports_[port], p)) [[unlikely]]
-        return;
-      ++net_.counters().packet_hops;
-      receive(p, port);
-    }
+    Packet* p = reinterpret_cast<Packet*>(arg);
+    if (any_cut_ && ports_[port].cut && lost_to_failure(ports_[port], p)) [[unlikely]]
+      return;
+    ++net_.counters().packet_hops;
+    receive(p, port);
     return;
   }
   switch (kind) {

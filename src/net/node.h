@@ -1,6 +1,6 @@
 // A node (host or switch) and its ports. A port owns its egress queues, its PFC paused state
-// (set by frames from the peer) and the one-way link towards the peer: packets on the link sit in an
-// in-order list, so a link only ever has one delivery event pending (for its head).
+// (set by frames from the peer) and the one-way link towards the peer: each packet on the link is an event
+// of the peer, at the time its last bit arrives.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -26,26 +26,26 @@ struct PortStats {
   uint64_t ecn_marked = 0;
 };
 
-// Laid out for the cache: the first line holds what moving a packet across the link touches (start_tx,
-// deliver_head, kick), the second the egress scheduler's state with the two counters every packet updates,
-// the third the PFC and control queues; the data queues follow, statistics and credit state come last.
+// Laid out for the cache: the first line holds what putting a packet on the link touches (start_tx, kick),
+// the second the egress scheduler's state with the counters every packet updates, the third the PFC and
+// control queues; the data queues follow, statistics and credit state come last. Receiving a packet does
+// not touch the port it arrives on.
 struct alignas(64) Port {
   // --- the link (one cache line) ---
-  Packet* fl_head = nullptr;  // packets on the link, in order of arrival
-  Packet* fl_tail = nullptr;
   Node* peer = nullptr;
   int peer_port = -1;
   int index = 0;
+  uint32_t peer_handler = 0;  // peer->handler(): the target of the packets' arrival events
   Time delay;
   Time busy_until;               // the wire is busy until then
   Time next_wake = Time::max();  // earliest pending transmit-attempt event
   Rate rate;
-
-  // --- the egress scheduler (one cache line) ---
-  double error_rate = 0;
   // tx_time(size, rate) = size x ps_per_byte when the rate divides 8e12 bit-ps (every Ethernet rate): an
   // integer product on the hot path instead of long double arithmetic; 0 when it does not.
   int64_t ps_per_byte = 0;
+
+  // --- the egress scheduler (one cache line) ---
+  double error_rate = 0;
   Bytes tx_bytes = 0;                // cumulative bytes sent (INT txBytes)
   Bytes data_bytes = 0;              // bytes queued in data queues 1..7
   uint64_t tx_packets = 0;           // packets put on the wire
@@ -55,17 +55,15 @@ struct alignas(64) Port {
   // Bit prio set while q[prio] holds a packet (and pfc_queued below while pfc_q does): what the schedulers
   // test before they touch a queue, whose heads span four more cache lines. Kept by push() and pop().
   uint8_t queued = 0;
-  bool remote = false;  // the peer is in another partition: each packet is an event of the peer
   // Link events (net/link_events.h): `down` while the link is failed (whatever is sent is lost); `cut`
-  // once it has failed at least once (packets from another partition then check whether they were on the
-  // wire at cut_at; those on the port's own link are flagged Packet::kFlagLost when it fails).
+  // once it has failed at least once (an arriving packet then checks whether it was on the wire at cut_at).
   bool down = false;
   bool cut = false;
   bool long_haul = false;  // LinkSpec::long_haul
   bool pfc_queued = false;
 
   // --- the queues (read them freely; change them only through push/pop below) ---
-  PacketQueue pfc_q;              // PFC frames go before anything else
+  alignas(64) PacketQueue pfc_q;  // PFC frames go before anything else
   PacketQueue q[kNumPriorities];  // 0 = control, strict priority; 1..7 data, round robin
 
   Node* node = nullptr;
@@ -121,14 +119,10 @@ static_assert(offsetof(Port, pfc_q) == 128,
 
 class Node : public EventHandler {
  public:
-  // Events of a node. A delivery (the head packet of a port's link reaches the peer) is kind
-  // deliver_kind(port), with the packet's address as arg (Simulator::kArgIsAddress). On a link to another
-  // partition every packet is an event of the receiving node instead, arrive_kind(its port).
-  // Both have the key (arrival time, sending node, Simulator::kDeliverySeq + sending port).
-  enum EventKind : uint32_t { kTxAttempt = 0, kDeliver = 1, kCreditTick = 2, kArrive = 3, kNodeKinds = 4 };
-  static uint32_t deliver_kind(const Port& port) {
-    return Simulator::kArgIsAddress | kDeliver | (static_cast<uint32_t>(port.index) << 8);
-  }
+  // Events of a node. A packet reaching the node is an event of it, kind arrive_kind(the port it arrives
+  // on), with the packet's address as arg (Simulator::kArgIsAddress), keyed (arrival time, sending node,
+  // Simulator::kDeliverySeq + sending port): the same key whichever partition the sender runs in.
+  enum EventKind : uint32_t { kTxAttempt = 0, kCreditTick = 2, kArrive = 3, kNodeKinds = 4 };
   static uint32_t arrive_kind(int in_port) {
     return Simulator::kArgIsAddress | kArrive | (static_cast<uint32_t>(in_port) << 8);
   }
@@ -197,15 +191,16 @@ class Node : public EventHandler {
 
   void schedule_wake(Port& port, Time t);
   void start_tx(Port& port, Packet* p, Time now);  // now: the caller's net_.now()
-  void deliver_head(Port& port);
-  // A packet arriving from another partition on `port` that was on the wire when the link failed, or
-  // arrives while it is down: lost (counted and freed; true).
+  // A packet arriving on `port` that was on the wire when the link failed, or arrives while it is down:
+  // lost (counted and freed; true).
   bool lost_to_failure(const Port& port, Packet* p);
   void lose_to_failure(Packet* p);  // counts the packet as lost on a failed link and frees it
 
   Network& net_;
   int id_;
   const bool credits_;  // SwitchSettings::credit_enabled (credit-based flow control, net/credit.h)
+  // A link of this node has failed at least once (Port::cut): arrivals check their port only then.
+  bool any_cut_ = false;
   uint32_t handler_ = 0;
   std::vector<Port> ports_;
 };

@@ -51,7 +51,6 @@ struct alignas(64) Packet {
   uint32_t qp = 0;        // flow slot the packet belongs to
   uint32_t qp_tag = 0;    // low 32 bits of the flow id (detects stale slots)
   int64_t seq = 0;        // data: first payload byte offset; ACK/NACK: next expected byte
-  Time next_arrive;       // on a link: t_arrive of `next`, so that delivering this packet need not touch it
   // --- the rest ---
   uint32_t payload = 0;   // payload bytes (data)
   uint8_t pfc_class = 0;  // PFC frame: the priority paused or resumed
@@ -73,7 +72,6 @@ struct alignas(64) Packet {
   static constexpr uint8_t kFlagLast = 8;        // data: last packet of the flow
   static constexpr uint8_t kFlagCredit = 16;     // kPfc frame that is a credit update (seq = freed bytes)
   static constexpr uint8_t kFlagSack = 32;       // ACK: selective ACK of the data packet at sack_seq
-  static constexpr uint8_t kFlagLost = 64;       // on a link that failed under it: lost when it arrives
   static constexpr uint8_t kFlagSwitchMsg =
       128;  // kCtrl frame between neighbour switches (never reaches a host)
 };
