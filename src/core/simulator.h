@@ -124,15 +124,6 @@ class Simulator {
     else
       post(Event{key(t, origin, seq), target, kind, arg});
   }
-  // Makes `h` the origin of the events scheduled until the returned previous origin is restored (a node
-  // delivering a packet to its neighbour runs the neighbour's code).
-  EventHandler* switch_origin(EventHandler* h) {
-    const Exec* x = tl_exec_;
-    if (!x || x->sim != this) return nullptr;
-    EventHandler* prev = x->part->ctx;
-    x->part->ctx = h;
-    return prev;
-  }
   EventHandler* handler(uint32_t id) const { return handlers_[id]; }
   // The handler whose code runs now (the origin of what it schedules), or 0 between windows.
   uint32_t running_handler() const {
