@@ -325,6 +325,12 @@ class EventQueue {
     if (slot != kNone && slot == (cur_ & kMask)) {
       take_bucket(slot, [this](const Event& e) { push_front(e); });
       occupied_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
+      // The next bucket's first chunk was written a link's delay ago: fetch it while this bucket runs.
+      if (ring_count_ != 0) {
+        const size_t after = next_occupied_slot();
+        const char* c = reinterpret_cast<const char*>(&chunks_[head_[after]]);
+        for (size_t off = 0; off < sizeof(Chunk); off += 64) __builtin_prefetch(c + off);
+      }
     }
     while (!far_.empty() && bucket(far_.top()) <= cur_) push_front(far_.pop());
   }
