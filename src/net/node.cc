@@ -29,6 +29,7 @@ void Node::kick(int port_index) {
 void Node::start_tx(Port& port, Packet* p, Time now) {
   port.busy_until =
       now + (port.ps_per_byte ? Time{int64_t{p->size} * port.ps_per_byte} : tx_time(p->size, port.rate));
+  p->t_sent = now;
   p->t_arrive = port.busy_until + port.delay;
   p->next = nullptr;
   port.tx_bytes += p->size;
@@ -55,8 +56,7 @@ void Node::start_tx(Port& port, Packet* p, Time now) {
 }
 
 bool Node::lost_to_failure(const Port& port, Packet* p) {
-  const Time ser = port.ps_per_byte ? Time{int64_t{p->size} * port.ps_per_byte} : tx_time(p->size, port.rate);
-  if (!port.down && p->t_arrive - port.delay - ser >= port.cut_at) return false;
+  if (!port.down && p->t_sent >= port.cut_at) return false;
   lose_to_failure(p);
   return true;
 }

@@ -51,6 +51,7 @@ struct alignas(64) Packet {
   uint32_t qp = 0;        // flow slot the packet belongs to
   uint32_t qp_tag = 0;    // low 32 bits of the flow id (detects stale slots)
   int64_t seq = 0;        // data: first payload byte offset; ACK/NACK: next expected byte
+  Time t_sent;            // when its transmission began on the link it is on (link failures)
   // --- the rest ---
   uint32_t payload = 0;   // payload bytes (data)
   uint8_t pfc_class = 0;  // PFC frame: the priority paused or resumed
