@@ -11,12 +11,15 @@
 #include <vector>
 
 #include "app/run.h"
+#include "cc/none.h"
 #include "config/scenario.h"
 #include "file_util.h"
 #include "net/network.h"
 #include "net/path_select.h"
 #include "net/switch.h"
 #include "test_util.h"
+#include "topo/builders.h"
+#include "workload/flow_file.h"
 
 namespace rocesim {
 namespace {
@@ -433,6 +436,33 @@ TEST(LinkEvents, ScenarioShowsTheFailureInItsOutputs) {
 
 namespace rocesim {
 namespace {
+
+// A packet on the wire when its link fails is lost, even when the link got faster while it was on the wire
+// and is up again when it arrives: the loss is decided by when its transmission began, not worked back from
+// its arrival at the new rate (which would place its start after the failure).
+TEST(LinkEvents, PacketOnTheWireIsLostAfterARateChange) {
+  using A = LinkEvent::Action;
+  auto net = std::make_unique<Network>(dumbbell({.senders = 1, .receivers = 1}), SwitchSettings{},
+                                       NicSettings{}, 1, std::make_unique<NoCc>());
+  const int host = 0, sw = net->node(0).port(0).peer->id();
+  // The first packet (about 1 KB at 100 Gb/s: 80 ns on the wire, arriving after 1 us) leaves at 0.
+  auto event = [&](int64_t ns, A action) {
+    LinkEvent e;
+    e.at = Time::from_ns(ns);
+    e.a = host;
+    e.b = sw;
+    e.action = action;
+    return e;
+  };
+  std::vector<LinkEvent> events = {event(10, A::kRate), event(20, A::kDown), event(30, A::kUp)};
+  events[0].rate = Rate::from_gbps(400);
+  net->set_link_events(events);
+  InlineFlows flows({test::flow(host, 1, 1000)});
+  net->set_flow_source(&flows);
+  net->run(Time::from_ms(20));
+  EXPECT_EQ(net->stats().link_down_drops, 1u);
+  EXPECT_TRUE(net->all_flows_done());  // resent after the timeout
+}
 
 // A link that fails while its egress is paused: the pause ends with the failure (a link_down row of that
 // priority in pfc.csv, its duration counted in the paused time, which stays the ports' own), the checks on
