@@ -31,7 +31,6 @@ void Node::start_tx(Port& port, Packet* p, Time now) {
       now + (port.ps_per_byte ? Time{int64_t{p->size} * port.ps_per_byte} : tx_time(p->size, port.rate));
   p->t_sent = now;
   p->t_arrive = port.busy_until + port.delay;
-  p->next = nullptr;
   port.tx_bytes += p->size;
   ++port.tx_packets;
   if (port.down) [[unlikely]] {  // a failed link: what is sent is lost (PFC frames too, uncounted)

@@ -35,7 +35,7 @@ struct IntStack {
 // Aligned to a cache line, so that the fields every hop touches (the first 64 bytes) are one line.
 struct alignas(64) Packet {
   // --- first cache line: what every hop touches ---
-  Packet* next = nullptr;  // intrusive link: a packet sits in exactly one queue or link at a time
+  Packet* next = nullptr;  // intrusive link: a packet sits in at most one queue at a time (none on a wire)
   Time t_arrive;           // when it reaches the far end of the link it is on
   PktType type = PktType::kData;
   uint8_t prio = 0;  // 0 = control (strict priority, never paused), 1..7 data classes
