@@ -326,8 +326,7 @@ class EventQueue {
       take_bucket(slot, [this](const Event& e) { push_front(e); });
       occupied_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
       // The next bucket's first chunk was written a link's delay ago: fetch it while this bucket runs.
-      if (ring_count_ != 0) {
-        const size_t after = next_occupied_slot();
+      if (const size_t after = ring_count_ != 0 ? next_occupied_slot() : kNone; after != kNone) {
         const char* c = reinterpret_cast<const char*>(&chunks_[head_[after]]);
         for (size_t off = 0; off < sizeof(Chunk); off += 64) __builtin_prefetch(c + off);
       }
