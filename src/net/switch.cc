@@ -40,6 +40,8 @@ void Switch::receive(Packet* p, int in_port) {
     return;
   }
   p->in_port = static_cast<int16_t>(in_port);
+  // The ingress counters do not depend on the route: their misses overlap its look-up.
+  if (p->prio != 0) mmu_.prefetch(in_port, p->prio);
   if (s_.acks_in_data_class && p->prio == 0 && (p->type == PktType::kAck || p->type == PktType::kNack))
     p->prio = p->flow_prio;
   forward(p);
@@ -54,6 +56,13 @@ void Switch::forward(Packet* p) {
     net_.pool().put(p);
     return;
   }
+  {
+    // The out port's lines that queueing and kick() read: fetched while admission runs.
+    const char* port = reinterpret_cast<const char*>(&ports_[out]);
+    __builtin_prefetch(port);
+    __builtin_prefetch(port + 64);
+    __builtin_prefetch(&ports_[out].q[p->prio]);
+  }
   if (p->prio == 0) {
     // Control traffic: strict priority, never paused, outside PFC accounting [sim].
     if (agent_) agent_->on_control(*p, out);
@@ -61,7 +70,6 @@ void Switch::forward(Packet* p) {
     kick(out);
     return;
   }
-  p->out_port = static_cast<int16_t>(out);
   // An ACK/NACK in a data class (nic.ack_priority = "data", switch.acks_in_data_class) is still one.
   if (agent_ && (p->type == PktType::kAck || p->type == PktType::kNack)) agent_->on_control(*p, out);
   if (crossbar_.on() && p->in_port >= 0) {
@@ -75,7 +83,10 @@ void Switch::forward(Packet* p) {
     return;
   }
   enqueue_output(p, out);
-  if (input_agent_ && p->in_port >= 0) input_agent_->on_input_enqueue(*p, p->in_port);
+  if (input_agent_ && p->in_port >= 0) {
+    p->out_port = static_cast<int16_t>(out);  // set only here: it is in the packet's second cache line
+    input_agent_->on_input_enqueue(*p, p->in_port);
+  }
   if (agent_) agent_->on_enqueue(*p, out);
   kick(out);
 }

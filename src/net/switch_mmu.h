@@ -68,6 +68,11 @@ class SwitchMmu {
   }
 
   const IngressCounters& ingress(int port, int prio) const { return in_[port].c[prio]; }
+  // Asks the cache for what admit() will read of (port, prio): its counters' line and the thresholds'.
+  void prefetch(int port, int prio) const {
+    __builtin_prefetch(&in_[port].c[prio]);
+    __builtin_prefetch(&in_[port].headroom);
+  }
   // Data bytes held for ingress `port` over all data priorities.
   Bytes input_bytes(int port) const;
   Bytes buffer_used() const { return total_bytes_; }
