@@ -257,9 +257,13 @@ class EventQueue {
     chunks_[c].next = 0;
     return c;
   }
-  // The ring slot of the first occupied bucket after the current one, or kNone.
-  size_t next_occupied_slot() const {
-    const size_t from = (cur_ + 1) & kMask;
+  static void prefetch_chunk(const Chunk& k) {
+    const char* c = reinterpret_cast<const char*>(&k);
+    for (size_t off = 0; off < sizeof(Chunk); off += 64) __builtin_prefetch(c + off);
+  }
+  // The first occupied ring slot from bucket `b` on (in ring order, wrapping), or kNone.
+  size_t next_occupied_slot(uint64_t b) const {
+    const size_t from = b & kMask;
     size_t w = from >> 6;
     uint64_t bits = occupied_[w] & (~uint64_t{0} << (from & 63));
     for (size_t n = 0; n <= kSlots / 64; ++n) {
@@ -321,7 +325,7 @@ class EventQueue {
     uint64_t next = ~uint64_t{0};
     size_t slot = kNone;
     if (ring_count_ != 0) {
-      slot = next_occupied_slot();
+      slot = next_occupied_slot(cur_ + 1);
       next = cur_ + 1 + ((slot - ((cur_ + 1) & kMask)) & kMask);
     }
     if (!far_.empty()) next = std::min(next, bucket(far_.top()));
@@ -333,10 +337,15 @@ class EventQueue {
         push_front(e);
       });
       occupied_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
-      // The next bucket's first chunk was written a link's delay ago: fetch it while this bucket runs.
-      if (const size_t after = ring_count_ != 0 ? next_occupied_slot() : kNone; after != kNone) {
-        const char* c = reinterpret_cast<const char*>(&chunks_[head_[after]]);
-        for (size_t off = 0; off < sizeof(Chunk); off += 64) __builtin_prefetch(c + off);
+      // The next buckets' chunks were written a link's delay ago: while this bucket runs, fetch the first
+      // chunk of the bucket after next and the rest of the next one (its first chunk, fetched when the
+      // previous bucket began, tells where its second is).
+      if (const size_t after = ring_count_ != 0 ? next_occupied_slot(cur_ + 1) : kNone; after != kNone) {
+        const Chunk& first = chunks_[head_[after]];
+        prefetch_chunk(first);
+        if (first.next != 0) prefetch_chunk(chunks_[first.next]);
+        if (const size_t then = next_occupied_slot(after + 1); then != kNone)
+          prefetch_chunk(chunks_[head_[then]]);
       }
     }
     while (!far_.empty() && bucket(far_.top()) <= cur_) push_front(far_.pop());
