@@ -98,14 +98,16 @@ class Switch : public Node {
     if (port.data_bytes > port.max_queue_bytes) port.max_queue_bytes = port.data_bytes;
   }
 
-  SwitchSettings s_;
+  // What every packet reads first, next to the node's own fields; the settings (read a few fields at a time)
+  // last. The parts keep a reference to s_, which they read only after construction.
   std::unique_ptr<SwitchAgent> agent_;
   InputAgent* input_agent_ = nullptr;  // agent_->input_agent(), or null
-  PathSelector paths_;
-  std::vector<uint8_t> in_dequeue_;  // per port: dequeue() runs (no nested kick of that port)
+  std::vector<uint8_t> in_dequeue_;    // per port: dequeue() runs (no nested kick of that port)
   SwitchMmu mmu_{*this, s_};
   EgressScheduler egress_{*this, s_};
+  PathSelector paths_;
   Crossbar crossbar_{*this, s_};
+  SwitchSettings s_;
 };
 
 }  // namespace rocesim
