@@ -94,6 +94,7 @@ void Switch::forward(Packet* p) {
 Packet* Switch::dequeue(Port& port) {
   if (Packet* c = EgressScheduler::next_control(port)) return c;
   if (port.data_bytes == 0) return nullptr;
+  egress_.prefetch_ecn(port.index);  // its miss overlaps the queue head's
   Packet* p = egress_.next_data(port);
   if (!p) return nullptr;
   if (crossbar_.on())

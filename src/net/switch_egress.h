@@ -53,6 +53,8 @@ class EgressScheduler {
   }
 
   const EgressEcn& ecn(int port) const { return ecn_[port]; }
+  // Asks the cache for the port's marking thresholds, which marking at dequeue reads.
+  void prefetch_ecn(int port) const { __builtin_prefetch(&ecn_[port]); }
   void set_ecn(int port, const EgressEcn& e) { ecn_[port] = e; }
 
  private:
