@@ -174,8 +174,8 @@ void Network::apply_link_event(const LinkEvent& e) {
 void Network::wake_port(const Port& x) {
   constexpr uint64_t kLinkEventSeq = Simulator::kDeliverySeq + (uint64_t{1} << 20);
   const uint32_t h = x.node->handler();
-  sim_.at_keyed(sim_.now(), h, kLinkEventSeq + static_cast<uint64_t>(x.index), h, Node::kTxAttempt,
-                static_cast<uint64_t>(x.index));
+  sim_.at_keyed(sim_.now(), h, kLinkEventSeq + static_cast<uint64_t>(x.index), h, Node::tx_attempt_kind(),
+                reinterpret_cast<uint64_t>(&x));
 }
 
 void Network::recompute_routes() {

@@ -9,7 +9,7 @@ Node::Node(Network& net, int id) : net_(net), id_(id), credits_(net.switch_setti
 void Node::schedule_wake(Port& port, Time t) {
   if (t < port.next_wake) {
     port.next_wake = t;
-    net_.sim().at(t, handler_, kTxAttempt, static_cast<uint64_t>(port.index));
+    net_.sim().at(t, handler_, tx_attempt_kind(), reinterpret_cast<uint64_t>(&port));
   }
 }
 
@@ -111,8 +111,14 @@ void Node::handle_pfc(Packet* p, int in_port) {
 }
 
 void Node::on_event(uint32_t kind, uint64_t arg) {
-  // An arrival: the port in the kind, the packet in arg.
   if (kind & Simulator::kArgIsAddress) {
+    if ((kind & 0xff) == kTxAttempt) {  // the port in arg
+      Port& port = *reinterpret_cast<Port*>(arg);
+      if (net_.now() >= port.next_wake) port.next_wake = Time::max();
+      kick(port.index);
+      return;
+    }
+    // An arrival: the port in the kind, the packet in arg.
     const int port = static_cast<int>((kind & ~Simulator::kArgIsAddress) >> 8);
     Packet* p = reinterpret_cast<Packet*>(arg);
     if (any_cut_ && ports_[port].cut && lost_to_failure(ports_[port], p)) [[unlikely]]
@@ -122,12 +128,6 @@ void Node::on_event(uint32_t kind, uint64_t arg) {
     return;
   }
   switch (kind) {
-    case kTxAttempt: {
-      Port& port = ports_[arg];
-      if (net_.now() >= port.next_wake) port.next_wake = Time::max();
-      kick(static_cast<int>(arg));
-      break;
-    }
     case kCreditTick:
       credit_tick();
       break;

@@ -122,10 +122,13 @@ class Node : public EventHandler {
   // Events of a node. A packet reaching the node is an event of it, kind arrive_kind(the port it arrives
   // on), with the packet's address as arg (Simulator::kArgIsAddress), keyed (arrival time, sending node,
   // Simulator::kDeliverySeq + sending port): the same key whichever partition the sender runs in.
+  // A transmit attempt is kind tx_attempt_kind() with the port's address as arg, so that the loop fetches
+  // the port's first line with the node.
   enum EventKind : uint32_t { kTxAttempt = 0, kCreditTick = 2, kArrive = 3, kNodeKinds = 4 };
   static uint32_t arrive_kind(int in_port) {
     return Simulator::kArgIsAddress | kArrive | (static_cast<uint32_t>(in_port) << 8);
   }
+  static constexpr uint32_t tx_attempt_kind() { return Simulator::kArgIsAddress | kTxAttempt; }
 
   Node(Network& net, int id);
   ~Node() override = default;
