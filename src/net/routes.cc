@@ -40,19 +40,22 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
   // The compact form needs every host with ports to reach exactly one switch, and nothing else.
   const std::vector<uint32_t> attach = attachments(topo);
   compact_ = !attach.empty();
+  pods_ = false;
+  inner_at_ = 0;
   node_.assign(n, PerNode{});
+  row_.assign(n, Row{});
   if (compact_)
     for (int i = 0; i < n; ++i) node_[i].attach = attach[i];
 
   // Destination columns: one per switch (compact; a host takes its switch's), or one per node. The last
   // column is always empty (hosts without ports).
-  for (size_t r = 0; r < switches.size(); ++r) node_[switches[r]].row = static_cast<uint32_t>(r);
+  for (size_t r = 0; r < switches.size(); ++r) row_[switches[r]].row = static_cast<uint32_t>(r);
   std::vector<int> roots;  // the node each column's search starts from
   if (compact_) {
     roots = switches;
     for (int i = 0; i < n; ++i)
-      node_[i].column = is_switch[i] ? node_[i].row
-                                     : (node_[i].attach != kNone ? node_[node_[i].attach].row
+      node_[i].column = is_switch[i] ? row_[i].row
+                                     : (node_[i].attach != kNone ? row_[node_[i].attach].row
                                                                  : static_cast<uint32_t>(roots.size()));
   } else {
     for (int i = 0; i < n; ++i) {
@@ -128,8 +131,10 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
       progress(static_cast<double>(c) / static_cast<double>(roots.size()));
     search(roots[c]);
     for (int s : switches)
-      if (dist[s] > 0) table_[node_[s].row * columns_ + c] = next_hops(s, roots[c]);
+      if (dist[s] > 0) table_[row_[s].row * columns_ + c] = next_hops(s, roots[c]);
   }
+
+  if (compact_) group_by_pods(topo, switches);
 
   // Most fabrics have few distinct sets: their ids fit 16 bits, a fat-tree's 8.
   id_bytes_ = sets_.size() <= UINT8_MAX + 1 ? 1 : sets_.size() <= UINT16_MAX ? 2 : 4;
@@ -151,10 +156,83 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
   }
 }
 
+bool RouteTable::group_by_pods(const TopoSpec& topo, const std::vector<int>& switches) {
+  if (topo.pod.size() != static_cast<size_t>(topo.num_nodes)) return false;
+  const size_t rows = switches.size();
+  std::vector<bool> attachment(rows, false);
+  for (const PerNode& node : node_)
+    if (node.attach != kNone) attachment[row_[node.attach].row] = true;
+  // Groups of columns: a labelled pod's attachment switches, each other switch alone, the empty column
+  // alone; pods first, so that the ids a row holds towards them are together. A labelled switch's row
+  // takes its pod's block for the columns of its pod.
+  std::map<int, uint32_t> pod_group;
+  for (int s : switches)
+    if (topo.pod[s] >= 0) pod_group.try_emplace(topo.pod[s], static_cast<uint32_t>(pod_group.size()));
+  const size_t pods = pod_group.size();
+  std::vector<uint32_t> group(columns_), local(columns_), width(pods, 0);
+  size_t groups = pods;
+  for (size_t c = 0; c < columns_; ++c) {
+    const int pod = c < rows ? topo.pod[switches[c]] : -1;
+    if (pod >= 0 && attachment[c]) {
+      group[c] = pod_group.at(pod);
+      local[c] = width[group[c]]++;
+    } else {
+      group[c] = static_cast<uint32_t>(groups++);
+    }
+  }
+  std::vector<uint32_t> row_group(rows, kNone), row_local(rows, 0), height(pods, 0);
+  for (size_t r = 0; r < rows; ++r)
+    if (const int pod = topo.pod[switches[r]]; pod >= 0) {
+      row_group[r] = pod_group.at(pod);
+      row_local[r] = height[row_group[r]]++;
+    }
+  std::vector<size_t> base(pods);
+  size_t inner = 0;
+  for (size_t g = 0; g < pods; ++g) {
+    base[g] = inner;
+    inner += size_t{width[g]} * height[g];
+  }
+  if (rows * groups + inner >= rows * columns_) return false;  // nothing to gain
+  // Every id of the full table lands in its row's cell towards the column's group (which must then hold
+  // one id for all the group's columns) or, for a pod's column from a row of that pod, in the pod's block.
+  constexpr uint32_t kUnset = UINT32_MAX;
+  std::vector<uint32_t> cells(rows * groups + inner, kUnset);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < columns_; ++c) {
+      const uint32_t id = table_[r * columns_ + c];
+      const uint32_t g = group[c];
+      if (g == row_group[r]) {
+        cells[rows * groups + base[g] + size_t{local[c]} * height[g] + row_local[r]] = id;
+        continue;
+      }
+      uint32_t& cell = cells[r * groups + g];
+      if (cell == kUnset) cell = id;
+      if (cell != id) return false;  // this switch routes to the group's switches differently
+    }
+  for (uint32_t& cell : cells)
+    if (cell == kUnset) cell = 0;  // a row's cell towards its own pod: the block is read instead
+  // Destinations take their column's group and block offset, switches their pod's group and block row.
+  for (PerNode& node : node_) {
+    const uint32_t c = node.column, g = group[c];
+    node.column = g;
+    node.inner = g < pods ? static_cast<uint32_t>(base[g] + size_t{local[c]} * height[g]) : 0;
+  }
+  for (int s : switches) {
+    row_[s].group = row_group[row_[s].row];
+    row_[s].local = row_local[row_[s].row];
+  }
+  table_ = std::move(cells);
+  columns_ = groups;
+  inner_at_ = rows * groups;
+  pods_ = true;
+  return true;
+}
+
 size_t RouteTable::memory_bytes() const {
   return table_.capacity() * sizeof(uint32_t) + narrow_.capacity() * sizeof(uint16_t) + tiny_.capacity() +
          rank_.capacity() * sizeof(uint32_t) + node_.capacity() * sizeof(PerNode) +
-         sets_.capacity() * sizeof(sets_[0]) + ports_.capacity() * sizeof(uint16_t);
+         row_.capacity() * sizeof(Row) + sets_.capacity() * sizeof(sets_[0]) +
+         ports_.capacity() * sizeof(uint16_t);
 }
 
 size_t RouteTable::estimate_bytes(const TopoSpec& topo) {

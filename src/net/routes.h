@@ -9,13 +9,14 @@
 // when there are at most 256 sets (a k-ary fat-tree has a few more than k), in 16 when fewer than 65,536.
 // Other topologies (a host wired to two switches or to another host) fall back to a column per destination
 // node.
-// Both give the same port lists, in port order, as a breadth-first search from each destination node
-// that never forwards through hosts.
 //
-// With a visit rank (set_visit_rank), the ports are listed instead in the order the ns-3 HPCC simulator's
-// routing table lists next hops (its third.cc, CalculateRoute): the search visits each node's neighbours
-// in increasing rank, and a switch's equal-cost ports follow the order in which their neighbours were
-// reached (ties, parallel links to one neighbour, in port order).
+// Pod form: when the topology labels pods (TopoSpec::pod: the builders' fat-trees) and every switch outside
+// a pod has one port set towards all of the pod's attachment switches (its ToRs), a switch's row keeps
+// one id per pod (and one per other switch) instead of one per destination switch, and each pod keeps a
+// block for the routes of its own switches towards its ToRs. A k = 24 fat-tree's 720 x 721 ids become
+// 720 x 457 plus 24 blocks of 24 x 12, and the part of a row that data uses (towards the 24 pods) fits one
+// cache line. The form is checked against the full table when it is built and used only where it holds:
+// the answers are the same.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -49,7 +50,9 @@ class RouteTable {
     if (d.attach == static_cast<uint32_t>(sw)) {
       set = d.host_set;
     } else {
-      const size_t cell = static_cast<size_t>(node_[sw].row) * columns_ + d.column;
+      const Row& s = row_[sw];
+      const size_t cell = s.group == d.column ? inner_at_ + d.inner + s.local
+                                              : static_cast<size_t>(s.row) * columns_ + d.column;
       set = id_bytes_ == 1 ? tiny_[cell] : id_bytes_ == 2 ? narrow_[cell] : table_[cell];
     }
     const auto [offset, count] = sets_[set];
@@ -58,6 +61,8 @@ class RouteTable {
 
   // Whether hosts are routed through their attachment switch (the compact form).
   bool compact() const { return compact_; }
+  // Whether the compact table is stored per pod (the pod form).
+  bool per_pod() const { return pods_; }
   size_t distinct_port_sets() const { return sets_.size(); }
   // Bytes held by the tables.
   size_t memory_bytes() const;
@@ -75,20 +80,32 @@ class RouteTable {
   using SetIndex = std::map<std::vector<uint16_t>, uint32_t>;
   // The id of the port set `ports`, stored once.
   uint32_t intern(const std::vector<uint16_t>& ports, SetIndex& index);
+  // Turns the full compact table_ (rows x columns_) into the pod form when topo labels pods, the form holds
+  // and it is smaller; returns whether it did.
+  bool group_by_pods(const TopoSpec& topo, const std::vector<int>& switches);
 
   std::vector<uint32_t> rank_;  // per node, see set_visit_rank
   bool compact_ = false;
-  size_t columns_ = 0;
-  // What a lookup reads of a node, together (one cache line holds four nodes').
+  bool pods_ = false;    // the pod form
+  size_t columns_ = 0;   // ids per row: destination columns, or groups in the pod form
+  size_t inner_at_ = 0;  // pod form: where the blocks of routes inside each group start
+  // What a lookup reads of its destination node, together (one cache line holds four nodes').
   struct PerNode {
-    uint32_t row = 0;           // the switch's row (switches only)
-    uint32_t column = 0;        // its destination column
+    uint32_t column = 0;        // its destination column (pod form: its group); a host's: its switch's
     uint32_t attach = kNone;    // a host's attachment switch (compact form), else kNone
     uint32_t host_set = kNone;  // a host's: ports of its attachment switch towards it, else kNone
+    uint32_t inner = 0;         // pod form: its column's offset in its group's block, from inner_at_
   };
   std::vector<PerNode> node_;
-  // The rows x columns_ port-set ids, in the narrowest of the three that holds them all (the others are
-  // empty): 1 byte per id (at most 256 sets), 2 (at most 65,535), else 4.
+  // What a lookup reads of the switch (indexed by node id too).
+  struct Row {
+    uint32_t row = 0;
+    uint32_t group = kNone;  // pod form: the group of the ToRs of its pod, if it is in one
+    uint32_t local = 0;      // its row in that group's block
+  };
+  std::vector<Row> row_;
+  // The rows x columns_ port-set ids (pod form: then the groups' blocks), in the narrowest of the three that
+  // holds them all (the others are empty): 1 byte per id (at most 256 sets), 2 (at most 65,535), else 4.
   int id_bytes_ = 4;
   std::vector<uint32_t> table_;
   std::vector<uint16_t> narrow_;

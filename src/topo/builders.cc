@@ -59,7 +59,14 @@ class Assembler {
     spec_.links.push_back(l);
   }
 
+  // Labels node `id` (added already) as in pod `pod` (TopoSpec::pod); nodes never labelled are in none.
+  void set_pod(int id, int pod) {
+    spec_.pod.resize(static_cast<size_t>(spec_.num_nodes), -1);
+    spec_.pod[id] = pod;
+  }
+
   TopoSpec finish() && {
+    if (!spec_.pod.empty()) spec_.pod.resize(static_cast<size_t>(spec_.num_nodes), -1);
     int hosts = 0, switches = 0;
     for (int i = 0; i < spec_.num_nodes; ++i) {
       const bool sw = spec_.is_switch[i];
@@ -163,6 +170,11 @@ TopoSpec fat_tree(const FatTreeParams& p) {
   const int first_agg = first_edge + edges;
   const int first_core = first_agg + edges;
   for (int i = 0; i < 2 * edges + half * half; ++i) as.add_switch();
+  for (int h = 0; h < hosts; ++h) as.set_pod(h, h / half / half);
+  for (int e = 0; e < edges; ++e) {
+    as.set_pod(first_edge + e, e / half);
+    as.set_pod(first_agg + e, e / half);
+  }
 
   for (int h = 0; h < hosts; ++h) as.link(h, first_edge + h / half, p.host_rate, p.delay);
   for (int e = 0; e < edges; ++e) {
@@ -204,6 +216,9 @@ TopoSpec fat_tree_3tier(const FatTree3TierParams& p) {
   const int first_agg = first_tor + static_cast<int>(tors);
   const int first_core = first_agg + static_cast<int>(aggs);
   for (int64_t i = 0; i < tors + aggs + p.cores; ++i) as.add_switch();
+  for (int h = 0; h < hosts; ++h) as.set_pod(h, h / p.hosts_per_tor / p.tors_per_pod);
+  for (int t = 0; t < tors; ++t) as.set_pod(first_tor + t, t / p.tors_per_pod);
+  for (int a = 0; a < aggs; ++a) as.set_pod(first_agg + a, a / p.aggs_per_pod);
 
   // Same link order as fat.txt: host-ToR, then ToR-agg (ToR-major), then agg-core (agg-major).
   for (int h = 0; h < hosts; ++h) as.link(h, first_tor + h / p.hosts_per_tor, p.host_rate, p.delay);

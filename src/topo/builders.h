@@ -67,7 +67,8 @@ TopoSpec leaf_spine(const LeafSpineParams& p = {});
 // Defaults: rcm/fattree of docs/scenarios.md: k = 12 (432 hosts), 100 Gb/s everywhere (the RCM paper's
 // links); 1 us per link as in the hpcc-sim fat.txt.
 // Ids: hosts (edge-major), then edges pod-major (switch index p*k/2 + e), aggregations likewise, then
-// cores. host_group: global edge (ToR) index; the pod of a host is host_group / (k/2).
+// cores. host_group: global edge (ToR) index; the pod of a host is host_group / (k/2). pod: each edge and
+// aggregation switch's and host's pod, -1 for cores.
 struct FatTreeParams {
   int k = 12;
   Rate host_rate = Rate::from_gbps(100);
@@ -83,7 +84,7 @@ TopoSpec fat_tree(const FatTreeParams& p = {});
 // Node ids and link order are exactly fat.txt's: hosts 0..319, ToRs 320..339, aggregations 340..359
 // (pod-major), cores 360..375; write_hpcc_topology(fat_tree_3tier()) reproduces fat.txt line for line.
 // Names: hosts "h<i>", switches "s<j>" (ToRs s0..s19, aggs s20..s39, cores s40..s55 by default).
-// host_group: global ToR index.
+// host_group: global ToR index. pod: the pod of each ToR, aggregation switch and host, -1 for cores.
 struct FatTree3TierParams {
   int pods = 5;
   int tors_per_pod = 4;

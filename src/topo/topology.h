@@ -28,6 +28,10 @@ struct TopoSpec {
   std::vector<std::string> node_names;
   // Optional grouping of hosts (e.g. rack / ToR index, datacenter index); empty = no groups.
   std::vector<int> host_group;  // size num_nodes when present, -1 for switches
+  // Optional pods: per node, the pod of a switch below a shared top layer (and of its hosts), -1 for the
+  // others (cores); empty = none. Lets the route table be stored per pod (net/routes.h); never changes a
+  // route.
+  std::vector<int> pod;  // size num_nodes when present
 
   std::vector<int> hosts() const {
     std::vector<int> h;

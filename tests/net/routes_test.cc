@@ -148,10 +148,56 @@ TEST(Routes, CompactTableGrowsWithSwitchesNotNodes) {
   ASSERT_TRUE(net.route_table().compact());
   const size_t nodes = static_cast<size_t>(net.num_nodes());
   const size_t switches = 320;
-  EXPECT_LE(net.route_table().memory_bytes(), switches * (switches + 1) * 4 + nodes * 16 + 64 * 1024);
+  EXPECT_LE(net.route_table().memory_bytes(), switches * (switches + 1) * 4 + nodes * 28 + 64 * 1024);
   EXPECT_LE(net.route_table().memory_bytes(), RouteTable::estimate_bytes(topo));
   // A fat-tree's equal-cost sets: per switch a handful (all uplinks, one downlink, ...).
   EXPECT_LT(net.route_table().distinct_port_sets(), 4 * switches);
+}
+
+// The builders' fat-trees label their pods, and their tables are stored per pod: a switch's row holds an
+// id per pod and per core, each pod a block for its own switches. The answers stay the reference's, in
+// the ns-3 simulator's next-hop order too, and the k = 16 table shrinks from 320 x 321 ids to
+// 320 x (16 pods + 128 aggregation switches + 64 cores + 1) + 16 x 16 x 8 (one byte each).
+TEST(Routes, LabelledPodsAreStoredPerPod) {
+  FatTreeParams p;
+  p.k = 6;
+  for (const TopoSpec& t : {fat_tree(p), fat_tree_3tier()}) {
+    expect_same_as_reference(t, true);
+    Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
+    EXPECT_TRUE(net.route_table().per_pod()) << t.name;
+    SwitchSettings sw;
+    sw.ecmp_hash = EcmpHash::kHpccSim;
+    Network ranked(t, sw, NicSettings{}, 1, std::make_unique<NoCc>());
+    EXPECT_TRUE(ranked.route_table().per_pod()) << t.name;
+    for (int s = 0; s < net.num_nodes(); ++s) {
+      if (net.is_host(s)) continue;
+      for (int d = 0; d < net.num_nodes(); ++d) {
+        auto [ports, cnt] = ranked.routes(s, d);
+        std::vector<uint16_t> got(ports, ports + cnt);
+        std::sort(got.begin(), got.end());
+        ASSERT_EQ(got, reference_routes(net, s, d)) << t.name << ": switch " << s << " towards " << d;
+      }
+    }
+  }
+  p.k = 16;
+  Network net(fat_tree(p), SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
+  ASSERT_TRUE(net.route_table().per_pod());
+  const size_t switches = 320, nodes = 1344;
+  EXPECT_LE(net.route_table().memory_bytes(),
+            switches * (16 + 128 + 64 + 1) + 16 * 16 * 8 + nodes * 28 + 64 * 1024);
+}
+
+// Where the labels do not describe the routes (here a link from an edge switch of pod 0 to an aggregation
+// switch of pod 1: that edge switch is a shorter way into pod 1), the full table is kept.
+TEST(Routes, PodLabelsThatDoNotHoldKeepTheFullTable) {
+  FatTreeParams p;
+  p.k = 4;
+  TopoSpec t = fat_tree(p);
+  const int first_edge = 16, first_agg = 24;
+  t.links.push_back({first_edge, first_agg + 2, Rate::from_gbps(100), Time::from_us(1)});
+  expect_same_as_reference(t, true);
+  Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
+  EXPECT_FALSE(net.route_table().per_pod());
 }
 
 }  // namespace
