@@ -90,6 +90,7 @@ class Switch : public Node {
   friend class EgressScheduler;
 
   int route(const Packet& p);
+  void send_at_once(Packet* p, Port& port);
   // Puts a data packet in the egress queue of its priority at `out` (after admission or crossing).
   void enqueue_output(Packet* p, int out) {
     Port& port = ports_[out];

@@ -10,10 +10,12 @@ namespace rocesim {
 void EgressScheduler::configure() {
   const std::vector<Port>& ports = sw_.ports_;
   ecn_.assign(ports.size(), {});
+  marks_empty_ = false;
   for (size_t i = 0; i < ports.size(); ++i) {
     const double scale = s_.ecn_scale_with_rate ? ports[i].rate / s_.ecn_ref_rate : 1.0;
-    ecn_[i] = EgressEcn{static_cast<Bytes>(static_cast<double>(s_.kmin_bytes) * scale),
-                        static_cast<Bytes>(static_cast<double>(s_.kmax_bytes) * scale), s_.pmax};
+    set_ecn(static_cast<int>(i),
+            EgressEcn{static_cast<Bytes>(static_cast<double>(s_.kmin_bytes) * scale),
+                      static_cast<Bytes>(static_cast<double>(s_.kmax_bytes) * scale), s_.pmax});
   }
   mark_rng_ = Rng::stream(sw_.net_.seed(), "ecn", static_cast<uint64_t>(sw_.id_));
 }

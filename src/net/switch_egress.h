@@ -44,6 +44,12 @@ class EgressScheduler {
     if (!(agent && agent->mark(p, port.index)) && s_.ecn_enabled) red_mark(p, port);
     if (s_.int_enabled) stamp_int(p, port);
   }
+  // on_departure for a packet that was never queued (Switch::send_at_once, no agent): RED sees an empty
+  // queue, which it marks only where a threshold is negative.
+  void on_departure_unqueued(Packet& p, Port& port) {
+    if (s_.ecn_enabled && marks_empty_) red_mark(p, port);
+    if (s_.int_enabled) stamp_int(p, port);
+  }
   // True when the port has something it may send once the wire is free.
   static bool has_backlog(const Port& port) {
     if (port.pfc_queued || (port.queued & 1u)) return true;
@@ -55,7 +61,10 @@ class EgressScheduler {
   const EgressEcn& ecn(int port) const { return ecn_[port]; }
   // Asks the cache for the port's marking thresholds, which marking at dequeue reads.
   void prefetch_ecn(int port) const { __builtin_prefetch(&ecn_[port]); }
-  void set_ecn(int port, const EgressEcn& e) { ecn_[port] = e; }
+  void set_ecn(int port, const EgressEcn& e) {
+    ecn_[port] = e;
+    marks_empty_ = marks_empty_ || e.kmin < 0 || e.kmax < 0;
+  }
 
  private:
   // RED marking on the egress queue seen at dequeue (algorithms.md 1.3).
@@ -82,6 +91,7 @@ class EgressScheduler {
   Switch& sw_;
   const SwitchSettings& s_;
   std::vector<EgressEcn> ecn_;  // per port
+  bool marks_empty_ = false;    // some port's kmin or kmax is negative: RED marks at an empty queue
   Rng mark_rng_;
 };
 

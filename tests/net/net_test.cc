@@ -223,6 +223,29 @@ TEST(Determinism, SameSeedSameCompletionTimes) {
   EXPECT_NE(once(1), once(2));  // RED marking draws from the seed
 }
 
+// A data packet that finds its egress port idle and empty is sent at once (Switch::send_at_once) but
+// accounted as if it had been queued: the port's peak queue is the packet, and RED judges the empty queue,
+// which it marks only where a threshold is negative. One 1,000-byte packet, h0 -> h1 through one switch.
+TEST(Egress, APacketThatFindsItsPortIdleLeavesAtOnceAsIfQueued) {
+  for (const Bytes threshold : {Bytes{0}, Bytes{-1}}) {
+    const TopoSpec t = star({.hosts = 2});
+    Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<Dcqcn>(DcqcnSettings{}));
+    Switch& sw = net.sw(2);
+    const int to_h1 = sw.ports()[0].peer->id() == 1 ? 0 : 1;
+    sw.set_ecn(to_h1, EgressEcn{threshold, threshold, 1.0});
+    InlineFlows src({flow(0, 1, 1000)});
+    net.set_flow_source(&src);
+    net.run(Time::from_ms(1));
+    ASSERT_EQ(net.stats().flows_finished, 1u);
+    const Port& port = sw.ports()[to_h1];
+    EXPECT_EQ(port.tx_packets, 1u);
+    EXPECT_GT(port.max_queue_bytes, 1000);
+    EXPECT_EQ(port.data_bytes, 0);
+    EXPECT_EQ(sw.egress_bytes(to_h1, port.rr_next == 1 ? kNumPriorities - 1 : port.rr_next - 1), 0);
+    EXPECT_EQ(port.stats.ecn_marked, threshold < 0 ? 1u : 0u) << "threshold " << threshold;
+  }
+}
+
 // A NIC that processes slower than its link pauses its ToR when its receive buffer passes Xoff:
 // nothing is dropped, every byte arrives, and the switch port towards the host was paused.
 TEST(NicPfc, SlowReceiverPausesItsTor) {
