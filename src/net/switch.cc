@@ -66,7 +66,14 @@ void Switch::forward(Packet* p) {
   if (p->prio == 0) {
     // Control traffic: strict priority, never paused, outside PFC accounting [sim].
     if (agent_) agent_->on_control(*p, out);
-    ports_[out].push(0, p);
+    Port& port = ports_[out];
+    if (!(port.queued & 1u) && !port.pfc_queued && net_.now() >= port.busy_until) {
+      // kick() would take it straight back off the queue (control goes first): sent without the queue.
+      start_tx(port, p, net_.now());
+      if (has_backlog(port)) schedule_wake(port, port.busy_until);
+      return;
+    }
+    port.push(0, p);
     kick(out);
     return;
   }

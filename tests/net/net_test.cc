@@ -223,9 +223,10 @@ TEST(Determinism, SameSeedSameCompletionTimes) {
   EXPECT_NE(once(1), once(2));  // RED marking draws from the seed
 }
 
-// A data packet that finds its egress port idle and empty is sent at once (Switch::send_at_once) but
-// accounted as if it had been queued: the port's peak queue is the packet, and RED judges the empty queue,
-// which it marks only where a threshold is negative. One 1,000-byte packet, h0 -> h1 through one switch.
+// A data packet that finds its egress port idle and empty is sent at once (Switch::send_at_once), as is a
+// control packet that finds no control queued, but the data packet is accounted as if it had been queued: the
+// port's peak queue is the packet, and RED judges the empty queue, which it marks only where a threshold is
+// negative. One 1,000-byte packet, h0 -> h1 through one switch.
 TEST(Egress, APacketThatFindsItsPortIdleLeavesAtOnceAsIfQueued) {
   for (const Bytes threshold : {Bytes{0}, Bytes{-1}}) {
     const TopoSpec t = star({.hosts = 2});
@@ -243,6 +244,10 @@ TEST(Egress, APacketThatFindsItsPortIdleLeavesAtOnceAsIfQueued) {
     EXPECT_EQ(port.data_bytes, 0);
     EXPECT_EQ(sw.egress_bytes(to_h1, port.rr_next == 1 ? kNumPriorities - 1 : port.rr_next - 1), 0);
     EXPECT_EQ(port.stats.ecn_marked, threshold < 0 ? 1u : 0u) << "threshold " << threshold;
+    // The ACK (and with the mark, the CNP) back to h0 left through the control path's shortcut.
+    const Port& back = sw.ports()[1 - to_h1];
+    EXPECT_EQ(back.tx_packets, threshold < 0 ? 2u : 1u);
+    EXPECT_EQ(back.queued, 0);
   }
 }
 
