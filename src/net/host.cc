@@ -34,7 +34,15 @@ void Host::deactivate(uint32_t slot) {
 }
 
 void Host::send_control(Packet* p) {
-  ports_[0].push(p->prio, p);
+  Port& port = ports_[0];
+  if (!credits() && !port.pfc_queued && port.queued == 0 && (p->prio == 0 || !port.paused[p->prio]) &&
+      net_.now() >= port.busy_until) {
+    // kick() would take it straight back off the queue (queued control goes first): sent without it.
+    start_tx(port, p, net_.now());
+    if (has_backlog(port)) schedule_wake(port, port.busy_until);
+    return;
+  }
+  port.push(p->prio, p);
   kick(0);
 }
 
