@@ -125,8 +125,10 @@ Packet* Host::dequeue(Port& port) {
   if (n == 0) return nullptr;
   const Time now = net_.now();
   Time earliest = Time::max();
+  // The round robin from rr_ (which may be past the end, when QPs left the list since it was set).
+  const size_t start = rr_ < n ? rr_ : rr_ % n;
   for (size_t k = 0; k < n; ++k) {
-    const size_t idx = (rr_ + k) % n;
+    const size_t idx = start + k < n ? start + k : start + k - n;
     const uint32_t slot = active_[idx];
     Qp& qp = net_.qp(slot);
     if (port.paused[qp.prio] || (credits() && !credit_ok(port, qp.prio, credit_max_packet()))) continue;
@@ -149,9 +151,9 @@ Packet* Host::dequeue(Port& port) {
       qp.active = false;
       active_[idx] = active_.back();
       active_.pop_back();
-      rr_ = active_.empty() ? 0 : idx % active_.size();
+      rr_ = idx < active_.size() ? idx : 0;
     } else {
-      rr_ = (idx + 1) % n;
+      rr_ = idx + 1 < n ? idx + 1 : 0;
     }
     return p;
   }
