@@ -308,6 +308,13 @@ TopoSpec cross_dc(const CrossDcParams& p) {
     for (int c = 0; c < cores; ++c) as.add_switch(pre + "core" + std::to_string(c));
   }
   const int egress[2] = {as.add_switch("egress_a"), as.add_switch("egress_b")};
+  for (int dc = 0; dc < 2; ++dc)
+    for (int e = 0; e < edges; ++e) {
+      const int pod = dc * k + e / half;
+      for (int h = 0; h < hpe; ++h) as.set_pod(dc * static_cast<int>(hosts) + e * hpe + h, pod);
+      as.set_pod(first_sw[dc] + e, pod);
+      as.set_pod(first_sw[dc] + static_cast<int>(edges) + e, pod);
+    }
   for (int dc = 0; dc < 2; ++dc) {
     const int h0 = dc * static_cast<int>(hosts);
     for (int h = 0; h < hosts; ++h) as.link(h0 + h, first_sw[dc] + h / hpe, p.host_rate, p.delay);

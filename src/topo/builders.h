@@ -123,7 +123,8 @@ TopoSpec mercury_victim(const MercuryVictimParams& p = {});
 // elsewhere inside a DC, 1 us per in-DC link, long-haul 200 Gb/s and 1 ms (200 km).
 // Ids: DC A hosts (edge-major) "a0".., DC B hosts "b0".., then DC A's edges, aggregations and cores, DC B's,
 // then the egress switches "egress_a", "egress_b". host_group: global edge index (DC A's edges first), so
-// the DC of a host is host_group / (k * k / 2 / 2) = host_group / edges_per_dc.
+// the DC of a host is host_group / (k * k / 2 / 2) = host_group / edges_per_dc. pod: dc * k + the pod
+// inside the DC for edges, aggregations and hosts, -1 for cores and egress switches.
 struct CrossDcParams {
   int k = 4;
   int hosts_per_edge = 0;  // 0 = k / 2

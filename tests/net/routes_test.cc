@@ -154,14 +154,14 @@ TEST(Routes, CompactTableGrowsWithSwitchesNotNodes) {
   EXPECT_LT(net.route_table().distinct_port_sets(), 4 * switches);
 }
 
-// The builders' fat-trees label their pods, and their tables are stored per pod: a switch's row holds an
-// id per pod and per core, each pod a block for its own switches. The answers stay the reference's, in
-// the ns-3 simulator's next-hop order too, and the k = 16 table shrinks from 320 x 321 ids to
+// The builders' fat-trees (and the two of cross_dc) label their pods, and their tables are stored per pod: a
+// switch's row holds an id per pod and per core, each pod a block for its own switches. The answers stay the
+// reference's, in the ns-3 simulator's next-hop order too, and the k = 16 table shrinks from 320 x 321 ids to
 // 320 x (16 pods + 128 aggregation switches + 64 cores + 1) + 16 x 16 x 8 (one byte each).
 TEST(Routes, LabelledPodsAreStoredPerPod) {
   FatTreeParams p;
   p.k = 6;
-  for (const TopoSpec& t : {fat_tree(p), fat_tree_3tier()}) {
+  for (const TopoSpec& t : {fat_tree(p), fat_tree_3tier(), cross_dc()}) {
     expect_same_as_reference(t, true);
     Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
     EXPECT_TRUE(net.route_table().per_pod()) << t.name;
