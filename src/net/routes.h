@@ -10,13 +10,21 @@
 // Other topologies (a host wired to two switches or to another host) fall back to a column per destination
 // node.
 //
-// Pod form: when the topology labels pods (TopoSpec::pod: the builders' fat-trees) and every switch outside
-// a pod has one port set towards all of the pod's attachment switches (its ToRs), a switch's row keeps
-// one id per pod (and one per other switch) instead of one per destination switch, and each pod keeps a
-// block for the routes of its own switches towards its ToRs. A k = 24 fat-tree's 720 x 721 ids become
+// Pod form: when the topology labels pods (TopoSpec::pod: the builders' fat-trees and cross_dc) and every
+// switch outside a pod has one port set towards all of the pod's attachment switches (its ToRs), a switch's
+// row keeps one id per pod (and one per other switch) instead of one per destination switch, and each pod
+// keeps a block for the routes of its own switches towards its ToRs. A k = 24 fat-tree's 720 x 721 ids become
 // 720 x 457 plus 24 blocks of 24 x 12, and the part of a row that data uses (towards the 24 pods) fits one
 // cache line. The form is checked against the full table when it is built and used only where it holds:
 // the answers are the same.
+//
+// All forms give the same port lists, in port order, as a breadth-first search from each destination node
+// that never forwards through hosts.
+//
+// With a visit rank (set_visit_rank), the ports are listed instead in the order the ns-3 HPCC simulator's
+// routing table lists next hops (its third.cc, CalculateRoute): the search visits each node's neighbours
+// in increasing rank, and a switch's equal-cost ports follow the order in which their neighbours were
+// reached (ties, parallel links to one neighbour, in port order).
 #pragma once
 #include <cstddef>
 #include <cstdint>
