@@ -38,8 +38,7 @@ void Host::send_control(Packet* p) {
   if (!credits() && !port.pfc_queued && port.queued == 0 && (p->prio == 0 || !port.paused[p->prio]) &&
       net_.now() >= port.busy_until) {
     // kick() would take it straight back off the queue (queued control goes first): sent without it.
-    start_tx(port, p, net_.now());
-    if (has_backlog(port)) schedule_wake(port, port.busy_until);
+    transmit(port, p, net_.now());
     return;
   }
   port.push(p->prio, p);

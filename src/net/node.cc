@@ -20,10 +20,7 @@ void Node::kick(int port_index) {
     schedule_wake(port, port.busy_until);
     return;
   }
-  Packet* p = dequeue(port);
-  if (!p) return;
-  start_tx(port, p, now);
-  if (has_backlog(port)) schedule_wake(port, port.busy_until);
+  if (Packet* p = dequeue(port)) transmit(port, p, now);
 }
 
 void Node::start_tx(Port& port, Packet* p, Time now) {

@@ -194,6 +194,13 @@ class Node : public EventHandler {
 
   void schedule_wake(Port& port, Time t);
   void start_tx(Port& port, Packet* p, Time now);  // now: the caller's net_.now()
+  // What kick() does once it has its packet: puts it on the wire and, if the port has more to send, a
+  // transmit attempt for when the wire frees. Also for a packet that need not queue first (the port idle,
+  // nothing ahead of it: Switch::forward, Host::send_control).
+  void transmit(Port& port, Packet* p, Time now) {
+    start_tx(port, p, now);
+    if (has_backlog(port)) schedule_wake(port, port.busy_until);
+  }
   // A packet arriving on `port` that was on the wire when the link failed, or arrives while it is down:
   // lost (counted and freed; true).
   bool lost_to_failure(const Port& port, Packet* p);

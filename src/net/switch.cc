@@ -69,8 +69,7 @@ void Switch::forward(Packet* p) {
     Port& port = ports_[out];
     if (!(port.queued & 1u) && !port.pfc_queued && net_.now() >= port.busy_until) {
       // kick() would take it straight back off the queue (control goes first): sent without the queue.
-      start_tx(port, p, net_.now());
-      if (has_backlog(port)) schedule_wake(port, port.busy_until);
+      transmit(port, p, net_.now());
       return;
     }
     port.push(0, p);
@@ -112,8 +111,7 @@ void Switch::send_at_once(Packet* p, Port& port) {
   port.rr_next = static_cast<uint8_t>(p->prio == kNumPriorities - 1 ? 1 : p->prio + 1);
   mmu_.release(*p);
   if (p->type == PktType::kData) egress_.on_departure_unqueued(*p, port);
-  start_tx(port, p, net_.now());
-  if (has_backlog(port)) schedule_wake(port, port.busy_until);
+  transmit(port, p, net_.now());
 }
 
 Packet* Switch::dequeue(Port& port) {
