@@ -56,17 +56,14 @@ void Switch::forward(Packet* p) {
     net_.pool().put(p);
     return;
   }
-  {
-    // The out port's lines that queueing and kick() read: fetched while admission runs.
-    const char* port = reinterpret_cast<const char*>(&ports_[out]);
-    __builtin_prefetch(port);
-    __builtin_prefetch(port + 64);
-    __builtin_prefetch(&ports_[out].q[p->prio]);
-  }
+  Port& port = ports_[out];
+  // The out port's lines that queueing and kick() read: fetched while admission runs.
+  __builtin_prefetch(&port);
+  __builtin_prefetch(reinterpret_cast<const char*>(&port) + 64);
+  __builtin_prefetch(&port.q[p->prio]);
   if (p->prio == 0) {
     // Control traffic: strict priority, never paused, outside PFC accounting [sim].
     if (agent_) agent_->on_control(*p, out);
-    Port& port = ports_[out];
     if (!(port.queued & 1u) && !port.pfc_queued && net_.now() >= port.busy_until) {
       // kick() would take it straight back off the queue (control goes first): sent without the queue.
       transmit(port, p, net_.now());
@@ -88,8 +85,8 @@ void Switch::forward(Packet* p) {
     net_.pool().put(p);
     return;
   }
-  if (Port& port = ports_[out]; !agent_ && !crossbar_.on() && !s_.credit_enabled && port.queued == 0 &&
-                                !port.pfc_queued && !port.paused[p->prio] && net_.now() >= port.busy_until) {
+  if (!agent_ && !crossbar_.on() && !s_.credit_enabled && port.queued == 0 && !port.pfc_queued &&
+      !port.paused[p->prio] && net_.now() >= port.busy_until) {
     send_at_once(p, port);
     return;
   }
