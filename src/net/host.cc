@@ -74,6 +74,7 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
   p->dst = qp.dst;
   p->sport = qp.sport;
   p->dport = qp.dport;
+  p->route = qp.fwd_route;
   p->qp = slot;
   p->qp_tag = qp.tag;
   p->seq = seq;
@@ -289,6 +290,7 @@ void Host::send_ack(Qp& qp, const Packet& data, PktType type, uint8_t flags) {
   a->dst = qp.src;
   a->sport = qp.dport;
   a->dport = qp.sport;
+  if (id_ == qp.dst) a->route = qp.rev_route;
   a->qp = data.qp;
   a->qp_tag = qp.tag;
   a->seq = qp.rcv_nxt;

@@ -203,6 +203,19 @@ std::vector<std::pair<int, int>> Network::path_of(int src, int dst, uint16_t spo
   return hops;
 }
 
+uint64_t Network::cached_route(int src, int dst, uint16_t sport, uint16_t dport) const {
+  if (!route_cache_) return Packet::kNoRoute;
+  uint64_t route = Packet::kNoRoute;
+  int hop = 0;
+  const bool ok = walk_path(src, dst, sport, dport, [&](int node, const Port& p) {
+    if (!topo_.is_switch[node] || hop == 8) return;  // a ninth switch on: routed there
+    route &= ~(uint64_t{0xFF} << (8 * hop));
+    route |= static_cast<uint64_t>(p.index) << (8 * hop);
+    ++hop;
+  });
+  return ok ? route : Packet::kNoRoute;
+}
+
 Time Network::base_rtt(int src, int dst, uint16_t sport, uint16_t dport) const {
   Time rtt;
   const bool ok = walk_path(src, dst, sport, dport, [&](int, const Port& p) {
@@ -281,6 +294,7 @@ Packet* Network::make_cnp(const Qp& qp, int from_node) {
   c->dport = qp.sport;
   c->qp = qp.slot;
   c->qp_tag = qp.tag;
+  if (from_node == qp.dst) c->route = qp.rev_route;  // the ACKs' path
   c->size = static_cast<uint32_t>(nic_.cnp_bytes);
   if (topo_.is_switch[from_node]) c->flags |= Packet::kFlagFromSwitch;
   return c;
@@ -299,6 +313,10 @@ void Network::run(Time until, bool stop_when_done, const std::function<void(Time
   if (!started_) {
     started_ = true;
     if (!partitioned_) partition_fabric();
+    route_cache_ = route_cache_allowed_ && !has_link_events();
+    for (int i = 0; i < topo_.num_nodes; ++i)
+      if (topo_.is_switch[i] && (!sw(i).routes_by_flow_hash() || sw(i).ports_.size() >= 0xFF))
+        route_cache_ = false;
     source_done_ = source_ == nullptr;
     if (source_) pull_next_flow();
     if (dependent_) dependent_->begin(*this);
@@ -558,6 +576,7 @@ void Network::post_flow_start(const FlowSpec& f) {
   qp.src = f.src;
   qp.dst = f.dst;
   qp.dport = f.dport;
+  qp.fwd_route = qp.rev_route = Packet::kNoRoute;  // set at its start (on the source's rank)
   qp.prio = static_cast<uint8_t>(f.priority);
   qp.class_id = f.class_id;
   qp.size = f.size_bytes;
@@ -596,6 +615,8 @@ void Network::start_flow_event(uint32_t slot) {
   qp.line_rate = nic.rate;
   qp.base_rtt = base_rtt(src, qp.dst, qp.sport, qp.dport);
   qp.ideal_fct = ideal_fct(qp.size, src, qp.dst, qp.sport, qp.dport);
+  qp.fwd_route = cached_route(src, qp.dst, qp.sport, qp.dport);
+  qp.rev_route = cached_route(qp.dst, src, qp.dport, qp.sport);
   qp.rate = nic.rate;
   qp.next_avail = sim_.now();
   ++counters().flows_started;

@@ -254,6 +254,12 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
     x = h ^ (static_cast<uint64_t>(p.sport) << 16 | p.dport);
     return splitmix64(x);
   }
+  // The switches' egress ports of the path of packets from `src` to `dst` with these ports, as Packet::route
+  // holds them, when every switch routes by the flow hash alone (ECMP, no scheme choosing ports, no link
+  // events: the path is the same for every packet of a flow), else Packet::kNoRoute.
+  uint64_t cached_route(int src, int dst, uint16_t sport, uint16_t dport) const;
+  // Tests: off, every switch routes every packet (the results are the same bytes).
+  void set_route_cache(bool allowed) { route_cache_allowed_ = allowed; }
   // The hop-by-hop path a flow's packets take (ECMP-resolved), as (node, egress port) pairs.
   std::vector<std::pair<int, int>> path_of(int src, int dst, uint16_t sport, uint16_t dport) const;
   Time base_rtt(int src, int dst, uint16_t sport, uint16_t dport) const;
@@ -361,6 +367,8 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   uint64_t hpcc_sim_flow_hash(const Packet& p, int sw) const;  // flow_hash with sw_.ecmp_hash == kHpccSim
   std::vector<uint64_t> ecmp_salt_;
   bool hpcc_sim_hash_ = false;  // sw_.ecmp_hash == kHpccSim (net/ecmp_hash.h)
+  bool route_cache_allowed_ = true;
+  bool route_cache_ = false;  // cached_route gives paths: set as the run starts
   Time max_base_rtt_;
 
   FlowSource* source_ = nullptr;

@@ -46,6 +46,8 @@ class PathSelector {
     return e.port;
   }
 
+  bool by_flow_hash() const { return routing_ == Routing::kEcmp; }
+
   // Flowlets that moved to another port than their previous flowlet's (kFlowlet, kAdaptive per flowlet).
   uint64_t flowlet_switches() const { return flowlet_switches_; }
 

@@ -16,6 +16,10 @@ struct Qp {
   uint32_t tag = 0;      // low 32 bits of flow_id, carried by packets to detect stale slots
   int src = 0, dst = 0;  // node ids
   uint16_t sport = 0, dport = 0;
+  // The switches' egress ports of its data's path and of its ACKs' and CNPs' path back, as Packet::route
+  // holds them (Network::cached_route; Packet::kNoRoute where routes are not fixed per flow).
+  uint64_t fwd_route = ~uint64_t{0};
+  uint64_t rev_route = ~uint64_t{0};
   uint8_t prio = 3;
   uint16_t class_id = 0;
   Bytes size = 0;

@@ -35,6 +35,9 @@ class Switch : public Node {
   }
   SwitchAgent* agent() { return agent_.get(); }
   const PathSelector& paths() const { return paths_; }
+  // Every packet's egress is a function of its flow's hash (ECMP, no scheme choosing ports): what
+  // Network::cached_route needs.
+  bool routes_by_flow_hash() const { return paths_.by_flow_hash() && !input_agent_; }
 
   // Enqueues a packet at an egress port, as forwarding would (used for switch-generated packets).
   void forward(Packet* p);
@@ -89,7 +92,7 @@ class Switch : public Node {
   friend class Crossbar;
   friend class EgressScheduler;
 
-  int route(const Packet& p);
+  int route(Packet& p);
   void send_at_once(Packet* p, Port& port);
   // Puts a data packet in the egress queue of its priority at `out` (after admission or crossing).
   void enqueue_output(Packet* p, int out) {

@@ -397,6 +397,68 @@ action = "up"
   }
 }
 
+// Under ECMP every packet of a flow takes one path: the source host gives its packets the switches' ports
+// (Packet::route, Network::cached_route) and the switches take them instead of routing. The ports are those
+// of the flow's path, one byte per switch; the results are the same bytes as when every switch routes every
+// packet; and where a path is not a function of the flow (spraying, flowlets, adaptive, link events) there
+// is no cached route.
+TEST(Routing, CachedRoutesAreTheFlowsPathsAndChangeNothing) {
+  const std::string text = R"(
+seed = 3
+duration_ms = 20
+[topology]
+kind = "fat_tree"
+k = 4
+[cc]
+scheme = "dcqcn"
+[[traffic]]
+workload = "websearch"
+load = 0.6
+stop_us = 300
+)";
+  auto cached = run(text);
+  auto routed = run(text, [](Network& net) { net.set_route_cache(false); });
+  ASSERT_GT(cached->res.flows.size(), 20u);
+  ASSERT_EQ(cached->res.flows.size(), routed->res.flows.size());
+  for (size_t i = 0; i < cached->res.flows.size(); ++i) {
+    const FlowRecord& a = cached->res.flows[i];
+    const FlowRecord& b = routed->res.flows[i];
+    EXPECT_EQ(a.id, b.id);
+    EXPECT_EQ(a.finish, b.finish) << "flow " << a.id;
+    EXPECT_EQ(a.out_of_order_packets, b.out_of_order_packets);
+  }
+  EXPECT_EQ(cached->net->counters().cnps_sent, routed->net->counters().cnps_sent);
+  EXPECT_GT(cached->net->counters().cnps_sent, 0u);
+
+  // Hosts 0 and 15 are in different pods of the k = 4 fat-tree: five switches apart.
+  Network& net = *cached->net;
+  const auto path = net.path_of(0, 15, 10000, 100);
+  ASSERT_EQ(path.size(), 6u);  // the host's own port, then five switches
+  uint64_t expect = Packet::kNoRoute;
+  for (size_t i = 1; i < path.size(); ++i) {
+    expect &= ~(uint64_t{0xFF} << (8 * (i - 1)));
+    expect |= static_cast<uint64_t>(path[i].second) << (8 * (i - 1));
+  }
+  EXPECT_EQ(net.cached_route(0, 15, 10000, 100), expect);
+  EXPECT_EQ(routed->net->cached_route(0, 15, 10000, 100), Packet::kNoRoute);
+
+  const std::string failure = R"(
+[[events]]
+at_us = 30
+link = [8, 11]
+action = "down"
+)";
+  for (const std::string& other :
+       {leaf_spine(100, "spray") + permutation(10'000), leaf_spine(100, "flowlet") + permutation(10'000),
+        leaf_spine(100, "adaptive") + permutation(10'000),
+        leaf_spine(100, "ecmp") + permutation(10'000) + failure}) {
+    auto r = run(other);
+    EXPECT_EQ(r->net->cached_route(0, 4, 10000, 100), Packet::kNoRoute) << other;
+  }
+  auto plain = run(leaf_spine(100, "ecmp") + permutation(10'000));
+  EXPECT_NE(plain->net->cached_route(0, 4, 10000, 100), Packet::kNoRoute);
+}
+
 }  // namespace
 }  // namespace rocesim
 
