@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/time.h"
+#include "net/packet.h"
 
 namespace rocesim {
 
@@ -18,8 +19,8 @@ struct Qp {
   uint16_t sport = 0, dport = 0;
   // The switches' egress ports of its data's path and of its ACKs' and CNPs' path back, as Packet::route
   // holds them (Network::cached_route; Packet::kNoRoute where routes are not fixed per flow).
-  uint64_t fwd_route = ~uint64_t{0};
-  uint64_t rev_route = ~uint64_t{0};
+  uint64_t fwd_route = Packet::kNoRoute;
+  uint64_t rev_route = Packet::kNoRoute;
   uint8_t prio = 3;
   uint16_t class_id = 0;
   Bytes size = 0;
