@@ -101,7 +101,8 @@ std::string find_scenario(const std::string& arg) {
 struct Source {
   std::string scenario, topology_file, flow_file, hpcc_config, scheme, profile;
   double duration_ms = 0;
-  int threads = -1;  // --threads; -1: the scenario's
+  int threads = -1;     // --threads; -1: the scenario's
+  int partitions = -1;  // --partitions; -1: the scenario's
 };
 
 Scenario load_source(const Source& src, const std::vector<std::string>& user_sets, bool quiet,
@@ -126,6 +127,7 @@ Scenario load_source(const Source& src, const std::vector<std::string>& user_set
   if (!src.scheme.empty()) sets.push_back("cc.scheme=" + src.scheme);
   if (src.duration_ms > 0) sets.push_back(fmt::format("duration_ms={}", src.duration_ms));
   if (src.threads >= 0) sets.push_back(fmt::format("threads={}", src.threads));
+  if (src.partitions >= 0) sets.push_back(fmt::format("partitions={}", src.partitions));
   sets.insert(sets.end(), user_sets.begin(), user_sets.end());
   if (!src.scenario.empty()) return load_scenario(find_scenario(src.scenario), sets);
   if (files) return load_files_scenario(src.topology_file, src.flow_file, sets);
@@ -237,6 +239,10 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
                   "Threads of this run (default 1; 0 = every core): the same results for any count "
                   "(docs/parallel.md)")
       ->check(CLI::Range(0, 1024));
+  run->add_option("--partitions", a.src.partitions,
+                  "Partitions of the fabric (default 0: chosen from its size, at least one per thread): the "
+                  "same results for any count (docs/parallel.md)")
+      ->check(CLI::Range(0, 65536));
   run->add_flag("--mpi", a.mpi,
                 "Under mpirun (docs/cluster.md): split this run over the ranks (--threads each); rank 0 "
                 "writes the same files as one process would");

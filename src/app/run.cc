@@ -581,6 +581,13 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
       throw InputError(s.file, 0, fmt::format("threads = {}: {}", s.threads, e.what()));
     }
   }
+  if (s.partitions != 0) {
+    try {
+      net.set_partitions(s.partitions);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(s.file, 0, fmt::format("partitions = {}: {}", s.partitions, e.what()));
+    }
+  }
   if (opt.progress && big)
     fmt::print(stderr, "set up in {}\n",
                format_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));

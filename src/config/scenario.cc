@@ -313,13 +313,16 @@ static void read_top_level(Config& c, Scenario& s) {
   s.stop_when_done = c.get_bool("stop_when_done", true);
   // Threads of one run (docs/parallel.md): results do not depend on it.
   s.threads = static_cast<int>(c.get_int("threads", 1, 0, 1024));
+  // Partitions the fabric is cut into (docs/parallel.md); 0 = chosen by the network. Results do not depend on
+  // it.
+  s.partitions = static_cast<int>(c.get_int("partitions", 0, 0, 65536));
   // The profile was applied before reading (config/profiles.h); recorded when there is one.
   if (c.has("profile")) (void)c.get_string("profile", "", profile_names());
   // A misspelled table or key is the first error, before anything its absence causes (e.g. [topolgy]
   // leaving the default topology, too small for the traffic).
-  c.reject_unknown_top_level({"name", "description", "seed", "threads", "duration_ms", "stop_when_done",
-                              "profile", "topology", "switch", "nic", "cc", "flows", "flow_file", "traffic",
-                              "output", "monitors", "events"});
+  c.reject_unknown_top_level({"name", "description", "seed", "threads", "partitions", "duration_ms",
+                              "stop_when_done", "profile", "topology", "switch", "nic", "cc", "flows",
+                              "flow_file", "traffic", "output", "monitors", "events"});
 }
 
 // [topology], [switch] (with the scheme's switch defaults), [nic] and [cc].

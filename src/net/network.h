@@ -146,6 +146,14 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   // be split (no delay between switches).
   void set_threads(int threads);
   int threads() const { return threads_; }
+  // How many partitions the fabric is cut into: 0 (the default) lets the network choose, at least one per
+  // thread and rank and more on a large fabric, for the cache (partition_fabric); n > 0 asks for n, which
+  // must be at least the threads times the ranks. Results do not depend on it (docs/parallel.md). Before the
+  // first run(); throws std::invalid_argument as set_threads does.
+  void set_partitions(int partitions);
+  // Atom weight (ports + nodes) per partition when the network chooses: cut a large fabric into
+  // partitions of about this size even on one thread (docs/parallel.md, "Partitions for the cache").
+  static constexpr int64_t kCacheBlockWeight = 2000;
   // The partition of every node (switch with its single-homed hosts, grouped), and the lookahead.
   const std::vector<uint32_t>& partition_of_node() const { return part_of_node_; }
   // Splits the run over the ranks of `comm` (processes, e.g. of mpirun), `threads` threads each, before
@@ -340,6 +348,7 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   std::vector<std::unique_ptr<NetPartition>> parts_;
   std::vector<uint32_t> part_of_node_;
   int threads_ = 1;
+  int partitions_ = 0;  // set_partitions (0: chosen by partition_fabric)
   bool partitioned_ = false;
   std::vector<std::unique_ptr<Node>> nodes_;
   StablePool<Qp, 1024> qps_;

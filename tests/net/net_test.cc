@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "cc/dcqcn.h"
 #include "cc/none.h"
@@ -277,6 +278,59 @@ TEST(NicPfc, SlowReceiverPausesItsTor) {
   Time last;
   for (auto& r : net.finished()) last = std::max(last, r.finish);
   EXPECT_GT(last.us(), 10'480'000 * 8 / 40e3);
+}
+
+// How many partitions the network cuts the fabric into (Network::partition_fabric): as many as the threads
+// on a small fabric, about one per kCacheBlockWeight of ports and nodes on a large one (a multiple of the
+// threads), or as asked; pod by pod on a fat-tree; and a clear refusal of what cannot be.
+TEST(NetworkPartitions, ChosenFromTheFabricSizeAndKeepPodsTogether) {
+  FatTreeParams p;
+  p.k = 8;  // 128 hosts: 976 ports and nodes, one partition
+  Network small(fat_tree(p), SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
+  small.set_partitions(0);
+  EXPECT_EQ(small.sim().num_partitions(), 1u);
+  small.set_threads(3);
+  EXPECT_EQ(small.sim().num_partitions(), 3u);
+
+  p.k = 16;  // 1,024 hosts: 7,488 ports and nodes, four partitions on one thread
+  const TopoSpec topo = fat_tree(p);
+  Network net(topo, SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
+  net.set_partitions(0);
+  ASSERT_EQ(net.sim().num_partitions(), 4u);
+  // Each pod (its edge and aggregation switches, their hosts) lies in one partition, and the core switches
+  // are dealt out among the four: a quarter in each.
+  const auto& part = net.partition_of_node();
+  std::map<int, std::set<uint32_t>> parts_of_pod;
+  int cores_in_first = 0, cores = 0;
+  for (int i = 0; i < topo.num_nodes; ++i) {
+    if (topo.pod[i] >= 0) {
+      parts_of_pod[topo.pod[i]].insert(part[i]);
+    } else if (topo.is_switch[i]) {
+      ++cores;
+      cores_in_first += part[i] == 0;
+    }
+  }
+  ASSERT_EQ(parts_of_pod.size(), 16u);
+  for (const auto& [pod, parts] : parts_of_pod) EXPECT_EQ(parts.size(), 1u) << "pod " << pod;
+  EXPECT_EQ(cores, 64);
+  EXPECT_EQ(cores_in_first, 16);
+  net.set_threads(3);  // a multiple of the threads
+  EXPECT_EQ(net.sim().num_partitions(), 6u);
+  net.set_partitions(7);
+  EXPECT_EQ(net.sim().num_partitions(), 7u);
+  try {
+    net.set_partitions(2);
+    FAIL() << "2 partitions for 3 threads";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "2 partitions for 3 threads x 1 ranks: give at least 3");
+  }
+
+  // A zero-delay link between two switches leaves no lookahead: one partition, and a refusal of more.
+  Network flat(leaf_spine({.leaves = 2, .spines = 1, .hosts_per_leaf = 2, .delay = Time::zero()}),
+               SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
+  flat.set_partitions(0);
+  EXPECT_EQ(flat.sim().num_partitions(), 1u);
+  EXPECT_THROW(flat.set_partitions(2), std::invalid_argument);
 }
 
 // The memory estimate counts what grows with the network, the routing tables first (issue 23: a k = 48
