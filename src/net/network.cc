@@ -339,8 +339,9 @@ void Network::run(Time until, bool stop_when_done, const std::function<void(Time
 // How many: one per thread and rank at least. A large fabric gets more, about one per kCacheBlockWeight
 // (ports + nodes), even on one thread: each window then runs the partitions one after another, and what an
 // event leaves for the next events of its partition (a port's queue, a packet, a QP) is still in the cache
-// more often, because only that partition's work came in between. On a fat-tree of 3,456 hosts one thread
-// ran about 20 % faster with 8 partitions than with 1; of 8,192 hosts, 45 % with 16 (docs/parallel.md).
+// more often, because only that partition's work came in between. On one thread a fat-tree of 3,456 hosts
+// took 7 and 31 % less time with its 12 partitions than with 1, one of 8,192 hosts about half less with 29
+// (docs/parallel.md, "Partitions for the cache").
 void Network::partition_fabric() {
   partitioned_ = true;
   const int n = num_nodes();
@@ -400,8 +401,9 @@ void Network::partition_fabric() {
       wanted = std::max(minimum, (blocks + minimum - 1) / minimum * minimum);  // a multiple: balanced threads
     }
   } else if (wanted < minimum) {
-    throw std::invalid_argument(fmt::format("{} partitions for {} threads x {} ranks: give at least {}",
-                                            wanted, threads_, ranks, minimum));
+    throw std::invalid_argument(fmt::format(
+        "{} is fewer than the threads x ranks ({} x {}): give at least {}, or 0 to let rocesim choose",
+        wanted, threads_, ranks, minimum));
   } else if (wanted > 1 && zero_delay) {
     throw std::invalid_argument(
         "cannot cut the fabric into partitions: a link between two switches has no delay, which leaves "

@@ -183,6 +183,8 @@ const BadCase kBadCases[] = {
     {"WrongTypeStringForNumber", "wrong_type_duration.toml", "", "wrong_type_duration.toml", 3, "duration_ms: expected a number", Mode::kValidate, nullptr},
     {"WrongTypeStringForBool", "bool_wrong_type.toml", "", "bool_wrong_type.toml", 8, "switch.pfc: expected true or false", Mode::kValidate, nullptr},
     {"UnknownLossRecovery", "loss_recovery_unknown.toml", "", "loss_recovery_unknown.toml", 8, "nic.loss_recovery: 'sack' is not one of", Mode::kValidateAndRun, "go_back_n, selective"},
+    {"PartitionsNegative", "valid_base.toml", "--set partitions=-1", "--set partitions", 0, "-1 is out of range; expected an integer in [0, 65536]", Mode::kValidate, nullptr},
+    {"PartitionsFewerThanThreads", "valid_base.toml", "--threads 2 --partitions 1", "valid_base.toml", 0, "partitions = 1: 1 is fewer than the threads x ranks (2 x 1)", Mode::kRun, "give at least 2"},
     {"SackWindowOutOfRange", "valid_base.toml", "--set nic.sack_window_packets=-1", "--set nic.sack_window_packets", 0, "nic.sack_window_packets", Mode::kValidate, nullptr},
     {"NegativeBuffer", "negative_buffer.toml", "", "negative_buffer.toml", 8, "switch.buffer_bytes: -1000000 is out of range", Mode::kValidate, nullptr},
     {"PmaxAboveOne", "pmax_2.toml", "", "pmax_2.toml", 9, "switch.pmax: 2 is out of range", Mode::kValidate, nullptr},

@@ -322,7 +322,8 @@ TEST(NetworkPartitions, ChosenFromTheFabricSizeAndKeepPodsTogether) {
     net.set_partitions(2);
     FAIL() << "2 partitions for 3 threads";
   } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "2 partitions for 3 threads x 1 ranks: give at least 3");
+    EXPECT_STREQ(e.what(),
+                 "2 is fewer than the threads x ranks (3 x 1): give at least 3, or 0 to let rocesim choose");
   }
 
   // A zero-delay link between two switches leaves no lookahead: one partition, and a refusal of more.
