@@ -359,11 +359,12 @@ void Network::partition_fabric() {
   const bool zero_delay = lookahead <= Time::zero();
   const bool splittable = !zero_delay && lookahead < Time::max();  // two atoms or more
   if (lookahead == Time::max()) lookahead = Time::from_us(1);      // one atom: any grid will do
-  if (lookahead <= Time::zero()) {
-    if (threads_ > 1 || comm_)
+  if (zero_delay) {
+    if (threads_ > 1 || comm_ || partitions_ > 1)
       throw std::invalid_argument(
-          "cannot run on several threads or ranks: a link between two switches has no delay, which leaves "
-          "the partitions no lookahead (give it a delay, or run with threads = 1 in one process)");
+          "cannot run on several threads, ranks or partitions: a link between two switches has no delay, "
+          "which leaves the partitions no lookahead (give it a delay, or run with threads = 1 and one "
+          "partition in one process)");
     lookahead = Time::from_us(1);
   }
   // Atoms in id order (or pod by pod), weighed by their ports (a proxy for their events).
@@ -404,10 +405,6 @@ void Network::partition_fabric() {
     throw std::invalid_argument(fmt::format(
         "{} is fewer than the threads x ranks ({} x {}): give at least {}, or 0 to let rocesim choose",
         wanted, threads_, ranks, minimum));
-  } else if (wanted > 1 && zero_delay) {
-    throw std::invalid_argument(
-        "cannot cut the fabric into partitions: a link between two switches has no delay, which leaves "
-        "the partitions no lookahead (give it a delay, or use one partition)");
   }
   const uint32_t parts = static_cast<uint32_t>(std::max<size_t>(1, std::min(wanted, atoms.size())));
   std::vector<uint32_t> part_of_atom(n, 0);
@@ -423,9 +420,8 @@ void Network::partition_fabric() {
     part_of_node_[i] = part_of_atom[atom[i]];
     part_of_handler[nodes_[i]->handler()] = part_of_node_[i];
   }
-  for (uint32_t h = 1; h < sim_.num_handlers(); ++h)
-    if (parts > 1 && sim_.home_of(h) == 0 && !is_node_handler(h))
-      throw std::logic_error("a handler without a home node in a run over several partitions");
+  if (parts > 1 && homeless)
+    throw std::logic_error("a handler without a home node in a run over several partitions");
   while (parts_.size() < parts) parts_.push_back(std::make_unique<NetPartition>());
   sim_.partition(part_of_handler, parts, lookahead, threads_);
   for (uint32_t i = 0; i < parts; ++i) sim_.set_partition_user(i, parts_[i].get());
