@@ -239,20 +239,25 @@ class EventQueue {
   // A bucket's chunks are full but its last, whose count is in tail_.
   struct alignas(64) Chunk {
     Event ev[kChunkEvents];
-    uint32_t next = 0;  // the bucket's next chunk, or the next free one
+    uint32_t next = 0;  // the bucket's next chunk (0: none)
   };
 
   uint64_t bucket(const Event& e) const { return bucket_of(e.key); }
   uint64_t bucket_of(unsigned __int128 key) const { return static_cast<uint64_t>(key >> 64) >> shift_; }
 
+  // The free chunks are a stack of ids beside the chunks, not a list through them: taking one writes to
+  // it but reads nothing of it (a list's next link would be a load that misses on a chunk freed long ago,
+  // one after another as a window's mail is placed).
   uint32_t new_chunk() {
-    uint32_t c = free_;
-    if (c != 0) {
-      free_ = chunks_[c].next;
+    uint32_t c;
+    if (!free_.empty()) {
+      c = free_.back();
+      free_.pop_back();
     } else {
       if (chunks_.size() >> (32 - kCountBits)) throw std::length_error("event calendar: too many chunks");
       c = static_cast<uint32_t>(chunks_.size());
-      chunks_.emplace_back();  // grows with the most events the ring has held, then no more
+      chunks_.emplace_back();             // grows with the most events the ring has held, then no more
+      free_.reserve(chunks_.capacity());  // so that freeing never allocates
     }
     chunks_[c].next = 0;
     return c;
@@ -310,8 +315,7 @@ class EventQueue {
       for (uint32_t i = 0; i < n; ++i) take(k.ev[i]);
       ring_count_ -= n;
       const uint32_t next_chunk = k.next;
-      k.next = free_;
-      free_ = c;
+      free_.push_back(c);
       c = next_chunk;
     }
     head_[slot] = tail_[slot] = 0;
@@ -357,7 +361,7 @@ class EventQueue {
   EventHeap crowd_;
   EventHeap far_;
   std::vector<Chunk> chunks_;
-  uint32_t free_ = 0;           // first free chunk
+  std::vector<uint32_t> free_;  // free chunks, the last freed on top
   uint32_t head_[kSlots] = {};  // per ring slot: its bucket's first chunk
   uint32_t tail_[kSlots] = {};  // and last << kCountBits | the events in it (0: the slot is empty)
   uint64_t occupied_[kSlots / 64] = {};
