@@ -141,9 +141,9 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   // May be called again with a later `until` to continue.
   void run(Time until, bool stop_when_done = true, const std::function<void(Time)>& progress = nullptr);
 
-  // Splits the run over `threads` threads (1: one partition; 0: every core), before the first run().
-  // Results do not depend on it (docs/parallel.md). Throws std::invalid_argument when the fabric cannot
-  // be split (no delay between switches).
+  // Splits the run over `threads` threads (0: every core), before the first run(); the threads share the
+  // partitions (set_partitions). Results do not depend on it (docs/parallel.md). Throws
+  // std::invalid_argument when the fabric cannot be split (no delay between switches).
   void set_threads(int threads);
   int threads() const { return threads_; }
   // How many partitions the fabric is cut into: 0 (the default) lets the network choose, at least one per
