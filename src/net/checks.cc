@@ -194,6 +194,7 @@ std::vector<DeadlockEdge> NetChecker::find_deadlock(Time min_age) const {
   for (int id = 0; id < n; ++id) {
     if (net_.is_host(id)) continue;
     Switch& s = net_.sw(id);
+    if (s.paused_egresses() == 0) continue;  // no vertex here: its ports need not be read
     for (const Port& port : s.ports()) {
       if (!port.peer->is_switch()) continue;
       for (int prio = 1; prio < kNumPriorities; ++prio) {

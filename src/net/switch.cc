@@ -136,6 +136,7 @@ Packet* Switch::dequeue(Port& port) {
 }
 
 void Switch::on_pfc_change(int port_index, int prio, bool paused) {
+  paused_egresses_ += paused ? 1 : -1;
   if (agent_) agent_->on_pfc(port_index, prio, paused);
 }
 

@@ -52,6 +52,9 @@ class Switch : public Node {
   Bytes pfc_threshold(int port) const { return mmu_.pfc_threshold(port); }
   const EgressEcn& ecn(int port) const { return egress_.ecn(port); }
   void set_ecn(int port, const EgressEcn& e) { egress_.set_ecn(port, e); }
+  // (Egress port, priority) pairs paused by a neighbour now: a deadlock check skips a switch with none
+  // instead of reading its every port.
+  int paused_egresses() const { return paused_egresses_; }
   // Per-port static PFC thresholds (long-haul ports get SwitchSettings::long_haul_*; agents may override).
   Bytes xoff(int port) const { return mmu_.xoff(port); }
   Bytes xon(int port) const { return mmu_.xon(port); }
@@ -106,6 +109,7 @@ class Switch : public Node {
   // last. The parts keep a reference to s_, which they read only after construction.
   std::unique_ptr<SwitchAgent> agent_;
   InputAgent* input_agent_ = nullptr;  // agent_->input_agent(), or null
+  int paused_egresses_ = 0;            // kept by on_pfc_change()
   std::vector<uint8_t> in_dequeue_;    // per port: dequeue() runs (no nested kick of that port)
   SwitchMmu mmu_{*this, s_};
   EgressScheduler egress_{*this, s_};

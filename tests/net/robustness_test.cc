@@ -96,6 +96,15 @@ TEST(Deadlock, RingWithClockwiseFlowsIsReportedWithItsCycle) {
   EXPECT_NE(f.message.find("s0"), std::string::npos) << f.message;
   EXPECT_NE(f.message.find("priority 3"), std::string::npos) << f.message;
   EXPECT_LT(r.net->stats().flows_finished, r.net->stats().flows_started);
+  // Each switch's count of paused (egress, priority) pairs, which lets the check skip switches without
+  // any, matches its ports.
+  for (int id = 0; id < n; ++id) {
+    int paused = 0;
+    for (const Port& port : r.net->node(id).ports())
+      for (int prio = 0; prio < kNumPriorities; ++prio) paused += port.paused[prio] ? 1 : 0;
+    EXPECT_EQ(r.net->sw(id).paused_egresses(), paused) << "switch " << id;
+    EXPECT_GT(paused, 0) << "switch " << id << " is on the cycle";
+  }
   std::printf("%s\n", f.message.c_str());
 }
 
