@@ -110,12 +110,14 @@ fuzz:
 	    >$(FUZZ_BUILD)/fuzz_$$t.log 2>&1; rc=$$?; grep -E "number_of_executed_units|Test unit written" \
 	    $(FUZZ_BUILD)/fuzz_$$t.log; [ $$rc -eq 0 ] || { tail -n 40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; }; done
 
-# Speed and memory: the 320-host benchmark, the event queue, and against fabric size (bench_scaling: k = 8 to
-# 32 fat-trees and the 320-host case, several minutes) drawn beside the figures before the issue-17 work
+# Speed and memory: the 320-host benchmark, the event queue, the machine's load latency against working-set
+# size (where its last cache ends), and against fabric size (bench_scaling: k = 8 to 32 fat-trees and the
+# 320-host case, several minutes) drawn beside the figures before the issue-17 work
 # (bench/scaling_before.csv) in $(BUILD)/scaling.png.
 bench: build
 	$(BUILD)/bench_fattree
 	$(BUILD)/bench_event_queue --benchmark_min_time=0.2
+	$(BUILD)/bench_memory_latency
 	$(BUILD)/bench_scaling --csv $(BUILD)/scaling.csv
 	$(BUILD)/bench_scaling --cases k16,k24,fat320 --threads 1,2,0 --csv $(BUILD)/threads.csv
 	/usr/bin/python3 bench/plot_scaling.py $(BUILD)/scaling.png before=bench/scaling_before.csv \
