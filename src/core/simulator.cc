@@ -124,7 +124,7 @@ void Simulator::run_partition(Partition& p, Time end) {
       const Event e = q.pop();
       if (!q.empty() && (q.top().kind & kArgIsAddress)) {
         const Event& next = q.top();
-        __builtin_prefetch(reinterpret_cast<const void*>(next.arg));
+        Event::prefetch_arg(next.kind, next.arg);
         __builtin_prefetch(handlers_[next.target]);
       }
       if (e.kind & kBackground) --p.background;
@@ -133,7 +133,7 @@ void Simulator::run_partition(Partition& p, Time end) {
       EventHandler* h = handlers_[e.target];
       p.ctx = h;
       ++p.stats.events;
-      h->on_event(e.kind & ~kBackground, e.arg);
+      h->on_event(e.kind & ~(kBackground | kArgTwoLines), e.arg);
     }
   } catch (...) {
     std::lock_guard<std::mutex> lock(error_mutex_);

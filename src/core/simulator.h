@@ -75,6 +75,7 @@ class Simulator {
   // the calendar prefetches it when the event's bucket becomes current, and the loop prefetches it again
   // with the handler object while the event before it runs, so that the cache misses overlap that work.
   static constexpr uint32_t kArgIsAddress = Event::kArgIsAddress;
+  static constexpr uint32_t kArgTwoLines = Event::kArgTwoLines;  // and its second line too
   // An event kind with this bit set is background (a periodic timer that only observes or adjusts): it
   // never keeps an otherwise idle run going. The bit is cleared before the handler sees the kind.
   static constexpr uint32_t kBackground = 1u << 30;

@@ -85,6 +85,7 @@ void Network::build_nodes() {
       x.peer = &peer;
       x.peer_port = peer_port;
       x.peer_handler = peer.handler();
+      x.peer_arrive_kind = Node::arrive_kind(peer_port) | (peer.is_switch() ? 0 : Simulator::kArgTwoLines);
       x.rate = l.rate;
       x.delay = l.delay;
       x.error_rate = l.error_rate;

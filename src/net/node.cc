@@ -48,7 +48,7 @@ void Node::start_tx(Port& port, Packet* p, Time now) {
   }
   // Its arrival is an event of the peer (in whichever partition): the sending port is not touched again.
   net_.sim().at_keyed(p->t_arrive, handler_, Simulator::kDeliverySeq + static_cast<uint64_t>(port.index),
-                      port.peer_handler, arrive_kind(port.peer_port), reinterpret_cast<uint64_t>(p));
+                      port.peer_handler, port.peer_arrive_kind, reinterpret_cast<uint64_t>(p));
 }
 
 bool Node::lost_to_failure(const Port& port, Packet* p) {

@@ -36,6 +36,9 @@ struct alignas(64) Port {
   int peer_port = -1;
   int index = 0;
   uint32_t peer_handler = 0;  // peer->handler(): the target of the packets' arrival events
+  // Their kind: Node::arrive_kind(peer_port), and Simulator::kArgTwoLines when the peer is a host (which
+  // reads the packet's second line too: sequence numbers, timestamps).
+  uint32_t peer_arrive_kind = 0;
   Time delay;
   Time busy_until;               // the wire is busy until then
   Time next_wake = Time::max();  // earliest pending transmit-attempt event
