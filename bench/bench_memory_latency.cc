@@ -1,16 +1,15 @@
 // The machine's memory, as a large fabric sees it: the time of one dependent load at a random line of a
-// working set of 1 to 256 MiB (a chase through one random cycle of 64-byte lines, so that every load waits
-// on the one before and the hardware prefetchers cannot guess the next). The heap is set up as rocesim's
-// (core/huge_pages.h), so the pages are the program's. The step from cache to DRAM latency is where the
-// packet-hop rate of bench_scaling drops: a fabric whose hot data outgrows the last cache pays it on the
-// misses every hop has (docs/architecture.md, "Speed").
+// working set of 1 MiB up to --max-mib (256: the last size is 202 MiB) (a chase through one random cycle of
+// 64-byte lines, so that every load waits on the one before and the hardware prefetchers cannot guess the
+// next). The heap is set up as rocesim's (core/huge_pages.h), so the pages are the program's. The step from
+// cache to DRAM latency is where the packet-hop rate of bench_scaling drops: a fabric whose hot data outgrows
+// the last cache pays it on the misses every hop has (docs/architecture.md, "Speed").
 //
 // Usage: bench_memory_latency [--max-mib N] [--loads N]
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 #include <random>
 #include <utility>
 #include <vector>

@@ -123,7 +123,8 @@ static_assert(offsetof(Port, pfc_q) == 128,
 class Node : public EventHandler {
  public:
   // Events of a node. A packet reaching the node is an event of it, kind arrive_kind(the port it arrives
-  // on), with the packet's address as arg (Simulator::kArgIsAddress), keyed (arrival time, sending node,
+  // on) (with Simulator::kArgTwoLines when the node is a host: Port::peer_arrive_kind), with the packet's
+  // address as arg (Simulator::kArgIsAddress), keyed (arrival time, sending node,
   // Simulator::kDeliverySeq + sending port): the same key whichever partition the sender runs in.
   // A transmit attempt is kind tx_attempt_kind() with the port's address as arg, so that the loop fetches
   // the port's first line with the node.
