@@ -570,22 +570,20 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
                        "invariant mode reads every switch at once and does not run across ranks; check the "
                        "scenario in one process (rocesim run --check --threads N)");
     try {
-      net.set_ranks(opt.ranks, s.threads);
+      net.set_ranks(opt.ranks, s.threads, s.partitions);
     } catch (const std::invalid_argument& e) {
-      throw InputError(s.file, 0, fmt::format("--mpi: {}", e.what()));
+      const std::string given = s.partitions != 0 ? fmt::format(", partitions = {}", s.partitions) : "";
+      throw InputError(s.file, 0, fmt::format("--mpi{}: {}", given, e.what()));
     }
-  } else if (s.threads != 1) {
+  } else if (s.threads != 1 || s.partitions != 0) {
     try {
-      net.set_threads(s.threads);
+      net.set_parallel(s.threads, s.partitions);
     } catch (const std::invalid_argument& e) {
-      throw InputError(s.file, 0, fmt::format("threads = {}: {}", s.threads, e.what()));
-    }
-  }
-  if (s.partitions != 0) {
-    try {
-      net.set_partitions(s.partitions);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(s.file, 0, fmt::format("partitions = {}: {}", s.partitions, e.what()));
+      // The settings given, as the scenario names them.
+      std::string given = s.threads != 1 ? fmt::format("threads = {}", s.threads) : "";
+      if (s.partitions != 0)
+        given += fmt::format("{}partitions = {}", given.empty() ? "" : ", ", s.partitions);
+      throw InputError(s.file, 0, fmt::format("{}: {}", given, e.what()));
     }
   }
   if (opt.progress && big)

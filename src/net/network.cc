@@ -423,7 +423,10 @@ void Network::partition_fabric() {
   }
   if (parts > 1 && homeless)
     throw std::logic_error("a handler without a home node in a run over several partitions");
+  // Exactly `parts` of them: a second cut into fewer must not leave partitions the simulator no longer has
+  // (the loops over parts_ ask it which are local).
   while (parts_.size() < parts) parts_.push_back(std::make_unique<NetPartition>());
+  parts_.resize(parts);
   sim_.partition(part_of_handler, parts, lookahead, threads_);
   for (uint32_t i = 0; i < parts; ++i) sim_.set_partition_user(i, parts_[i].get());
 }
@@ -433,17 +436,16 @@ bool Network::is_node_handler(uint32_t h) const {
   return e != nullptr && dynamic_cast<const Node*>(e) != nullptr;
 }
 
-void Network::set_partitions(int partitions) {
-  if (started_) throw std::logic_error("Network::set_partitions after the run started");
-  if (partitions < 0) throw std::invalid_argument("a negative number of partitions");
-  partitions_ = partitions;
-  partition_fabric();
-}
+void Network::set_partitions(int partitions) { set_parallel(threads_, partitions); }
 
-void Network::set_threads(int threads) {
-  if (started_) throw std::logic_error("Network::set_threads after the run started");
+void Network::set_threads(int threads) { set_parallel(threads, partitions_); }
+
+void Network::set_parallel(int threads, int partitions) {
+  if (started_) throw std::logic_error("Network::set_threads or set_partitions after the run started");
+  if (partitions < 0) throw std::invalid_argument("a negative number of partitions");
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads_ = threads;
+  partitions_ = partitions;
   partition_fabric();
 }
 

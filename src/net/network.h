@@ -151,6 +151,8 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   // must be at least the threads times the ranks. Results do not depend on it (docs/parallel.md). Before the
   // first run(); throws std::invalid_argument as set_threads does.
   void set_partitions(int partitions);
+  // Both at once, cutting the fabric once (set_threads then set_partitions would cut it twice).
+  void set_parallel(int threads, int partitions);
   // Atom weight (ports + nodes) per partition when the network chooses: cut a large fabric into
   // partitions of about this size even on one thread (docs/parallel.md, "Partitions for the cache").
   static constexpr int64_t kCacheBlockWeight = 2000;
@@ -161,7 +163,7 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   // each simulates only its partitions. Results are those of one process: stats(), finished flows and the
   // observers are the whole network's on every rank; a node's state (ports, agents) only on its rank,
   // except what gather_node_results() brings to rank 0 at the end.
-  void set_ranks(RankComm* comm, int threads);
+  void set_ranks(RankComm* comm, int threads, int partitions = 0);
   RankComm* ranks() const { return comm_; }
   // Whether node `id` is simulated in this process.
   bool is_local_node(int id) const { return sim_.is_local(part_of_node_.empty() ? 0 : part_of_node_[id]); }

@@ -35,13 +35,11 @@ void take_vector(const char*& in, std::vector<T>& into) {
 }
 }  // namespace
 
-void Network::set_ranks(RankComm* comm, int threads) {
+void Network::set_ranks(RankComm* comm, int threads, int partitions) {
   if (started_) throw std::logic_error("Network::set_ranks after the run started");
   comm_ = comm;
   sim_.set_ranks(comm, this);
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads_ = threads;
-  partition_fabric();
+  set_parallel(threads, partitions);
 }
 
 // A packet on its way to another rank: the event's key, target and kind, the packet (its pointers are

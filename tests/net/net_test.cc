@@ -318,6 +318,11 @@ TEST(NetworkPartitions, ChosenFromTheFabricSizeAndKeepPodsTogether) {
   EXPECT_EQ(net.sim().num_partitions(), 6u);
   net.set_partitions(7);
   EXPECT_EQ(net.sim().num_partitions(), 7u);
+  net.set_parallel(2, 4);  // both at once, after a cut into more
+  EXPECT_EQ(net.sim().num_partitions(), 4u);
+  EXPECT_EQ(net.threads(), 2);
+  net.set_threads(3);  // keeps the partitions asked for, which 3 threads allow
+  EXPECT_EQ(net.sim().num_partitions(), 4u);
   try {
     net.set_partitions(2);
     FAIL() << "2 partitions for 3 threads";
