@@ -1,7 +1,6 @@
 #include "net/routes.h"
 
 #include <algorithm>
-#include <deque>
 
 #include "net/node.h"
 
@@ -81,11 +80,36 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
     });
   }
 
+  // Each node's working links as one array (peer, port), in port order, or in visit order when ranked:
+  // the searches read them once per root, where the Port objects would cost a cache line each (and their
+  // peers' another), most of the set-up time of a large fabric.
+  struct Arc {
+    int peer;
+    uint16_t port;
+  };
+  std::vector<uint32_t> first(n + 1, 0), first_visit(ranked ? n + 1 : 0, 0);
+  std::vector<Arc> arcs, arcs_visit;
+  for (int u = 0; u < n; ++u) {
+    first[u] = static_cast<uint32_t>(arcs.size());
+    for (const Port& p : nodes[u]->ports())
+      if (!p.down)  // a failed link (net/link_events.h)
+        arcs.push_back(Arc{p.peer->id(), static_cast<uint16_t>(p.index)});
+    if (!ranked) continue;
+    first_visit[u] = static_cast<uint32_t>(arcs_visit.size());
+    for (uint16_t i : visit[u])
+      if (const Port& p = nodes[u]->ports()[i]; !p.down) arcs_visit.push_back(Arc{p.peer->id(), i});
+  }
+  first[n] = static_cast<uint32_t>(arcs.size());
+  if (ranked) first_visit[n] = static_cast<uint32_t>(arcs_visit.size());
+  const std::vector<uint32_t>& from = ranked ? first_visit : first;
+  const std::vector<Arc>& search_arcs = ranked ? arcs_visit : arcs;
+
   // Breadth-first from each root over the links, never forwarding through a host; a switch's routes are
   // its ports towards neighbours one hop closer that are switches or the root itself.
   std::vector<int> dist(n);
   std::vector<int> reached(ranked ? n : 0);  // ranked: the order in which the search reached each node
-  std::deque<int> bfs;
+  std::vector<int> bfs;                      // the search's queue: bfs[head..] still to visit
+  bfs.reserve(n);
   std::vector<uint16_t> set;
   auto search = [&](int root) {
     std::fill(dist.begin(), dist.end(), -1);
@@ -93,32 +117,24 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
     bfs.assign(1, root);
     int count = 0;
     if (ranked) reached[root] = count++;
-    auto reach = [&](int u, const Port& p) {
-      if (p.down) return;  // a failed link (net/link_events.h)
-      const int v = p.peer->id();
-      if (dist[v] < 0) {
-        dist[v] = dist[u] + 1;
-        bfs.push_back(v);
-        if (ranked) reached[v] = count++;
-      }
-    };
-    while (!bfs.empty()) {
-      const int u = bfs.front();
-      bfs.pop_front();
+    for (size_t head = 0; head < bfs.size(); ++head) {
+      const int u = bfs[head];
       if (u != root && !is_switch[u]) continue;
-      if (ranked) {
-        for (uint16_t i : visit[u]) reach(u, nodes[u]->ports()[i]);
-      } else {
-        for (const Port& p : nodes[u]->ports()) reach(u, p);
+      for (uint32_t a = from[u]; a < from[u + 1]; ++a) {
+        const int v = search_arcs[a].peer;
+        if (dist[v] < 0) {
+          dist[v] = dist[u] + 1;
+          bfs.push_back(v);
+          if (ranked) reached[v] = count++;
+        }
       }
     }
   };
   auto next_hops = [&](int s, int root) {
     set.clear();
-    for (const Port& p : nodes[s]->ports()) {
-      const int v = p.peer->id();
-      if (!p.down && dist[v] == dist[s] - 1 && (is_switch[v] || v == root))
-        set.push_back(static_cast<uint16_t>(p.index));
+    for (uint32_t a = first[s]; a < first[s + 1]; ++a) {
+      const int v = arcs[a].peer;
+      if (dist[v] == dist[s] - 1 && (is_switch[v] || v == root)) set.push_back(arcs[a].port);
     }
     if (ranked)
       std::stable_sort(set.begin(), set.end(), [&](uint16_t a, uint16_t b) {
