@@ -1,5 +1,6 @@
 // Simulated time and link rates with their units in the type.
 #pragma once
+#include <cmath>
 #include <compare>
 #include <cstdint>
 #include <limits>
@@ -68,10 +69,11 @@ struct Rate {
 
 // Time to put `size_bytes` on a wire of rate `r`, rounded up to whole picoseconds.
 inline Time tx_time(Bytes size_bytes, Rate r) {
-  // exact for integral bit rates: ceil(bits * 1e12 / bps)
+  // exact for integral bit rates: ceil(bits * 1e12 / bps). The nearest integer, then up if below: the
+  // same as truncating and then going up, without switching the x87 unit to truncation and back.
   const long double ps =
       static_cast<long double>(size_bytes) * 8.0L * 1e12L / static_cast<long double>(r.bps);
-  int64_t v = static_cast<int64_t>(ps);
+  int64_t v = std::llrint(ps);
   if (static_cast<long double>(v) < ps) ++v;
   return Time{v};
 }
