@@ -70,39 +70,33 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
   intern({}, index);  // set 0: unreachable
   table_.assign(switches.size() * columns_, 0);
 
-  // With a visit rank, each node's ports in the order its neighbours are visited (by rank, then port).
-  const bool ranked = !rank_.empty();
-  std::vector<std::vector<uint16_t>> visit(ranked ? n : 0);
-  for (int u = 0; ranked && u < n; ++u) {
-    for (const Port& p : nodes[u]->ports()) visit[u].push_back(static_cast<uint16_t>(p.index));
-    std::stable_sort(visit[u].begin(), visit[u].end(), [&](uint16_t a, uint16_t b) {
-      return rank_[nodes[u]->ports()[a].peer->id()] < rank_[nodes[u]->ports()[b].peer->id()];
-    });
-  }
-
-  // Each node's working links as one array (peer, port), in port order, or in visit order when ranked:
-  // the searches read them once per root, where the Port objects would cost a cache line each (and their
-  // peers' another), most of the set-up time of a large fabric.
+  // Each node's working links as one array (peer, port), in port order: the searches read them once per
+  // root, where the Port objects would cost a cache line each (and their peers' another), most of the
+  // set-up time of a large fabric.
   struct Arc {
     int peer;
     uint16_t port;
   };
-  std::vector<uint32_t> first(n + 1, 0), first_visit(ranked ? n + 1 : 0, 0);
-  std::vector<Arc> arcs, arcs_visit;
+  std::vector<uint32_t> first(n + 1, 0);
+  std::vector<Arc> arcs;
   for (int u = 0; u < n; ++u) {
     first[u] = static_cast<uint32_t>(arcs.size());
     for (const Port& p : nodes[u]->ports())
       if (!p.down)  // a failed link (net/link_events.h)
         arcs.push_back(Arc{p.peer->id(), static_cast<uint16_t>(p.index)});
-    if (!ranked) continue;
-    first_visit[u] = static_cast<uint32_t>(arcs_visit.size());
-    for (uint16_t i : visit[u])
-      if (const Port& p = nodes[u]->ports()[i]; !p.down) arcs_visit.push_back(Arc{p.peer->id(), i});
   }
   first[n] = static_cast<uint32_t>(arcs.size());
-  if (ranked) first_visit[n] = static_cast<uint32_t>(arcs_visit.size());
-  const std::vector<uint32_t>& from = ranked ? first_visit : first;
-  const std::vector<Arc>& search_arcs = ranked ? arcs_visit : arcs;
+  // With a visit rank, the searches take each node's links in the order its neighbours are visited (by
+  // rank, then port).
+  const bool ranked = !rank_.empty();
+  std::vector<Arc> visit;
+  if (ranked) {
+    visit = arcs;
+    for (int u = 0; u < n; ++u)
+      std::stable_sort(visit.begin() + first[u], visit.begin() + first[u + 1],
+                       [&](const Arc& a, const Arc& b) { return rank_[a.peer] < rank_[b.peer]; });
+  }
+  const std::vector<Arc>& search_arcs = ranked ? visit : arcs;
 
   // Breadth-first from each root over the links, never forwarding through a host; a switch's routes are
   // its ports towards neighbours one hop closer that are switches or the root itself.
@@ -120,7 +114,7 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
     for (size_t head = 0; head < bfs.size(); ++head) {
       const int u = bfs[head];
       if (u != root && !is_switch[u]) continue;
-      for (uint32_t a = from[u]; a < from[u + 1]; ++a) {
+      for (uint32_t a = first[u]; a < first[u + 1]; ++a) {
         const int v = search_arcs[a].peer;
         if (dist[v] < 0) {
           dist[v] = dist[u] + 1;
