@@ -1,4 +1,4 @@
-// The simulator's hot path: a calendar of time buckets of POD events, the current one sorted.
+// The simulator's hot path: a calendar of time buckets of POD events, the current one's earliest known.
 // Events are ordered by a key the caller computes (core/simulator.h: time, origin, origin's sequence), so
 // the order does not depend on which queue an event went through or when it was inserted. Keys are unique,
 // so any correct priority queue pops the same sequence: the calendar changes the speed, never the order.
@@ -127,7 +127,7 @@ class EventHeap {
   size_t end_ = kRoot;  // one past the last event
 };
 
-// A calendar queue (Brown 1988) with a sorted current bucket and a heap for the far future. Time is cut
+// A calendar queue (Brown 1988) with an unsorted current bucket and a heap for the far future. Time is cut
 // into buckets of 2^shift ps; a ring of kSlots buckets covers the next kSlots x 2^shift ps (4 us at the
 // initial 256 ps: a packet's serialisation plus a datacenter link's delay; 1 us at the narrowest). The
 // width adapts to the run, as Brown's calendar resizes: a bucket should hold a few events (kMinPerBucket to
@@ -141,10 +141,12 @@ class EventHeap {
 // When `front_` runs dry, the next bucket is the first set bit of the ring's occupancy bitmap or far_'s
 // earliest, whichever comes first; its events move into `front_`. A pop then takes the first of the few
 // events of one bucket, in L1, instead of sifting through every pending event (docs/architecture.md, Speed).
-// `front_` is an array kept sorted by insertion while it holds at most kSortedMax events: a bucket's events
-// come as a few runs each in time order (deliveries pushed a link's delay ahead, transmit wakes pushed a
-// serialisation ahead), so an insertion moves a few events and a pop is a read. A bucket that overflows the
-// array (thousands of events at one time) goes to a heap, `crowd_`, until it is drained.
+// `front_` is an unsorted array of at most kFrontMax events with the index of its earliest: a push appends
+// (and notes the earliest), a pop takes the earliest, moves the last into its place and scans the rest for
+// the next earliest, by selections rather than branches. A bucket holds a few events (2 to 16 on average, by
+// the width's adaptation), so the scan is short, where sorting them by insertion mispredicted the end of
+// almost every insertion (the order in which a bucket's events arrive is unpredictable). A bucket that
+// overflows the array (thousands of events at one time) goes to a heap, `crowd_`, until it is drained.
 class EventQueue {
  public:
   EventQueue() { chunks_.resize(1); }  // chunk 0 stands for none
@@ -161,26 +163,27 @@ class EventQueue {
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
   // The earliest event (the queue is not empty): the current bucket holds events whenever the queue does.
-  const Event& top() const { return first_ < end_ ? front_[first_] : crowd_.top(); }
+  const Event& top() const { return n_ != 0 ? front_[min_] : crowd_.top(); }
 
   Event pop() {
     Event e;
-    if (first_ < end_) {
-      e = front_[first_++];
-      if (first_ == end_) first_ = end_ = 0;
+    if (n_ != 0) {
+      e = front_[min_];
+      front_[min_] = front_[--n_];
+      find_min();
     } else {
       e = crowd_.pop();
     }
     ++pops_;
-    if (--size_ != 0 && end_ == 0 && crowd_.empty()) advance();
+    if (--size_ != 0 && n_ == 0 && crowd_.empty()) advance();
     return e;
   }
   // The bucket width, log2 of picoseconds, and the events in the current bucket (tests, benchmarks).
   int bucket_shift() const { return shift_; }
-  size_t current_bucket_events() const { return end_ - first_ + crowd_.size(); }
+  size_t current_bucket_events() const { return n_ + crowd_.size(); }
 
  private:
-  // Adds an event of the current bucket (or an earlier one): to the sorted array, or to the heap once the
+  // Adds an event of the current bucket (or an earlier one): to the array, or to the heap once the
   // array is full, and then until the heap is drained.
   void push_front(const Event& e) { push_front(e.key, e.target, e.kind, e.arg); }
   void push_front(unsigned __int128 key, uint32_t target, uint32_t kind, uint64_t arg) {
@@ -188,20 +191,22 @@ class EventQueue {
       crowd_.push(Event{key, target, kind, arg});
       return;
     }
-    if (end_ == kSortedMax && first_ != 0) {  // room at the start: move the events there
-      std::memmove(front_, front_ + first_, (end_ - first_) * sizeof(Event));
-      end_ -= first_;
-      first_ = 0;
-    } else if (end_ == kSortedMax) {
-      for (uint32_t i = first_; i < end_; ++i) crowd_.push(front_[i]);
-      first_ = end_ = 0;
+    if (n_ == kFrontMax) {
+      for (uint32_t i = 0; i < n_; ++i) crowd_.push(front_[i]);
+      n_ = 0;
       crowd_.push(Event{key, target, kind, arg});
       return;
     }
-    // Insertion from the back: the events come in runs of increasing time, so this moves only a few.
-    uint32_t i = end_++;
-    for (; i > first_ && key < front_[i - 1].key; --i) front_[i] = front_[i - 1];
-    store(front_[i], key, target, kind, arg);
+    // Appended, the earliest noted: no search, no branch on the order (which is unpredictable).
+    const bool earliest = n_ == 0 || key < front_[min_].key;
+    min_ = earliest ? n_ : min_;
+    store(front_[n_++], key, target, kind, arg);
+  }
+  // The earliest of front_ after a pop: a scan of the few events of a bucket, by selections, not branches.
+  void find_min() {
+    uint32_t m = 0;
+    for (uint32_t i = 1; i < n_; ++i) m = front_[i].key < front_[m].key ? i : m;
+    min_ = m;
   }
   static void store(Event& to, unsigned __int128 key, uint32_t target, uint32_t kind, uint64_t arg) {
     to.key = key;
@@ -242,7 +247,7 @@ class EventQueue {
   static constexpr size_t kMask = kSlots - 1;
   static constexpr uint32_t kChunkEvents = 7;
   static constexpr uint32_t kCountBits = 3, kCountMask = (1u << kCountBits) - 1;  // holds 0..kChunkEvents
-  static constexpr uint32_t kSortedMax = 64;
+  static constexpr uint32_t kFrontMax = 64;
   static constexpr size_t kNone = ~size_t{0};
   // A bucket's chunks are full but its last, whose count is in tail_.
   struct alignas(64) Chunk {
@@ -332,7 +337,7 @@ class EventQueue {
   void advance() {
     if (++buckets_ == kAdaptEvery || pops_ > kAdaptEvery * kMaxPerBucket) {
       adapt();
-      if (end_ != 0 || !crowd_.empty()) return;
+      if (n_ != 0 || !crowd_.empty()) return;
     }
     uint64_t next = ~uint64_t{0};
     size_t slot = kNone;
@@ -363,9 +368,9 @@ class EventQueue {
     while (!far_.empty() && bucket(far_.top()) <= cur_) push_front(far_.pop());
   }
 
-  // The current bucket: front_[first_, end_) sorted, or crowd_ (one of the two is empty).
-  Event front_[kSortedMax];
-  uint32_t first_ = 0, end_ = 0;
+  // The current bucket: front_[0, n_) unsorted, its earliest at min_, or crowd_ (one of the two is empty).
+  Event front_[kFrontMax];
+  uint32_t n_ = 0, min_ = 0;
   EventHeap crowd_;
   EventHeap far_;
   std::vector<Chunk> chunks_;
