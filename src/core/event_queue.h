@@ -139,7 +139,7 @@ class EventHeap {
 //  - into its bucket in the ring when within the ring's span;
 //  - into `far_`, a heap, beyond it (timers, links with long delays).
 // When `front_` runs dry, the next bucket is the first set bit of the ring's occupancy bitmap or far_'s
-// earliest, whichever comes first; its events move into `front_`. A pop then takes the first of the few
+// earliest, whichever comes first; its events move into `front_`. A pop then takes the earliest of the few
 // events of one bucket, in L1, instead of sifting through every pending event (docs/architecture.md, Speed).
 // `front_` is an unsorted array of at most kFrontMax events with the index of its earliest: a push appends
 // (and notes the earliest), a pop takes the earliest, moves the last into its place and scans the rest for
