@@ -124,16 +124,18 @@ void RouteTable::build(const std::vector<Node*>& nodes, const TopoSpec& topo,
       }
     }
   };
+  std::vector<Arc> hops;
   auto next_hops = [&](int s, int root) {
-    set.clear();
+    hops.clear();
     for (uint32_t a = first[s]; a < first[s + 1]; ++a) {
       const int v = arcs[a].peer;
-      if (dist[v] == dist[s] - 1 && (is_switch[v] || v == root)) set.push_back(arcs[a].port);
+      if (dist[v] == dist[s] - 1 && (is_switch[v] || v == root)) hops.push_back(arcs[a]);
     }
-    if (ranked)
-      std::stable_sort(set.begin(), set.end(), [&](uint16_t a, uint16_t b) {
-        return reached[nodes[s]->ports()[a].peer->id()] < reached[nodes[s]->ports()[b].peer->id()];
-      });
+    if (ranked)  // in the order this search reached the next hops, from the links, not the ports
+      std::stable_sort(hops.begin(), hops.end(),
+                       [&](const Arc& a, const Arc& b) { return reached[a.peer] < reached[b.peer]; });
+    set.clear();
+    for (const Arc& h : hops) set.push_back(h.port);
     return intern(set, index);
   };
   for (size_t c = 0; c < roots.size(); ++c) {
