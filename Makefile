@@ -112,13 +112,13 @@ fuzz:
 
 # Speed and memory: the 320-host benchmark, the event queue, the machine's load latency against working-set
 # size (where its last cache ends), and against fabric size (bench_scaling: k = 8 to 32 fat-trees and the
-# 320-host case, several minutes) drawn beside the figures before the issue-17 work
-# (bench/scaling_before.csv) in $(BUILD)/scaling.png.
+# 320-host case, three rounds, with each case's median and its speed against k = 8 round by round, several
+# minutes) drawn beside the figures before the issue-17 work (bench/scaling_before.csv) in $(BUILD)/scaling.png.
 bench: build
 	$(BUILD)/bench_fattree
 	$(BUILD)/bench_event_queue --benchmark_min_time=0.2
 	$(BUILD)/bench_memory_latency
-	$(BUILD)/bench_scaling --csv $(BUILD)/scaling.csv
+	$(BUILD)/bench_scaling --rounds 3 --csv $(BUILD)/scaling.csv
 	$(BUILD)/bench_scaling --cases k16,k24,fat320 --threads 1,2,0 --csv $(BUILD)/threads.csv
 	/usr/bin/python3 bench/plot_scaling.py $(BUILD)/scaling.png before=bench/scaling_before.csv \
 	  now=$(BUILD)/scaling.csv

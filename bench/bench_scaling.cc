@@ -9,6 +9,10 @@
 // speed-up over one thread, the share of thread time spent waiting at window barriers and the partitions'
 // balance (largest partition's events over the mean): docs/parallel.md.
 //
+// With --rounds N the whole list runs N times, round after round, and a summary follows: per case the median
+// speed, and its speed against the first case's taken within each round (so that a machine whose speed drifts
+// over minutes moves both runs of a ratio together), median and range.
+//
 // Usage: bench_scaling --help. An older build given as --rocesim gives the "before" figures.
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -18,6 +22,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -98,6 +103,27 @@ Measured run(const std::string& rocesim, const Case& c, const fs::path& scratch,
   return m;
 }
 
+// Median of the finite values, NAN when there are none.
+double median(std::vector<double> v) {
+  std::erase_if(v, [](double x) { return !std::isfinite(x); });
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// "median (min-max)" of the finite values; "-" when there are none.
+std::string spread(const std::vector<double>& v) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (double x : v)
+    if (std::isfinite(x)) {
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+  if (!std::isfinite(lo)) return "-";
+  return fmt::format("{:.2f} ({:.2f}-{:.2f})", median(v), lo, hi);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,6 +132,7 @@ int main(int argc, char** argv) {
   std::string csv = "scaling.csv";
   double arrivals_us = 500;
   std::vector<int> thread_counts = {1};
+  int rounds = 1;
   CLI::App app{"bench_scaling: speed and peak memory of rocesim against fabric size"};
   app.add_option("--rocesim", rocesim, "the binary to measure (default: the rocesim beside this benchmark)");
   app.add_option("--cases", cases,
@@ -130,6 +157,12 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
+  app.add_option(
+         "--rounds", rounds,
+         "runs of the whole case list, round after round; with more than one, a summary of each case's "
+         "median speed and of its speed against the first case within each round")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -147,33 +180,63 @@ int main(int argc, char** argv) {
   fs::create_directories(scratch);
   std::ofstream out(csv);
   out << "case,hosts,arrivals_us,flows,events,packet_hops,wall_s,cpu_s,mhops_per_s,mhops_per_cpu_s,peak_"
-         "mib,threads,partitions,speedup,barrier_wait_fraction,partition_balance\n";
+         "mib,threads,partitions,speedup,barrier_wait_fraction,partition_balance,round\n";
   fmt::print("bench_scaling: {} (DCQCN, WebSearch 30 %, run to completion, one process per case)\n", rocesim);
   fmt::print("{:>7} {:>6} {:>7} {:>12} {:>8} {:>8} {:>10} {:>14} {:>10} {:>7} {:>8} {:>6} {:>8}\n", "case",
              "hosts", "flows", "packet-hops", "wall s", "cpu s", "M hops/s", "M hops/cpu s", "peak MiB",
              "threads", "speed-up", "wait", "balance");
-  for (const Case& c : run_list) {
-    double one_thread_wall = 0;
-    for (int threads : thread_counts) {
-      const Measured m = run(rocesim, c, scratch, threads);
-      if (!m.ok) {
-        fmt::print("{:>7}: the run failed or did not finish\n", c.name);
-        continue;
+  // Per case and thread count, one entry per round (NAN where the run failed).
+  const size_t nc = run_list.size(), nt = thread_counts.size();
+  std::vector<std::vector<double>> wall_rate(nc * nt), cpu_rate_of(nc * nt);
+  for (int round = 1; round <= rounds; ++round) {
+    if (rounds > 1) fmt::print("round {} of {}\n", round, rounds);
+    for (size_t ci = 0; ci < nc; ++ci) {
+      const Case& c = run_list[ci];
+      double one_thread_wall = 0;
+      for (size_t ti = 0; ti < nt; ++ti) {
+        const Measured m = run(rocesim, c, scratch, thread_counts[ti]);
+        if (!m.ok) {
+          fmt::print("{:>7}: the run failed or did not finish\n", c.name);
+          wall_rate[ci * nt + ti].push_back(NAN);
+          cpu_rate_of[ci * nt + ti].push_back(NAN);
+          continue;
+        }
+        if (m.threads == 1 && one_thread_wall == 0) one_thread_wall = m.wall_s;
+        const double speedup = one_thread_wall > 0 ? one_thread_wall / m.wall_s : 0;
+        const double rate = m.hops / m.wall_s / 1e6;
+        const double cpu_rate = m.hops / m.cpu_s / 1e6;  // unlike wall time, not inflated by other processes
+        wall_rate[ci * nt + ti].push_back(rate);
+        cpu_rate_of[ci * nt + ti].push_back(cpu_rate);
+        fmt::print(
+            "{:>7} {:>6} {:>7} {:>12} {:>8.2f} {:>8.2f} {:>10.2f} {:>14.2f} {:>10.1f} {:>7} {:>8.2f} "
+            "{:>5.1f}% "
+            "{:>8.2f}\n",
+            c.name, c.hosts, m.flows, m.hops, m.wall_s, m.cpu_s, rate, cpu_rate, m.peak_kib / 1024.0,
+            m.threads, speedup, 100 * m.wait_fraction, m.balance);
+        out << fmt::format(
+            "{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.1f},{},{},{:.3f},{:.4f},{:.3f},{}\n", c.name,
+            c.hosts, c.arrivals_us, m.flows, m.events, m.hops, m.wall_s, m.cpu_s, rate, cpu_rate,
+            m.peak_kib / 1024.0, m.threads, m.partitions, speedup, m.wait_fraction, m.balance, round);
       }
-      if (m.threads == 1 && one_thread_wall == 0) one_thread_wall = m.wall_s;
-      const double speedup = one_thread_wall > 0 ? one_thread_wall / m.wall_s : 0;
-      const double rate = m.hops / m.wall_s / 1e6;
-      const double cpu_rate = m.hops / m.cpu_s / 1e6;  // unlike wall time, not inflated by other processes
-      fmt::print(
-          "{:>7} {:>6} {:>7} {:>12} {:>8.2f} {:>8.2f} {:>10.2f} {:>14.2f} {:>10.1f} {:>7} {:>8.2f} {:>5.1f}% "
-          "{:>8.2f}\n",
-          c.name, c.hosts, m.flows, m.hops, m.wall_s, m.cpu_s, rate, cpu_rate, m.peak_kib / 1024.0, m.threads,
-          speedup, 100 * m.wait_fraction, m.balance);
-      out << fmt::format("{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.1f},{},{},{:.3f},{:.4f},{:.3f}\n",
-                         c.name, c.hosts, c.arrivals_us, m.flows, m.events, m.hops, m.wall_s, m.cpu_s, rate,
-                         cpu_rate, m.peak_kib / 1024.0, m.threads, m.partitions, speedup, m.wait_fraction,
-                         m.balance);
     }
+  }
+  if (rounds > 1) {
+    // A case against the first one, round by round: both ran minutes apart at most, on the same machine
+    // state.
+    fmt::print(
+        "\nover {} rounds, median (min-max); against {}: each round's M hops/s over {}'s in that round\n",
+        rounds, run_list[0].name, run_list[0].name);
+    fmt::print("{:>7} {:>7} {:>22} {:>22} {:>22}\n", "case", "threads", "M hops/s", "M hops/cpu s",
+               "against " + run_list[0].name);
+    for (size_t ci = 0; ci < nc; ++ci)
+      for (size_t ti = 0; ti < nt; ++ti) {
+        const std::vector<double>& r = wall_rate[ci * nt + ti];
+        const std::vector<double>& first = wall_rate[ti];
+        std::vector<double> against(r.size());
+        for (size_t i = 0; i < r.size(); ++i) against[i] = r[i] / first[i];
+        fmt::print("{:>7} {:>7} {:>22} {:>22} {:>22}\n", run_list[ci].name, thread_counts[ti], spread(r),
+                   spread(cpu_rate_of[ci * nt + ti]), spread(against));
+      }
   }
   fs::remove_all(scratch);
   fmt::print("written: {}\n", csv);

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Draws docs/figures/scaling.png from bench_scaling's CSV: M packet-hops per CPU second (per wall second
 where a file has no CPU figure) and peak memory against the number of hosts, for one or more builds (e.g.
-before and after a change).
+before and after a change). One thread's rows only; a case run in several rounds is drawn at its median.
 
 Usage: plot_scaling.py OUT.png LABEL=FILE.csv [LABEL=FILE.csv ...]
 """
 import csv
+import statistics
 import sys
 
 import matplotlib
@@ -20,7 +21,17 @@ def rate(r):
 
 def read(path):
     with open(path, newline="") as f:
-        rows = [r for r in csv.DictReader(f)]
+        rows = [r for r in csv.DictReader(f) if r.get("threads", "1") == "1"]
+    # Several rounds of one case (bench_scaling --rounds): its median speed and memory.
+    by_case = {}
+    for r in rows:
+        by_case.setdefault(r["case"], []).append(r)
+    rows = []
+    for runs in by_case.values():
+        runs.sort(key=rate)
+        mid = dict(runs[len(runs) // 2])
+        mid["peak_mib"] = str(statistics.median(float(r["peak_mib"]) for r in runs))
+        rows.append(mid)
     # The k-ary fat-trees form the curve; the 320-host fat-tree (5 ms of arrivals) is a point of its own.
     tree = sorted((r for r in rows if r["case"].startswith("k")), key=lambda r: int(r["hosts"]))
     other = [r for r in rows if not r["case"].startswith("k")]
