@@ -209,8 +209,7 @@ int main(int argc, char** argv) {
         cpu_rate_of[ci * nt + ti].push_back(cpu_rate);
         fmt::print(
             "{:>7} {:>6} {:>7} {:>12} {:>8.2f} {:>8.2f} {:>10.2f} {:>14.2f} {:>10.1f} {:>7} {:>8.2f} "
-            "{:>5.1f}% "
-            "{:>8.2f}\n",
+            "{:>5.1f}% {:>8.2f}\n",
             c.name, c.hosts, m.flows, m.hops, m.wall_s, m.cpu_s, rate, cpu_rate, m.peak_kib / 1024.0,
             m.threads, speedup, 100 * m.wait_fraction, m.balance);
         out << fmt::format(
