@@ -362,7 +362,9 @@ nlohmann::json summary_json(const Scenario& s, Network& net, const RunResult& re
                     {"nacks_sent", st.nacks_sent},
                     {"timeouts", st.timeouts},
                     {"bytes_delivered", st.bytes_delivered},
-                    {"out_of_order_packets", st.out_of_order_packets}};
+                    {"out_of_order_packets", st.out_of_order_packets},
+                    {"spurious_retransmissions", st.spurious_retransmissions},
+                    {"timeout_retransmissions", st.timeout_retransmissions}};
   if (s.transport_columns) {
     const bool selective = net.selective();
     j["loss_recovery"] = {{"mode", selective ? "selective" : "go_back_n"},

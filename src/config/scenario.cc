@@ -224,6 +224,7 @@ void read_nic(Config& c, NicSettings& n) {
   n.ack_interval = static_cast<int>(c.get_int(k + "ack_interval", n.ack_interval, 1, 1 << 20));
   n.nack_interval = c.get_us(k + "nack_interval_us", n.nack_interval);
   n.rto = c.get_us(k + "rto_us", n.rto);
+  n.gbn_rto = c.get_us(k + "gbn_rto_us", n.gbn_rto, 0.001);
   n.data_priority = static_cast<int>(c.get_int(k + "data_priority", n.data_priority, 1, 7));
   n.rx_rate = Rate::from_gbps(c.get_double(k + "rx_rate_gbps", n.rx_rate.gbps(), 0, 1e5));
   n.rx_xoff_bytes = c.get_int(k + "rx_xoff_bytes", n.rx_xoff_bytes, 1, int64_t{1} << 40);
@@ -244,6 +245,15 @@ void read_nic(Config& c, NicSettings& n) {
       lr == "selective" ? NicSettings::LossRecovery::kSelective : NicSettings::LossRecovery::kGoBackN;
   n.sack_window_packets =
       static_cast<int>(c.get_int(k + "sack_window_packets", n.sack_window_packets, 0, 1 << 20));
+  n.loss_detection =
+      c.get_string(k + "loss_detection",
+                   n.loss_detection == NicSettings::LossDetection::kDupThresh ? "dupthresh" : "rack",
+                   {"rack", "dupthresh"}) == "dupthresh"
+          ? NicSettings::LossDetection::kDupThresh
+          : NicSettings::LossDetection::kReorderWindow;
+  n.reorder_window = c.get_us(k + "reorder_window_us", n.reorder_window);
+  n.reorder_window_srtts =
+      static_cast<int>(c.get_int(k + "reorder_window_srtts", n.reorder_window_srtts, 1, 255));
   n.sack_reorder_packets =
       static_cast<int>(c.get_int(k + "sack_reorder_packets", n.sack_reorder_packets, 1, 1 << 20));
   n.rto_low = c.get_us(k + "rto_low_us", n.rto_low, 0.001);
@@ -381,7 +391,6 @@ static void read_inline_flows(Config& c, Scenario& s) {
 // [[events]]: link failures, recoveries, rate and loss changes (net/link_events.h).
 static void read_events(Config& c, Scenario& s) {
   const size_t n = c.table_array_size("events");
-  bool lossy = false;
   for (size_t i = 0; i < n; ++i) {
     const std::string k = fmt::format("events[{}].", i);
     LinkEvent e;
@@ -432,21 +441,11 @@ static void read_events(Config& c, Scenario& s) {
     if ((action == "down" || action == "loss") && s.sw.credit_enabled)
       c.fail(k + "action",
              "link failures and losses are not supported with switch.flow_control = \"credit\"");
-    lossy = lossy || action == "down" || (action == "loss" && e.loss > 0);
     s.events.push_back(e);
   }
   c.reject_unknown_keys("events");
   std::stable_sort(s.events.begin(), s.events.end(),
                    [](const LinkEvent& a, const LinkEvent& b) { return a.at < b.at; });
-  for (const LinkSpec& l : s.topo.links) lossy = lossy || l.error_rate > 0;
-  // Losses in a lossless fabric: without a timeout, a flow whose last packets are lost waits forever.
-  if ((n > 0 || c.has("topology.link_loss")) && lossy && s.nic.rto <= Time::zero()) {
-    s.nic.rto = Time::from_ms(1);
-    c.set_resolved("nic.rto_us", toml::value<double>(1000.0));
-    c.note("nic.rto_us",
-           "1000 (1 ms): links lose packets ([[events]], topology.link_loss), and a lossless fabric's flows "
-           "have no timeout");
-  }
 }
 
 // [output]: the FCT statistics' size buckets and short-flow limit, fct.txt; and [monitors].

@@ -94,6 +94,10 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
     net_.counters().retransmitted_bytes += payload;
     ++qp.retransmitted_packets;
     qp.retransmitted_bytes += static_cast<uint64_t>(payload);
+    if (seq < qp.rto_below) {
+      ++net_.counters().timeout_retransmissions;
+      ++qp.timeout_retransmissions;
+    }
   }
   if (resend)
     qp.rtx_nxt = seq + payload;
@@ -105,10 +109,9 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
   qp.next_avail = net_.now() + tx_time(wire, qp.rate);
   ++net_.counters().data_packets_sent;
   net_.cc().on_data_sent(qp, *p);
-  // Selective repeat always keeps its timer [IRN]: nothing else finds a lost tail or a lost retransmission.
-  if (net_.nic_settings().rto > Time::zero() || net_.selective() ||
-      (!net_.switch_settings().pfc_enabled && !net_.switch_settings().credit_enabled))
-    arm_rto(qp);
+  // The transport timer runs whatever the flow control (NicSettings::rto): nothing else finds a lost tail,
+  // a lost retransmission, or (go-back-N) a hole whose NACK the receiver held back or that was lost.
+  arm_rto(qp);
   return p;
 }
 
@@ -228,25 +231,69 @@ void Host::on_node_event(uint32_t kind, uint64_t arg) {
     if (qp.snd_una >= qp.size || qp.in_flight() == 0) return;
     if (net_.now() - qp.last_progress >= rto_of(qp)) {
       ++net_.counters().timeouts;
+      qp.rto_below = std::max(qp.rto_below, qp.snd_nxt);
       if (net_.selective()) {
         // Every packet sent and neither acknowledged nor SACKed is deemed lost [IRN].
         qp.lost_below = qp.snd_nxt;
         qp.rtx_nxt = qp.snd_una;
-        if (qp.active) kick(0);  // it may have waited for its window: the port has nothing scheduled
       } else {
         qp.snd_nxt = qp.snd_una;  // go back N
       }
       qp.last_progress = net_.now();
-      activate(slot);
+      wake(qp);
     }
     arm_rto(qp);
+    return;
   }
+  if (kind == kReorder) {
+    const uint32_t slot = static_cast<uint32_t>(arg >> 32);
+    if (slot >= net_.qp_capacity()) return;
+    Qp& qp = net_.qp(slot);
+    if (!qp.in_use || qp.tag != static_cast<uint32_t>(arg) || qp.sender_done) return;
+    on_reorder_timer(qp);
+  }
+}
+
+void Host::wake(Qp& qp) {
+  if (qp.active)
+    kick(0);  // it may have waited for its window: the port has nothing scheduled
+  else
+    activate(qp.slot);
+}
+
+Time Host::reorder_window(const Qp& qp) const {
+  const NicSettings& nic = net_.nic_settings();
+  if (nic.reorder_window > Time::zero()) return nic.reorder_window;
+  // RACK's window (RFC 8985 6.2) is reo_wnd_mult x min_RTT / 4, at most SRTT; ours is reo_mult SRTTs, at
+  // most rto_low (NicSettings::reorder_window_srtts says why). Before the first RTT sample, the path's base
+  // RTT stands for the SRTT.
+  const Time srtt = qp.srtt > Time::zero() ? qp.srtt : qp.base_rtt;
+  return std::min(srtt * qp.reo_mult, nic.rto_low);
+}
+
+void Host::arm_reorder(Qp& qp, Time at) {
+  qp.reo_deadline = at;
+  qp.reo_armed = true;
+  net_.sim().at(at, handler_, kReorder, qp_arg(qp.slot, qp.tag));
+}
+
+void Host::on_reorder_timer(Qp& qp) {
+  qp.reo_armed = false;
+  // The packets below reo_below that are still neither ACKed nor SACKed had a reorder window to arrive
+  // after a packet sent later was SACKed: they are lost.
+  if (qp.reo_below > qp.lost_below) qp.lost_below = qp.reo_below;
+  if (qp.reo_next_below > qp.reo_below) {
+    qp.reo_below = qp.reo_next_below;
+    qp.reo_next_below = 0;
+    arm_reorder(qp, std::max(net_.now(), qp.reo_next_at + reorder_window(qp)));
+  }
+  if (qp.snd_una < qp.size && next_hole(qp)) wake(qp);
 }
 
 Time Host::rto_of(const Qp& qp) const {
   const NicSettings& nic = net_.nic_settings();
   if (nic.rto > Time::zero()) return nic.rto;
-  if (!net_.selective()) return Time::from_ms(1);
+  if (!net_.selective()) return nic.gbn_rto;
   const Bytes in_flight_packets = (qp.in_flight() + nic.mtu_bytes - 1) / nic.mtu_bytes;
   return in_flight_packets <= nic.rto_low_packets ? nic.rto_low : nic.rto_high;
 }
@@ -362,8 +409,10 @@ void Host::on_data(Packet* p) {
       send_ack(*qp, *p, PktType::kNack, 0);
     }
   } else {
-    // Duplicate (after a timeout): acknowledge what we have so the sender catches up.
-    if (p->seq + p->payload >= qp->rcv_nxt) send_ack(*qp, *p, PktType::kAck, 0);
+    // Duplicate (after a rewind or a timeout): acknowledge what we have so the sender catches up.
+    ++net_.counters().spurious_retransmissions;
+    ++qp->rx_spurious;
+    if (p->seq + p->payload >= qp->rcv_nxt) send_ack(*qp, *p, PktType::kAck, Packet::kFlagDsack);
   }
   net_.pool().put(p);
 }
@@ -397,14 +446,19 @@ void Host::on_data_selective(Qp& qp, const Packet& p) {
     if ((p.seq - qp.rcv_nxt) / mtu >= static_cast<Bytes>(window)) return;
     const uint64_t i = static_cast<uint64_t>(p.seq / mtu) % window;
     if ((bits[i >> 6] >> (i & 63)) & 1) {
-      send_ack(qp, p, PktType::kAck, Packet::kFlagSack);  // held already: SACK it again
+      // Held already (a retransmission whose original had arrived): SACK it again, marked as a duplicate.
+      ++net_.counters().spurious_retransmissions;
+      ++qp.rx_spurious;
+      send_ack(qp, p, PktType::kAck, Packet::kFlagSack | Packet::kFlagDsack);
       return;
     }
     bits[i >> 6] |= uint64_t{1} << (i & 63);
     accept_selective(qp, p, true, true);
   } else {
     // Duplicate (a spurious or timed-out retransmission): acknowledge what we have.
-    send_ack(qp, p, PktType::kAck, 0);
+    ++net_.counters().spurious_retransmissions;
+    ++qp.rx_spurious;
+    send_ack(qp, p, PktType::kAck, Packet::kFlagDsack);
   }
 }
 
@@ -443,12 +497,37 @@ void Host::on_ack_selective(Qp& qp, const Packet& ack) {
     qp.last_progress = net_.now();
     if (qp.snd_nxt < qp.snd_una) qp.snd_nxt = qp.snd_una;
   }
+  const NicSettings& nic = net_.nic_settings();
+  const Time now = net_.now();
+  // An RTT sample: the ACK echoes the send time of the data packet (copy) that triggered it.
+  const Time rtt = now - ack.ts;
+  if (rtt > Time::zero()) {
+    if (qp.rtt_min == Time::zero() || rtt < qp.rtt_min) qp.rtt_min = rtt;
+    qp.srtt = qp.srtt == Time::zero() ? rtt : qp.srtt + (rtt - qp.srtt) / 8;
+  }
+  // A D-SACK: a retransmission was not needed; widen the reorder window, once per round trip (RFC 8985 6.2).
+  if ((ack.flags & Packet::kFlagDsack) && now - qp.reo_mult_at >= qp.srtt &&
+      qp.reo_mult < 255) {
+    ++qp.reo_mult;
+    qp.reo_mult_at = now;
+  }
   if ((ack.flags & Packet::kFlagSack) && ack.sack_seq >= qp.snd_una && ack.sack_seq < qp.snd_nxt) {
     const uint64_t i = static_cast<uint64_t>(ack.sack_seq / mtu) % window;
     bits[i >> 6] |= uint64_t{1} << (i & 63);
-    // The packets sack_reorder_packets or more below the SACKed one and not SACKed are deemed lost.
-    const Bytes lost_below = ack.sack_seq - (net_.nic_settings().sack_reorder_packets - 1) * mtu;
-    if (lost_below > qp.lost_below) qp.lost_below = lost_below;
+    if (nic.loss_detection == NicSettings::LossDetection::kDupThresh) {
+      // The packets sack_reorder_packets or more below the SACKed one and not SACKed are deemed lost.
+      const Bytes lost_below = ack.sack_seq - (nic.sack_reorder_packets - 1) * mtu;
+      if (lost_below > qp.lost_below) qp.lost_below = lost_below;
+    } else if (ack.sack_seq > qp.lost_below) {
+      // The packets below the SACKed one (sent before it) get a reorder window to arrive.
+      if (!qp.reo_armed) {
+        qp.reo_below = ack.sack_seq;
+        arm_reorder(qp, now + reorder_window(qp));
+      } else if (ack.sack_seq > qp.reo_below && ack.sack_seq > qp.reo_next_below) {
+        qp.reo_next_below = ack.sack_seq;
+        qp.reo_next_at = now;
+      }
+    }
   }
 }
 
@@ -507,7 +586,8 @@ void Host::on_nack(Packet* p) {
     net_.on_flow_complete(*qp);
     return;
   }
-  activate(qp->slot);
+  // A QP that waited for its window is still in the send list, with its port idle: wake it.
+  wake(*qp);
 }
 
 void Host::on_cnp(Packet* p) {

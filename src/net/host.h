@@ -27,7 +27,8 @@ class Host : public Node {
 
  protected:
   // kFlowStart: arg the QP slot; kQpTimer + (scheme kind << 8): arg (slot << 32 | tag).
-  enum HostEvent : uint32_t { kRxDone = kNodeKinds, kRto, kFlowStart, kQpTimer };
+  // kReorder: a QP's reorder window ended (arg as kRto's).
+  enum HostEvent : uint32_t { kRxDone = kNodeKinds, kRto, kFlowStart, kQpTimer, kReorder };
   friend class Network;
   Packet* dequeue(Port& port) override;
   bool has_backlog(const Port& port) const override;
@@ -40,6 +41,13 @@ class Host : public Node {
   // Selective repeat: moves qp.rtx_nxt to the next packet deemed lost and not SACKed; false when none.
   bool next_hole(Qp& qp);
   Time rto_of(const Qp& qp) const;
+  // Selective repeat, kReorderWindow: the window a packet gets to arrive after one sent later was SACKed.
+  Time reorder_window(const Qp& qp) const;
+  void arm_reorder(Qp& qp, Time at);
+  void on_reorder_timer(Qp& qp);
+  // The QP may have something to send again (a rewind, packets deemed lost): into the send list, or the
+  // port woken if it is there already (it may have stopped for the QP's window).
+  void wake(Qp& qp);
   void process(Packet* p);
   void on_data(Packet* p);
   void on_data_selective(Qp& qp, const Packet& p);

@@ -487,6 +487,8 @@ void merge_stats(NetStats& into, const NetStats& o) {
   into.route_updates += o.route_updates;
   into.retransmitted_bytes += o.retransmitted_bytes;
   into.sacks_sent += o.sacks_sent;
+  into.spurious_retransmissions += o.spurious_retransmissions;
+  into.timeout_retransmissions += o.timeout_retransmissions;
 }
 
 // --- observers ---------------------------------------------------------------------------------------
@@ -670,6 +672,7 @@ void Network::start_flow_event(uint32_t slot) {
   qp.rev_route = cached_route(qp.dst, src, qp.dport, qp.sport);
   qp.rate = nic.rate;
   qp.next_avail = sim_.now();
+  qp.reo_mult = static_cast<uint8_t>(nic_.reorder_window_srtts);
   ++counters().flows_started;
   if (comm_) part().started.push_back({slot, qp.sport, qp.start, qp.base_rtt, qp.ideal_fct, qp.line_rate});
   cc_->on_flow_start(qp);
@@ -705,6 +708,7 @@ void Network::on_flow_complete(Qp& qp) {
   // Written by the receiver's partition in an earlier window: the last ACK came after its last arrival
   // ahead of rcv_nxt, and took at least a lookahead to get here when the two partitions differ.
   r.out_of_order_packets = qp.rx_out_of_order;
+  r.spurious_retransmissions = qp.rx_spurious;
   c.t = r.finish;
   c.key = sim_.current_key();
   NetPartition& p = part();

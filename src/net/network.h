@@ -53,6 +53,11 @@ struct NetStats {
   uint64_t switch_messages = 0;   // switch-to-switch control messages sent
   Bytes retransmitted_bytes = 0;  // payload of retransmitted data packets
   uint64_t sacks_sent = 0;        // selective repeat: ACKs carrying a SACK (also counted in acks_sent)
+  // Data packets that reached their receiver again (a retransmission whose original had arrived).
+  uint64_t spurious_retransmissions = 0;
+  // Retransmissions sent after a timeout, of packets sent before it (the rest were deemed lost by a NACK,
+  // a SACK or the reorder window).
+  uint64_t timeout_retransmissions = 0;
   uint64_t link_down_drops = 0;   // packets (and PFC frames) lost on failed links (net/link_events.h)
   uint64_t route_updates = 0;     // route recomputations after link failures and recoveries
 };
@@ -103,6 +108,7 @@ struct NetPartition {
   struct Received {
     uint32_t slot = 0;
     uint32_t out_of_order = 0;
+    uint32_t spurious = 0;
   };
   PacketPool pool;
   NetStats counters;
@@ -299,7 +305,7 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   // The receiver has every byte of the flow (rcv_nxt reached its size). Across ranks, what the sender's
   // record takes from the receiver's side travels to the sender's rank at the next window.
   void on_flow_received(const Qp& qp) {
-    if (comm_) part().received.push_back({qp.slot, qp.rx_out_of_order});
+    if (comm_) part().received.push_back({qp.slot, qp.rx_out_of_order, qp.rx_spurious});
   }
   void start_flow_event(uint32_t slot);  // the flow allocated on `slot` starts now at its source
   void on_qp_timer(Host& at, uint32_t kind, uint64_t arg);

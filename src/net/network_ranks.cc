@@ -118,7 +118,10 @@ void Network::share_between_ranks() {
     take_vector(c, started);
     take_vector(c, received);
   }
-  for (const NetPartition::Received& r : received) qps_[r.slot].rx_out_of_order = r.out_of_order;
+  for (const NetPartition::Received& r : received) {
+    qps_[r.slot].rx_out_of_order = r.out_of_order;
+    qps_[r.slot].rx_spurious = r.spurious;
+  }
   for (const NetPartition::Started& s : started) {
     Qp& qp = qps_[s.slot];
     qp.started = true;

@@ -79,6 +79,7 @@ struct alignas(64) Packet {
   static constexpr uint8_t kFlagLast = 8;        // data: last packet of the flow
   static constexpr uint8_t kFlagCredit = 16;     // kPfc frame that is a credit update (seq = freed bytes)
   static constexpr uint8_t kFlagSack = 32;       // ACK: selective ACK of the data packet at sack_seq
+  static constexpr uint8_t kFlagDsack = 64;      // ACK: answers a duplicate (its original had arrived)
   static constexpr uint8_t kFlagSwitchMsg =
       128;  // kCtrl frame between neighbour switches (never reaches a host)
 };

@@ -49,6 +49,21 @@ struct Qp {
   // rtx_nxt on are still to be retransmitted. snd_nxt never rewinds (it stays the highest byte sent).
   Bytes rtx_nxt = 0;
   Bytes lost_below = 0;
+  // Loss detection by a reorder window (NicSettings::LossDetection::kReorderWindow, RACK): the packets below
+  // reo_below are deemed lost at reo_deadline unless ACKed or SACKed by then (reo_armed: its timer is set);
+  // reo_next_below, SACKed at reo_next_at while the timer ran, is the next candidate.
+  Bytes reo_below = 0;
+  Bytes reo_next_below = 0;
+  Time reo_deadline;
+  Time reo_next_at;
+  Time reo_mult_at;  // when reo_mult (the window in SRTTs, NicSettings::reorder_window_srtts) last grew
+  Time rtt_min;      // RTT samples from the echoed send times of ACKs (zero: none yet)
+  Time srtt;
+  uint8_t reo_mult = 1;
+  bool reo_armed = false;
+  // Either recovery: a retransmission below this byte, sent after a timeout, is a timeout's resend.
+  Bytes rto_below = 0;
+  uint32_t timeout_retransmissions = 0;
 
   // Receiver
   Bytes rcv_nxt = 0;  // next expected byte
@@ -59,6 +74,7 @@ struct Qp {
   Time last_cnp_sent = Time{-(int64_t{1} << 62)};
   uint32_t cnps_sent = 0;
   uint32_t rx_out_of_order = 0;  // data packets that arrived ahead of rcv_nxt (either loss recovery)
+  uint32_t rx_spurious = 0;      // data packets that arrived again (their original had arrived)
 
   Bytes in_flight() const { return snd_nxt - snd_una; }
   bool all_sent() const { return snd_nxt >= size; }

@@ -121,9 +121,11 @@ struct NicSettings {
                                             //   (CcNeeds::send_timestamp) [sim: 8 B, TIMELY]
   int ack_interval = 1;                     // ACK every N data packets [sim: 1]
   Time nack_interval = Time::from_us(500);  // at most one NACK per interval for the same hole [sim]
-  // Retransmission timeout; 0 = auto (go-back-N: 1 ms when PFC is off, none with PFC; selective:
-  // rto_low / rto_high below).
+  // Retransmission timeout; 0 = auto (go-back-N: gbn_rto; selective: rto_low / rto_high below). Armed
+  // whatever the flow control: an RC queue pair always runs its transport timer [IB spec, Local ACK
+  // Timeout], and a NACK the receiver holds back (nack_interval) or loses leaves nothing else to recover.
   Time rto = Time::zero();
+  Time gbn_rto = Time::from_ms(1);  // [rocesim choice: 1 ms; RDMA stacks set 4 us x 2^timeout, e.g. 67 ms]
   int data_priority = 3;          // default data class for generated flows [sim: pg 3]
   Rate rx_rate;                   // receive-processing rate; 0 = as fast as the link (never pauses)
   Bytes rx_xoff_bytes = 200'000;  // NIC receive buffer PFC thresholds (used when rx_rate > 0)
@@ -143,8 +145,25 @@ struct NicSettings {
   // packets in flight; 0 = auto: the BDP of the longest path (source line rate x the topology's maximum
   // base RTT) in MTU-sized packets, rounded up [IRN: BDP-FC cap, 110 packets at 40G on its fat-tree].
   int sack_window_packets = 0;
-  // Selective: an unacknowledged packet is deemed lost once a packet this many sequence numbers above it has
-  // been SACKed [IRN: 1, the first SACK above a hole; TCP's DupThresh would be 3].
+  // Selective: how the sender decides that a packet not SACKed is lost.
+  //  kReorderWindow [after RACK: RFC 8985, "The RACK-TLP Loss Detection Algorithm for TCP", 2021]: once a
+  //    packet sent after it is SACKed, and a reorder window later it is still neither ACKed nor SACKed.
+  //    The window is reorder_window when set, else reorder_window_srtts x the QP's smoothed RTT (from the
+  //    send times its ACKs echo), at most rto_low; it grows by one SRTT in each round trip in which the
+  //    receiver reports a duplicate (a D-SACK: a retransmission whose original had arrived), as RACK's
+  //    reo_wnd_mult does.
+  //  kDupThresh [IRN: the first SACK above a hole]: at once, when a packet sack_reorder_packets or more
+  //    above it is SACKed. Every reordered packet is then taken for a loss (the model before issue 51).
+  enum class LossDetection { kReorderWindow, kDupThresh };
+  LossDetection loss_detection = LossDetection::kReorderWindow;
+  Time reorder_window = Time::zero();  // 0 = adaptive (above)
+  // [rocesim choice: 2. RACK starts at min_RTT / 4 and caps at SRTT; with 5 us RTTs that is 15 packets at
+  // 100 Gb/s, which sprayed and adaptive fabrics' queue differences exceed all the time (1 SRTT still left
+  // spurious retransmissions under adaptive routing with PFC, 2 none: docs/models.md A10). Waiting two
+  // round trips before a fast retransmission costs far less than a timeout (rto_low).]
+  int reorder_window_srtts = 2;
+  // kDupThresh: a packet is deemed lost once a packet this many sequence numbers above it has been SACKed
+  // [IRN: 1, the first SACK above a hole; TCP's DupThresh would be 3].
   int sack_reorder_packets = 1;
   // Selective, retransmission timeout when nic.rto is 0: rto_low while at most rto_low_packets are in
   // flight, else rto_high [IRN: 100 us, 320 us, N = 3]. nic.rto > 0 replaces both. Unlike go-back-N's,

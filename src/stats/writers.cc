@@ -54,7 +54,8 @@ std::string format_time_us(Time t) {
 void append_flows_csv_header(fmt::memory_buffer& buf, bool transport) {
   buf.append(std::string_view("id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,"));
   if (transport)
-    buf.append(std::string_view("retransmitted_packets,retransmitted_bytes,out_of_order_packets,"));
+    buf.append(std::string_view(
+        "retransmitted_packets,retransmitted_bytes,out_of_order_packets,spurious_retransmissions,"));
   buf.append(std::string_view("class\n"));
 }
 
@@ -72,8 +73,8 @@ void append_flows_csv_row(fmt::memory_buffer& buf, const FlowRecord& r,
   if (r.ideal_fct.ps > 0) fmt::format_to(std::back_inserter(buf), "{:.6f}", r.slowdown());
   buf.push_back(',');
   if (transport)
-    fmt::format_to(std::back_inserter(buf), "{},{},{},", r.retransmitted_packets, r.retransmitted_bytes,
-                   r.out_of_order_packets);
+    fmt::format_to(std::back_inserter(buf), "{},{},{},{},", r.retransmitted_packets, r.retransmitted_bytes,
+                   r.out_of_order_packets, r.spurious_retransmissions);
   if (r.class_id < class_labels.size()) {
     append_csv_field(buf, class_labels[r.class_id]);
   } else {

@@ -30,8 +30,9 @@ std::string format_time_us(Time t);
 // then one row per record sorted by id (stable for equal ids). Times in us with exactly 6 decimals;
 // slowdown (FlowRecord::slowdown(), clipped at 1) with 6 decimals, empty when the ideal FCT is not
 // positive; class = class_labels[class_id], or the id in decimal when there is no such label (quoted as
-// in RFC 4180 if it contains a comma, quote or line break). Lines end with "\n". With `transport`, three
-// columns come before class: retransmitted_packets,retransmitted_bytes,out_of_order_packets.
+// in RFC 4180 if it contains a comma, quote or line break). Lines end with "\n". With `transport`, four
+// columns come before class: retransmitted_packets,retransmitted_bytes,out_of_order_packets,
+// spurious_retransmissions.
 void write_flows_csv(std::ostream& out, const std::vector<FlowRecord>& records,
                      const std::vector<std::string>& class_labels, bool transport = false);
 

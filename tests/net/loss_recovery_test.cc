@@ -101,6 +101,24 @@ TEST(SelectiveRepeat, RetransmitsExactlyTheLostPackets) {
   EXPECT_EQ(f.out_of_order_packets, st.out_of_order_packets);
 }
 
+// A lost packet is resent once a reorder window (NicSettings::reorder_window_srtts) after the first SACK
+// above it: after waiting, and long before a timeout.
+TEST(SelectiveRepeat, LostPacketIsResentOneReorderWindowAfterTheSack) {
+  ChosenLoss loss;
+  loss.drop = {10};
+  const ChosenLossRun r = run_chosen_loss(NicSettings::LossRecovery::kSelective, loss, 100'000);
+  const NetStats& st = r.net->stats();
+  ASSERT_EQ(st.flows_finished, 1u);
+  EXPECT_EQ(st.retransmitted_packets, 1u);
+  EXPECT_EQ(st.spurious_retransmissions, 0u);
+  EXPECT_EQ(st.timeouts, 0u);
+  ChosenLoss none;
+  const ChosenLossRun clean = run_chosen_loss(NicSettings::LossRecovery::kSelective, none, 100'000);
+  const Time extra = r.net->finished().at(0).fct() - clean.net->finished().at(0).fct();
+  EXPECT_GT(extra, Time::zero());
+  EXPECT_LT(extra, NicSettings{}.rto_low);
+}
+
 TEST(SelectiveRepeat, LostLastPacketIsRecoveredByTheTimeout) {
   // With PFC too: selective repeat keeps its timer whatever the flow control (a lossy wire loses packets
   // under PFC as well).
@@ -112,6 +130,7 @@ TEST(SelectiveRepeat, LostLastPacketIsRecoveredByTheTimeout) {
     ASSERT_EQ(st.flows_finished, 1u) << "pfc " << pfc;
     EXPECT_EQ(st.retransmitted_packets, 1u);
     EXPECT_EQ(st.timeouts, 1u);
+    EXPECT_EQ(st.timeout_retransmissions, 1u);
     // IRN's RTO_low: one packet in flight.
     const FlowRecord& f = r.net->finished().at(0);
     EXPECT_GE(f.fct(), NicSettings{}.rto_low);
@@ -127,15 +146,49 @@ TEST(SelectiveRepeat, WindowedQpRecovers) {
   EXPECT_EQ(r.net->stats().retransmitted_packets, 2u);
 }
 
-// Known bug, left as it is (go-back-N's results stay as they were): a QP waiting for its window when the
-// NACK comes is rewound but nothing wakes the NIC's port (Host::activate returns early for an active QP),
-// and the RTO, finding nothing in flight, does not re-arm: the flow never finishes. Window schemes (DCTCP,
-// HPCC, ...) in lossy runs can hit it. Selective repeat wakes the port (Host::on_ack, the RTO).
-TEST(GoBackN, DISABLED_WindowedQpRecoversAfterANack) {
+// Regression (issue 51): a QP waiting for its window when the NACK came was rewound, but nothing woke the
+// NIC's port (Host::activate returns early for a QP already in the send list) and the timer, finding
+// nothing in flight, did not re-arm: the flow never finished. Window schemes (DCTCP, HPCC, ...) in lossy
+// runs hit it. The NACK now wakes the port (Host::wake), as the timeout does.
+TEST(GoBackN, WindowedQpRecoversAfterANack) {
   ChosenLoss loss;
   loss.drop = {5, 40};
   const ChosenLossRun r = run_chosen_loss(NicSettings::LossRecovery::kGoBackN, loss, 200'000, 20'000);
   EXPECT_EQ(r.net->stats().flows_finished, 1u);
+  EXPECT_EQ(r.net->stats().timeouts, 0u);  // the NACKs recovered both losses
+}
+
+// Regression (issue 51): with PFC on, go-back-N had no timer, so a lost last packet (a lossy wire, or a
+// reordered one whose NACK the receiver held back for nack_interval) left the flow waiting forever. Its
+// timer now runs whatever the flow control, as an RC queue pair's does.
+TEST(GoBackN, LostTailIsRecoveredByTheTimerUnderPfc) {
+  for (const bool pfc : {false, true}) {
+    ChosenLoss loss;
+    loss.drop = {99};  // the last packet: nothing after it can make the receiver NACK
+    const ChosenLossRun r = run_chosen_loss(NicSettings::LossRecovery::kGoBackN, loss, 100'000, 0, pfc);
+    const NetStats& st = r.net->stats();
+    ASSERT_EQ(st.flows_finished, 1u) << "pfc " << pfc;
+    EXPECT_EQ(st.timeouts, 1u);
+    EXPECT_EQ(st.retransmitted_packets, 1u);
+    EXPECT_EQ(st.timeout_retransmissions, 1u);
+    EXPECT_EQ(st.spurious_retransmissions, 0u);
+    EXPECT_GE(r.net->finished().at(0).fct(), NicSettings{}.gbn_rto);
+  }
+}
+
+// Go-back-N's rewind resends what was in flight behind the hole: the receiver had the copies that arrived
+// before the hole was filled dropped (out of order), but those it had accepted come again, and each such
+// duplicate is a spurious retransmission, counted at the receiver and in the flow's record.
+TEST(GoBackN, DuplicatesAfterARewindAreCountedAsSpurious) {
+  ChosenLoss loss;
+  loss.drop = {100};
+  const ChosenLossRun r = run_chosen_loss(NicSettings::LossRecovery::kGoBackN, loss, 1'000'000);
+  const NetStats& st = r.net->stats();
+  ASSERT_EQ(st.flows_finished, 1u);
+  // Every retransmission either fills the hole, replaces a packet dropped out of order, or is a duplicate.
+  EXPECT_LE(st.spurious_retransmissions, st.retransmitted_packets);
+  EXPECT_EQ(st.retransmitted_packets, st.spurious_retransmissions + st.out_of_order_packets + 1);
+  EXPECT_EQ(r.net->finished().at(0).spurious_retransmissions, st.spurious_retransmissions);
 }
 
 TEST(GoBackN, RetransmitsTheTailAfterALoss) {
