@@ -565,6 +565,7 @@ int validate_command(const ValidateArgs& a) {
   if (listed.after_end > 0)
     fmt::print(stderr, "warning: {}\n",
                flows_after_end_message(s, listed.after_end, listed.flows, listed.last_start));
+  for (const std::string& w : s.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (!cfg.path.empty()) std::cout << cfg.scenario_toml << "\n# The values it resolves to:\n";
   const int64_t need = check_run_memory(s);  // as `run` refuses a network that cannot fit
   std::cout << "# " << s.file << ": valid (" << s.topo.num_hosts() << " hosts, "

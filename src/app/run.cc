@@ -441,6 +441,7 @@ void write_result_dir(const fs::path& tmp, const fs::path& out, const Scenario& 
 
 RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   RunResult res;
+  res.warnings = s.warnings;
   auto source = s.make_flow_source();
   auto jobs = s.make_dependent_flows();  // collective and dependency_trace tables, or nullptr
   net.set_class_labels(s.class_labels);

@@ -225,6 +225,7 @@ void read_nic(Config& c, NicSettings& n) {
   n.nack_interval = c.get_us(k + "nack_interval_us", n.nack_interval);
   n.rto = c.get_us(k + "rto_us", n.rto);
   n.gbn_rto = c.get_us(k + "gbn_rto_us", n.gbn_rto, 0.001);
+  n.rto_min_base_rtts = static_cast<int>(c.get_int(k + "rto_min_base_rtts", n.rto_min_base_rtts, 0, 1000));
   n.data_priority = static_cast<int>(c.get_int(k + "data_priority", n.data_priority, 1, 7));
   n.rx_rate = Rate::from_gbps(c.get_double(k + "rx_rate_gbps", n.rx_rate.gbps(), 0, 1e5));
   n.rx_xoff_bytes = c.get_int(k + "rx_xoff_bytes", n.rx_xoff_bytes, 1, int64_t{1} << 40);
@@ -463,10 +464,26 @@ static void read_output(Config& c, Scenario& s) {
   s.monitors = read_monitors(c, s.topo, s.sw.model);
 }
 
+// Combinations that run but that a researcher should know cost more than they seem to (printed by
+// `validate` and `run`, kept in summary.json's warnings).
+static void warn_combinations(Scenario& s) {
+  const bool per_packet =
+      s.sw.routing == Routing::kSpray || (s.sw.routing == Routing::kAdaptive && !s.sw.adaptive_per_flowlet);
+  if (per_packet && s.nic.loss_recovery == NicSettings::LossRecovery::kGoBackN)
+    s.warnings.push_back(fmt::format(
+        "switch.routing = \"{}\" reorders packets, and nic.loss_recovery = \"go_back_n\" is a RoCE NIC "
+        "without out-of-order placement: its receiver drops every packet that arrives ahead of the next "
+        "expected one and the sender resends from there, so most packets may be sent again and flows run "
+        "many times slower (docs/models.md A10). Set nic.loss_recovery = \"selective\" for a NIC that "
+        "keeps them",
+        s.sw.routing == Routing::kSpray ? "spray" : "adaptive"));
+}
+
 static Scenario build(Config& c) {
   Scenario s;
   read_top_level(c, s);
   read_fabric(c, s);
+  warn_combinations(s);
   read_events(c, s);
   read_inline_flows(c, s);
   // start_times alone (profile hpcc-sim sets it in every scenario) does not declare a flow file.

@@ -94,6 +94,9 @@ struct Scenario {
 
   toml::table resolved;        // every value used
   std::string resolved_notes;  // "# key: how it was decided" lines for values decided by rule
+  // Combinations that run but cost more than they seem to (go-back-N under per-packet routing): `validate`
+  // and `run` print them, summary.json keeps them.
+  std::vector<std::string> warnings;
 
   // The scheme object configured by this scenario.
   std::unique_ptr<CongestionControl> make_scheme() const;

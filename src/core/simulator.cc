@@ -200,11 +200,11 @@ void Simulator::run(Time until, Coordinator* coord, const std::function<void(Tim
     const auto c0 = std::chrono::steady_clock::now();
     if (comm_) sync_ranks();
     if (stopped()) break;
-    // Idle (background events only, no flow to come): done, unless the coordinator still has bookkeeping
-    // for the next grid boundary (it may release flows). The tasks due now would only observe an idle
-    // network, so they do not run.
+    // Idle (background events only, no flow to come, nothing waiting for a timer): done, unless the
+    // coordinator still has bookkeeping for the next grid boundary (it may release flows). The tasks due
+    // now would only observe an idle network, so they do not run.
     const Time input = coord ? coord->next_input(now_) : Time::max();
-    const bool idle = foreground_pending() == 0 && input == Time::max();
+    const bool idle = foreground_pending() == 0 && input == Time::max() && !(coord && coord->awaits_timers());
     const bool pending = coord && coord->pending_work();
     if (idle && !pending) break;
     if (!idle) {

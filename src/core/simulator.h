@@ -61,6 +61,9 @@ class Coordinator {
   virtual Time next_input(Time now) = 0;
   // Whether after_window has work at the next grid boundary (the run goes on until it is done).
   virtual bool pending_work() const = 0;
+  // Whether background events must keep running although no foreground event is left: work that only
+  // a timer can move on (a flow whose packets were all lost waits for its retransmission timer).
+  virtual bool awaits_timers() const { return false; }
   // Before the window [now, end): inject events with times < end (Simulator::post).
   virtual void before_window(Time now, Time end) = 0;
   // After the window ended at `end` (all partitions are at `end`). `grid` when `end` is a multiple of the

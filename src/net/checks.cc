@@ -140,14 +140,16 @@ void NetChecker::finish() {
     on_progress(net_.now());
     opt_ = keep;
   }
-  // Nothing left to happen, yet flows are unfinished (a stall without events, e.g. every packet lost with
-  // no retransmission timer).
-  if (!failed() && opt_.watchdog > Time::zero() && net_.sim().foreground_pending() == 0 &&
-      net_.live_qps() > 0)
+  // Nothing left to happen, yet flows are unfinished (a stall without events, e.g. a flow whose packets
+  // are all sent and neither delivered nor lost).
+  if (!failed() && opt_.watchdog > Time::zero() && net_.sim().events_pending() == 0 && net_.live_qps() > 0)
     fail(CheckFailure::Kind::kStall,
          fmt::format(
              "no progress: no event left to run, {} flows unfinished ({} payload bytes delivered in total)",
              net_.live_qps(), net_.stats().bytes_delivered));
+  // The run reached its end with flows that delivered nothing for the watchdog's time (only their
+  // retransmission timers left running: a destination they cannot reach, or every resend lost).
+  if (!failed()) on_progress(net_.now());
 }
 
 namespace {

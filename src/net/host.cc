@@ -274,7 +274,7 @@ Time Host::reorder_window(const Qp& qp) const {
 void Host::arm_reorder(Qp& qp, Time at) {
   qp.reo_deadline = at;
   qp.reo_armed = true;
-  net_.sim().at(at, handler_, kReorder, qp_arg(qp.slot, qp.tag));
+  net_.sim().at(at, handler_, kReorder | Simulator::kBackground, qp_arg(qp.slot, qp.tag));
 }
 
 void Host::on_reorder_timer(Qp& qp) {
@@ -293,17 +293,21 @@ void Host::on_reorder_timer(Qp& qp) {
 Time Host::rto_of(const Qp& qp) const {
   const NicSettings& nic = net_.nic_settings();
   if (nic.rto > Time::zero()) return nic.rto;
-  if (!net_.selective()) return nic.gbn_rto;
+  // Automatic: never less than rto_min_base_rtts round trips of the flow's path (a long-haul one).
+  const Time floor = qp.base_rtt * nic.rto_min_base_rtts;
+  if (!net_.selective()) return std::max(nic.gbn_rto, floor);
   const Bytes in_flight_packets = (qp.in_flight() + nic.mtu_bytes - 1) / nic.mtu_bytes;
-  return in_flight_packets <= nic.rto_low_packets ? nic.rto_low : nic.rto_high;
+  return std::max(in_flight_packets <= nic.rto_low_packets ? nic.rto_low : nic.rto_high, floor);
 }
 
 void Host::arm_rto(Qp& qp) {
   if (qp.rto_armed) return;
   const Time rto = rto_of(qp);
   qp.rto_armed = true;
+  // Background: a finished flow's timer does not keep the run going; an unfinished one keeps every timer
+  // running (Network::awaits_timers).
   net_.sim().at(qp.last_progress + rto > net_.now() ? qp.last_progress + rto : net_.now() + rto, handler_,
-                kRto, qp_arg(qp.slot, qp.tag));
+                kRto | Simulator::kBackground, qp_arg(qp.slot, qp.tag));
 }
 
 void Host::process(Packet* p) {
@@ -409,10 +413,13 @@ void Host::on_data(Packet* p) {
       send_ack(*qp, *p, PktType::kNack, 0);
     }
   } else {
-    // Duplicate (after a rewind or a timeout): acknowledge what we have so the sender catches up.
+    // Duplicate (after a rewind or a timeout): acknowledge what we have so the sender catches up, as an RC
+    // responder answers a duplicate request. Every duplicate is answered: when the ACKs of the flow's end
+    // were lost, a sender whose window is smaller than what it missed resends only packets far below
+    // rcv_nxt, and without an ACK for them it would time out and resend them for ever.
     ++net_.counters().spurious_retransmissions;
     ++qp->rx_spurious;
-    if (p->seq + p->payload >= qp->rcv_nxt) send_ack(*qp, *p, PktType::kAck, Packet::kFlagDsack);
+    send_ack(*qp, *p, PktType::kAck, Packet::kFlagDsack);
   }
   net_.pool().put(p);
 }
@@ -501,13 +508,9 @@ void Host::on_ack_selective(Qp& qp, const Packet& ack) {
   const Time now = net_.now();
   // An RTT sample: the ACK echoes the send time of the data packet (copy) that triggered it.
   const Time rtt = now - ack.ts;
-  if (rtt > Time::zero()) {
-    if (qp.rtt_min == Time::zero() || rtt < qp.rtt_min) qp.rtt_min = rtt;
-    qp.srtt = qp.srtt == Time::zero() ? rtt : qp.srtt + (rtt - qp.srtt) / 8;
-  }
+  if (rtt > Time::zero()) qp.srtt = qp.srtt == Time::zero() ? rtt : qp.srtt + (rtt - qp.srtt) / 8;
   // A D-SACK: a retransmission was not needed; widen the reorder window, once per round trip (RFC 8985 6.2).
-  if ((ack.flags & Packet::kFlagDsack) && now - qp.reo_mult_at >= qp.srtt &&
-      qp.reo_mult < 255) {
+  if ((ack.flags & Packet::kFlagDsack) && now - qp.reo_mult_at >= qp.srtt && qp.reo_mult < 255) {
     ++qp.reo_mult;
     qp.reo_mult_at = now;
   }

@@ -727,6 +727,14 @@ void Network::after_window(Time end, bool grid) {
   if (grid) finish_flows();
 }
 
+// Between windows: a flow allocated and not finished (the finished ones wait in the done lists for the
+// next grid boundary) has a timer that may be all that can move it on.
+bool Network::awaits_timers() const {
+  size_t finished = ranks_done_.size() + finishing_.size();
+  for (const auto& p : parts_) finished += p->done.size();
+  return qps_.live() > finished;
+}
+
 // At a grid boundary: free the slots of the flows finished since the last one, tell the dependent flows
 // (in the order the flows finished), and stop when everything is done.
 void Network::finish_flows() {

@@ -335,6 +335,9 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   // Coordinator (core/simulator.h)
   Time next_input(Time now) override;
   bool pending_work() const override;
+  // Unfinished flows keep the NICs' retransmission timers (background events, so that a finished flow's
+  // timer does not prolong the run) running.
+  bool awaits_timers() const override;
   void before_window(Time now, Time end) override;
   void after_window(Time end, bool grid) override;
   void log_call(NetPartition::Call c);

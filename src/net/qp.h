@@ -57,8 +57,7 @@ struct Qp {
   Time reo_deadline;
   Time reo_next_at;
   Time reo_mult_at;  // when reo_mult (the window in SRTTs, NicSettings::reorder_window_srtts) last grew
-  Time rtt_min;      // RTT samples from the echoed send times of ACKs (zero: none yet)
-  Time srtt;
+  Time srtt;         // smoothed RTT of the echoed send times of its ACKs (RFC 6298's 1/8; zero: none yet)
   uint8_t reo_mult = 1;
   bool reo_armed = false;
   // Either recovery: a retransmission below this byte, sent after a timeout, is a timeout's resend.

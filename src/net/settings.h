@@ -126,6 +126,9 @@ struct NicSettings {
   // Timeout], and a NACK the receiver holds back (nack_interval) or loses leaves nothing else to recover.
   Time rto = Time::zero();
   Time gbn_rto = Time::from_ms(1);  // [rocesim choice: 1 ms; RDMA stacks set 4 us x 2^timeout, e.g. 67 ms]
+  // The automatic timeouts (gbn_rto, rto_low, rto_high) are at least this many base RTTs of the flow's
+  // path [rocesim choice: 4; a timer shorter than a round trip fires on every flow of a long-haul path]
+  int rto_min_base_rtts = 4;
   int data_priority = 3;          // default data class for generated flows [sim: pg 3]
   Rate rx_rate;                   // receive-processing rate; 0 = as fast as the link (never pauses)
   Bytes rx_xoff_bytes = 200'000;  // NIC receive buffer PFC thresholds (used when rx_rate > 0)
@@ -157,11 +160,13 @@ struct NicSettings {
   enum class LossDetection { kReorderWindow, kDupThresh };
   LossDetection loss_detection = LossDetection::kReorderWindow;
   Time reorder_window = Time::zero();  // 0 = adaptive (above)
-  // [rocesim choice: 2. RACK starts at min_RTT / 4 and caps at SRTT; with 5 us RTTs that is 15 packets at
-  // 100 Gb/s, which sprayed and adaptive fabrics' queue differences exceed all the time (1 SRTT still left
-  // spurious retransmissions under adaptive routing with PFC, 2 none: docs/models.md A10). Waiting two
-  // round trips before a fast retransmission costs far less than a timeout (rto_low).]
-  int reorder_window_srtts = 2;
+  // [rocesim choice: 3. RACK starts at min_RTT / 4 and caps at SRTT; with 5 us RTTs that is 15 packets at
+  // 100 Gb/s, which the queue differences of sprayed and adaptive fabrics exceed all the time. In the
+  // combination test's lossless runs (tests/app/combination_test.cc: 14 schemes, 4 routings, PFC and
+  // credits, an incast beside a permutation) 2 SRTTs still left 1 to 6 spurious retransmissions in 44 of
+  // them, 3 none (docs/models.md A10). Waiting three round trips before a fast retransmission still costs
+  // far less than a timeout (rto_low).]
+  int reorder_window_srtts = 3;
   // kDupThresh: a packet is deemed lost once a packet this many sequence numbers above it has been SACKed
   // [IRN: 1, the first SACK above a hole; TCP's DupThresh would be 3].
   int sack_reorder_packets = 1;

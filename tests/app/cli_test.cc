@@ -319,6 +319,33 @@ TEST_F(CliTest, ValidBaseValidates) {
   EXPECT_NE(p.out.find("valid (4 hosts, 1 switches"), std::string::npos) << p.out;
 }
 
+// Go-back-N under per-packet routing runs, with a warning that names the cost and the suggestion, from
+// `validate` and from `run` (and in summary.json); selective repeat, flowlet routing or routing per flowlet
+// are not warned about.
+TEST_F(CliTest, GoBackNUnderPerPacketRoutingIsWarnedAbout) {
+  const std::string base = sh_quote(kBadDir + "/valid_base.toml");
+  for (const std::string routing : {"spray", "adaptive"}) {
+    const Proc v = rocesim("validate " + base + " --set switch.routing=" + routing);
+    ASSERT_TRUE(v.clean_exit() && v.code == 0) << v.describe();
+    EXPECT_NE(v.out.find("warning: switch.routing = \"" + routing + "\" reorders packets"), std::string::npos)
+        << v.describe();
+    EXPECT_NE(v.out.find("nic.loss_recovery = \"selective\""), std::string::npos) << v.describe();
+    const fs::path out = tmp_ / routing;
+    const Proc r =
+        rocesim("run -q " + base + " --set switch.routing=" + routing + " -o " + sh_quote(out.string()));
+    ASSERT_TRUE(r.clean_exit() && r.code == 0) << r.describe();
+    EXPECT_NE(r.out.find("reorders packets"), std::string::npos) << r.describe();
+    EXPECT_NE(read_text_file(out / "summary.json").find("reorders packets"), std::string::npos);
+  }
+  for (const std::string sets :
+       {"--set switch.routing=spray --set nic.loss_recovery=selective", "--set switch.routing=flowlet",
+        "--set switch.routing=adaptive --set switch.adaptive_granularity=flowlet"}) {
+    const Proc v = rocesim("validate " + base + " " + sets);
+    ASSERT_TRUE(v.clean_exit() && v.code == 0) << v.describe();
+    EXPECT_EQ(v.out.find("reorders packets"), std::string::npos) << sets << ": " << v.describe();
+  }
+}
+
 TEST_F(CliTest, UnknownFlagIsAnInputErrorNotACrash) {
   for (const std::string sub : {"validate", "run"}) {
     const Proc p = rocesim(sub + " " + sh_quote(kBadDir + "/valid_base.toml") + " --bogus -o " +

@@ -502,7 +502,9 @@ TEST(HpccConfigFile, LinkDownIsALinkEvent) {
   EXPECT_EQ(s.events[0].b, 6);
   EXPECT_EQ(s.events[0].action, LinkEvent::Action::kDown);
   EXPECT_EQ(s.sw.failure_detection, Time::zero());
-  EXPECT_EQ(s.nic.rto, Time::from_ms(1));  // a lossless fabric's flows need a timeout once links fail
+  // Automatic: go-back-N's timer (nic.gbn_rto_us) runs in lossless fabrics too, so a failure needs no
+  // timeout turned on.
+  EXPECT_EQ(s.nic.rto, Time::zero());
 }
 
 TEST(HpccConfigFile, RepeatedKeysWarnAndTypoKeysGetASuggestion) {

@@ -176,6 +176,47 @@ TEST(GoBackN, LostTailIsRecoveredByTheTimerUnderPfc) {
   }
 }
 
+// Regression (issue 51, found by the scenario fuzzer): the receiver answered a duplicate only when it
+// reached its next expected byte. When the ACKs of a flow's end were lost, the timeout sent the sender back
+// to a point far below that, its window let it resend only packets the receiver had, none of them was
+// answered, and it timed out and resent them for ever. Every duplicate is now answered.
+TEST(GoBackN, LostFinalAcksAreRecoveredWithAWindowSmallerThanTheGap) {
+  struct AckLoss {
+    int dropped = 0;
+    static bool filter(const Packet& p, void* ctx) {
+      auto* self = static_cast<AckLoss*>(ctx);
+      return p.type == PktType::kAck && p.seq >= 150'000 && ++self->dropped <= 50;  // the last 50 ACKs
+    }
+  };
+  // A window scheme that shrinks its window to two packets once it resends (as HPCC's does after a loss).
+  class ShrinkingWindow : public FixedWindow {
+   public:
+    ShrinkingWindow() : FixedWindow(20'000) {}
+    void on_data_sent(Qp& qp, Packet& p) override {
+      if (p.seq + p.payload < qp.snd_una_max_sent) qp.window = 2'000;
+    }
+  };
+  for (const bool pfc : {false, true}) {
+    AckLoss acks;
+    SwitchSettings sw;
+    sw.pfc_enabled = pfc;
+    NicSettings nic;
+    Network net(dumbbell({.senders = 1, .receivers = 1}), sw, nic, 1, std::make_unique<ShrinkingWindow>());
+    Port& back = net.node(1).port(0);  // receiver -> switch B: the ACKs' first wire
+    back.error_rate = 1e-9;
+    back.loss_filter = &AckLoss::filter;
+    back.loss_filter_ctx = &acks;
+    InlineFlows flows(std::vector<FlowSpec>{flow(0, 1, 200'000)});
+    net.set_flow_source(&flows);
+    net.run(Time::from_ms(50));
+    ASSERT_EQ(net.stats().flows_finished, 1u) << "pfc " << pfc;
+    // The answers to the first resends are lost too, until 50 ACKs are: a timeout each, then it finishes.
+    EXPECT_GE(net.stats().timeouts, 1u);
+    EXPECT_LE(net.stats().timeouts, 30u);
+    EXPECT_GT(net.stats().spurious_retransmissions, 0u);
+  }
+}
+
 // Go-back-N's rewind resends what was in flight behind the hole: the receiver had the copies that arrived
 // before the hole was filled dropped (out of order), but those it had accepted come again, and each such
 // duplicate is a spurious retransmission, counted at the receiver and in the flow's record.
@@ -281,7 +322,8 @@ TEST(SelectiveRepeat, BdpCapDropsLessThanAWiderWindow) {
   const IncastResult wide = lossy_incast(NicSettings::LossRecovery::kSelective, 200, 1);
   EXPECT_FALSE(bdp.failed) << bdp.message;
   EXPECT_EQ(bdp.st.flows_finished, 16u);
-  EXPECT_LT(2 * bdp.st.data_drops, wide.st.data_drops);
+  // Measured: 5,699 drops against 10,793 (with IRN's first-SACK rule, before the reorder window: 15,987).
+  EXPECT_LT(3 * bdp.st.data_drops, 2 * wide.st.data_drops);
   EXPECT_EQ(bdp.st.retransmitted_packets, bdp.st.data_drops);
 }
 
