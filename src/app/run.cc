@@ -345,6 +345,7 @@ nlohmann::json summary_json(const Scenario& s, Network& net, const RunResult& re
   j["fct"] = to_json(fct);
   j["pfc"] = pfc_summary(net);
   j["cnp"] = {{"sent_by_receivers", st.cnps_sent}, {"sent_by_switches", st.cnps_from_switches}};
+  if (s.scheme == "dcqcn_tcd") j["cnp"]["ue_cnps_sent"] = st.ue_cnps_sent;  // of sent_by_receivers (TCD)
   j["drops"] = {{"data_buffer", st.data_drops},
                 {"control_buffer", st.ctrl_drops},
                 {"wire", st.wire_drops},

@@ -147,6 +147,10 @@ RxDecision DcqcnTcd::on_data_received(Qp& qp, const Packet& data) {
   if (now - t.last_ue_cnp_sent < settings().cnp_interval) return {};
   t.last_ue_cnp_sent = now;
   ++t.ue_cnps_sent;
+  // A CNP like the others in the flow's and the run's counts (its own spacing clock: not last_cnp_sent).
+  ++qp.cnps_sent;
+  ++net_->counters().cnps_sent;
+  ++net_->counters().ue_cnps_sent;
   Packet* c = net_->make_cnp(qp, qp.dst);
   c->cc_flags |= kUeCnp;
   net_->inject(qp.dst, c);

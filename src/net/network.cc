@@ -474,6 +474,7 @@ void merge_stats(NetStats& into, const NetStats& o) {
   into.nacks_sent += o.nacks_sent;
   into.timeouts += o.timeouts;
   into.cnps_sent += o.cnps_sent;
+  into.ue_cnps_sent += o.ue_cnps_sent;
   into.cnps_from_switches += o.cnps_from_switches;
   into.acks_sent += o.acks_sent;
   into.flows_started += o.flows_started;

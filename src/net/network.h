@@ -41,6 +41,8 @@ struct NetStats {
   uint64_t nacks_sent = 0;
   uint64_t timeouts = 0;
   uint64_t cnps_sent = 0;  // by receivers
+  // Of cnps_sent: CNPs that report an undetermined queue (UE-marked data), not congestion (CE).
+  uint64_t ue_cnps_sent = 0;
   uint64_t cnps_from_switches = 0;
   uint64_t acks_sent = 0;
   uint64_t flows_started = 0;

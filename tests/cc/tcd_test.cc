@@ -56,6 +56,10 @@ struct VictimRun {
   uint64_t drops = 0;
   Bytes max_ingress = 0;
   uint64_t bytes_delivered = 0;
+  // CNP counts of the run (NetStats) and of F1 (its receiver's count, its sender's, TCD's own UE count).
+  uint64_t cnps_sent = 0, ue_cnps_sent = 0;
+  uint32_t f1_cnps_sent = 0, f1_cnps_received = 0, f1_ue_sent = 0;
+  uint64_t ue_sent_all = 0, ce_cnps_all = 0;  // TCD's per-flow UE-CNPs sent, CE CNPs received, live flows
 };
 
 // credit_buffer > 0: credit-based flow control with that per-(ingress, priority) buffer and period t_c.
@@ -118,6 +122,17 @@ VictimRun run_victim(std::unique_ptr<CongestionControl> cc, Bytes credit_buffer 
   r.drops = net.stats().data_drops;
   r.max_ingress = net.stats().max_ingress_bytes;
   r.bytes_delivered = static_cast<uint64_t>(net.stats().bytes_delivered);
+  r.cnps_sent = net.stats().cnps_sent;
+  r.ue_cnps_sent = net.stats().ue_cnps_sent;
+  r.f1_cnps_sent = net.find_flow(0)->cnps_sent;
+  r.f1_cnps_received = net.find_flow(0)->cnps_received;
+  if (auto* tcd = dynamic_cast<DcqcnTcd*>(&net.cc())) {
+    r.f1_ue_sent = tcd->tcd_state(*net.find_flow(0)).ue_cnps_sent;
+    for (uint64_t id = 0; const Qp* qp = net.find_flow(id); ++id) {
+      r.ue_sent_all += tcd->tcd_state(*qp).ue_cnps_sent;
+      r.ce_cnps_all += tcd->tcd_state(*qp).ce_cnps_received;
+    }
+  }
   return r;
 }
 
@@ -167,6 +182,23 @@ TEST(Tcd, VictimPortIsUndeterminedAndOnlyTheCongestedFlowIsCut) {
   EXPECT_GT(tcd.f1_during, dcqcn.f1_during + 1.0);
   EXPECT_EQ(tcd.drops, 0u);
   EXPECT_EQ(dcqcn.drops, 0u);
+}
+
+// UE-CNPs are CNPs: counted in the run's cnps_sent (summary.json cnp.sent_by_receivers), and on their own
+// (cnp.ue_cnps_sent), and in the flow's cnps_sent, as its sender counts them received.
+TEST(Tcd, UeCnpsAreCountedAsCnps) {
+  const VictimRun r = run_victim(std::make_unique<DcqcnTcd>(dcqcn40(), TcdSettings{}));
+  std::printf("[tcd] CNPs sent %lu, of which UE %lu; F1: sent %u (UE %u), received %u\n",
+              static_cast<unsigned long>(r.cnps_sent), static_cast<unsigned long>(r.ue_cnps_sent),
+              r.f1_cnps_sent, r.f1_ue_sent, r.f1_cnps_received);
+  EXPECT_GT(r.f1_ue_sent, 0u);
+  EXPECT_EQ(r.f1_cnps_sent, r.f1_ue_sent);        // the victim gets only UE-CNPs
+  EXPECT_GE(r.f1_cnps_sent, r.f1_cnps_received);  // (those still on their way are not received yet)
+  EXPECT_GE(r.ue_cnps_sent, r.ue_sent_all);       // flows finished earlier sent some too
+  EXPECT_GE(r.cnps_sent, r.ue_cnps_sent + r.ce_cnps_all);
+  EXPECT_GT(r.cnps_sent, r.ue_cnps_sent);  // and F2 got DCQCN's CNPs
+  // DCQCN alone sends no UE-CNPs.
+  EXPECT_EQ(run_victim(std::make_unique<Dcqcn>(dcqcn40())).ue_cnps_sent, 0u);
 }
 
 // ---------------------------------------------------------------------------------------------------
