@@ -38,6 +38,13 @@ void Dcqcn::on_flow_start(Qp& qp) {
   qp.rate = qp.line_rate;
 }
 
+// The sender's link changed rate (docs/models.md A3b): Rc and Rt follow it.
+void Dcqcn::on_line_rate_change(Qp& qp, Rate old_line) {
+  State& s = st(qp);
+  s.rc = follow_line_rate(s.rc, old_line, qp.line_rate);
+  s.rt = follow_line_rate(s.rt, old_line, qp.line_rate);
+}
+
 // NP (algorithms.md 2.2): a CNP per CE packet, at most one per flow per cnp_interval; or the
 // per-ACK congestion flag of the Mellanox model.
 RxDecision Dcqcn::on_data_received(Qp& qp, const Packet& data) {

@@ -52,6 +52,7 @@ class Dcqcn : public CongestionControl {
   void on_ack(Qp& qp, const Packet& ack) override;
   void on_cnp(Qp& qp, const Packet& cnp) override;
   void on_timer(Qp& qp, uint32_t kind) override;
+  void on_line_rate_change(Qp& qp, Rate old_line) override;
   RxDecision on_data_received(Qp& qp, const Packet& data) override;
 
   // Sender state of one QP (public for tests and monitors).

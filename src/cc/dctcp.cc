@@ -23,6 +23,16 @@ void Dctcp::on_flow_start(Qp& qp) {
     qp.window = std::max<Bytes>(1, bytes_in(qp.line_rate, t_));
 }
 
+// The sender's link changed rate (docs/models.md A3b): the rate, and the window as the rate cwnd / T,
+// follow it.
+void Dctcp::on_line_rate_change(Qp& qp, Rate old_line) {
+  State& s = st_[qp.slot];
+  s.rate = follow_line_rate(s.rate, old_line, qp.line_rate);
+  const double t_sec = t_.sec();
+  if (t_sec > 0)
+    s.cwnd = follow_line_rate(Rate::from_bps(s.cwnd * 8 / t_sec), old_line, qp.line_rate).bps * t_sec / 8;
+}
+
 // algorithms.md 2.3 (c): count ECN echoes per ACK; once per window (ack > lastUpdateSeq) fold the
 // fraction into alpha; on an echo outside CWR cut by (1 - alpha/2) and enter CWR until the data sent
 // before the cut is acknowledged; otherwise grow once per window.

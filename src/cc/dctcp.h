@@ -49,6 +49,7 @@ class Dctcp : public CongestionControl {
 
   void attach(Network& net) override;
   void on_flow_start(Qp& qp) override;
+  void on_line_rate_change(Qp& qp, Rate old_line) override;
   void on_ack(Qp& qp, const Packet& ack) override;
 
   // Sender state of one QP (public for tests and monitors).

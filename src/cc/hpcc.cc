@@ -32,6 +32,18 @@ void Hpcc::on_flow_start(Qp& qp) {
   qp.window = std::max<Bytes>(1, static_cast<Bytes>(s.w));
 }
 
+// The sender's link changed rate (docs/models.md A3b): W and Wc, as rates W / T, follow it.
+void Hpcc::on_line_rate_change(Qp& qp, Rate old_line) {
+  State& s = st_[qp.slot];
+  const double t_sec = t_.sec();
+  if (t_sec <= 0) return;
+  auto follow = [&](double w) {
+    return follow_line_rate(Rate::from_bps(w * 8 / t_sec), old_line, qp.line_rate).bps * t_sec / 8;
+  };
+  s.w = follow(s.w);
+  s.wc = follow(s.wc);
+}
+
 // algorithms.md 2.5 (c).
 void Hpcc::on_ack(Qp& qp, const Packet& ack) {
   if (!ack.hops || ack.n_hops == 0) return;

@@ -44,6 +44,12 @@ void Icc::on_flow_start(Qp& qp) {
   qp.rate = qp.line_rate;
 }
 
+// The sender's link changed rate (docs/models.md A3b): V follows it.
+void Icc::on_line_rate_change(Qp& qp, Rate old_line) {
+  State& s = st_[qp.slot];
+  s.rate = follow_line_rate(s.rate, old_line, qp.line_rate);
+}
+
 bool Icc::decode(const Packet& ack, Feedback& f) {
   if (!(ack.cc_flags & kInfo) || !ack.hops) return false;
   const IntHop& h = ack.hops[0];
@@ -244,9 +250,13 @@ void IccAgent::on_control(Packet& p, int port) {
   const Icc::Feedback& f = ps.snap;
   Icc::Feedback old;
   if (Icc::decode(p, old)) {
-    // keep the more congested record
+    // keep the more congested record (in the place of the other: the ACK keeps its size)
     const auto key = [](const Icc::Feedback& x) { return std::make_tuple(x.congested, x.qlen, x.lu); };
     if (key(old) >= key(f)) return;
+  } else {
+    // The switch inserts the record (as INT does): the ACK is larger from here on. It is not queued yet
+    // (Switch::forward calls this before the queue or the buffer counts it).
+    p.size += static_cast<uint32_t>(s_.feedback_bytes);
   }
   net_.pool().attach_int(&p);
   p.n_hops = 1;

@@ -16,7 +16,8 @@
 //               branch]
 //   timer     every feedback_period (15 us) after the last feedback of the port: feedback, unconditionally.
 //   feedback  arms a stamp (a per-port sequence number) and a snapshot {qlen, qlenRate, lu, C, nFlows, ts}.
-//             The next ACK of every flow whose data uses that egress carries it (no extra packets).
+//             The next ACK of every flow whose data uses that egress carries it (no extra packets; the ACK
+//             grows by feedback_bytes, once, as the switch writes the first record into it).
 // Flow memory: the switch remembers, per flow 4-tuple (src, dst, sport, dport) of the data, the egress
 // the data uses and the last stamp delivered. An ACK (src = receiver, dst = sender, ports swapped) is
 // looked up by its reversed tuple in on_control, whichever port it leaves by. If the ACK already carries
@@ -67,6 +68,11 @@ struct IccSettings {
                                              //   flows hold a 330 KB average queue; <= 500 KB: < 1 KB]
   double q_d_fraction = 0.8;                 // [interp, algorithms.md 3.3 (d)]
   Rate min_rate = Rate::from_mbps(100);      // Rmin [interp]
+  // What the feedback adds to the ACK that carries it, on the wire: an INT header (2 B, as
+  // nic.int_base_bytes for HPCC) and one record {qLen 17 b, ts 24 b, C 4 b as HPCC's hop record (8 B,
+  // algorithms.md 1.4); qlenRate 24 b signed, lu 8 b, nFlows 16 b, congested 1 b} = 94 b, in 12 B
+  // [interp: the seed gives no format; algorithms.md 1.4 lists the fields].
+  Bytes feedback_bytes = 14;
 };
 
 class Icc : public CongestionControl {
@@ -82,6 +88,7 @@ class Icc : public CongestionControl {
 
   void attach(Network& net) override;
   void on_flow_start(Qp& qp) override;
+  void on_line_rate_change(Qp& qp, Rate old_line) override;
   void on_ack(Qp& qp, const Packet& ack) override;
   std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
 

@@ -20,6 +20,12 @@ void Pcn::on_flow_start(Qp& qp) {
   qp.rate = qp.line_rate;
 }
 
+// The sender's link changed rate (docs/models.md A3b): the rate follows it.
+void Pcn::on_line_rate_change(Qp& qp, Rate old_line) {
+  State& s = st_[qp.slot];
+  s.rate = follow_line_rate(s.rate, old_line, qp.line_rate);
+}
+
 // NP (algorithms.md 2.7): count what arrives; the first packet starts the T_np timer.
 RxDecision Pcn::on_data_received(Qp& qp, const Packet& data) {
   State& s = st_[qp.slot];

@@ -39,6 +39,7 @@ class Pcn : public CongestionControl {
   const PcnSettings& settings() const { return s_; }
 
   void on_flow_start(Qp& qp) override;
+  void on_line_rate_change(Qp& qp, Rate old_line) override;
   void on_flow_allocated(Qp& qp) override { st_.start(*net_, qp); }  // the NP's counters start at zero
   void on_cnp(Qp& qp, const Packet& cnp) override;
   void on_timer(Qp& qp, uint32_t kind) override;

@@ -20,6 +20,12 @@ void Timely::on_flow_start(Qp& qp) {
   qp.rate = qp.line_rate;
 }
 
+// The sender's link changed rate (docs/models.md A3b): Rc follows it.
+void Timely::on_line_rate_change(Qp& qp, Rate old_line) {
+  State& s = st_[qp.slot];
+  s.rc = follow_line_rate(s.rc, old_line, qp.line_rate);
+}
+
 // algorithms.md 2.4 (c), once per RTT (ack.seq > lastUpdateSeq, then lastUpdateSeq = snd_nxt).
 void Timely::on_ack(Qp& qp, const Packet& ack) {
   State& s = st_[qp.slot];

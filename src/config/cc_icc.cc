@@ -17,6 +17,7 @@ SchemeFactory read_scheme_icc(Config& c, const SchemeContext& ctx) {
   s.q_d_cap_bytes = c.get_int(k + "q_d_cap_bytes", s.q_d_cap_bytes, 1, int64_t{1} << 40);
   s.q_d_fraction = c.get_double(k + "q_d_fraction", s.q_d_fraction, 0.01, 1);
   s.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", s.min_rate.mbps(), 0.001, 1e6));
+  s.feedback_bytes = c.get_int(k + "feedback_bytes", s.feedback_bytes, 0, 1024);
   return [s] { return std::make_unique<Icc>(s); };
 }
 

@@ -2,6 +2,7 @@
 // keeps its per-QP state in its own arrays (indexed by QP slot) and may install an agent on every
 // switch. net/ calls these hooks and never looks at which scheme is running.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -149,6 +150,19 @@ class CongestionControl {
     (void)kind;
   }
   virtual void on_flow_end(Qp& qp) { (void)qp; }
+  // A rate event ([[events]] action = "rate", net/link_events.h) changed the link of the flow's sender from
+  // `old_line` to qp.line_rate; the network has moved qp.rate as follow_line_rate does. Called between
+  // windows: bring the scheme's own rate state within the new line rate (no calls into the network).
+  virtual void on_line_rate_change(Qp& qp, Rate old_line) {
+    (void)qp;
+    (void)old_line;
+  }
+  // A rate after the line rate changed from `old_line` to `new_line`: at (or above) the old line rate, the
+  // flow was not held back and goes on at the new one; below it, it keeps its rate, at most the new line
+  // rate.
+  static Rate follow_line_rate(Rate r, Rate old_line, Rate new_line) {
+    return r >= old_line ? new_line : std::min(r, new_line);
+  }
 
   // Receiver (notification point): called for every in-order data packet.
   virtual RxDecision on_data_received(Qp& qp, const Packet& data) {

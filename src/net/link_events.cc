@@ -167,6 +167,37 @@ void Network::apply_link_event(const LinkEvent& e) {
         break;
     }
   }
+  if (e.action == LinkEvent::Action::kRate) follow_host_rate(e);
+}
+
+// A rate event on a host's link changes its NIC's line rate (docs/models.md A3b). A flow that starts later
+// reads the new rates at its start (line rate, base RTT and ideal FCT along its path: start_flow_event).
+// A flow of that host already sending takes the new line rate now: at (or above) the old one it was not
+// held back and goes on at the new one; below it, it keeps its rate, capped at the new line rate. The scheme
+// moves its own state alike (CongestionControl::on_line_rate_change). Its base RTT and ideal FCT stay those
+// of its start.
+void Network::follow_host_rate(const LinkEvent& e) {
+  for (const int h : {e.a, e.b}) {
+    if (topo_.is_switch[h] || !is_local_node(h) || nodes_[h]->ports_.empty()) continue;
+    Port& nic = nodes_[h]->ports_[0];
+    const Rate line = nic.rate;
+    bool faster = false;
+    for (uint32_t i = 0; i < qps_.capacity(); ++i) {
+      Qp& qp = qps_[i];
+      if (!qp.in_use || !qp.started || qp.sender_done || qp.src != h || qp.line_rate == line) continue;
+      const Rate old = qp.line_rate;
+      qp.line_rate = line;
+      const Rate r = CongestionControl::follow_line_rate(qp.rate, old, line);
+      if (r != qp.rate) {
+        faster = faster || r > qp.rate;
+        qp.rate = r;
+        // Re-time the next packet from the last one, as set_rate does; a later one needs no wake.
+        if (qp.last_tx_size > 0) qp.next_avail = qp.last_tx + tx_time(qp.last_tx_size, r);
+      }
+      cc_->on_line_rate_change(qp, old);
+    }
+    if (faster) wake_port(nic);  // an earlier packet: a transmit attempt now (keyed, as a link's wake-up)
+  }
 }
 
 // A transmit attempt of the port now, as an event of its node keyed by the node and the port: the same

@@ -319,6 +319,7 @@ class Network : private Coordinator, private DependentFlows::Releaser, private E
   void apply_link_event(const LinkEvent& e);
   void wake_port(const Port& x);
   void fail_port(Port& x, const Port& peer);
+  void follow_host_rate(const LinkEvent& e);  // a rate event on a host link: its flows' line rate
   void recompute_routes();
   void compute_max_base_rtt();
   // Follows the ECMP path of a 5-tuple from `src`, calling hop(node, egress port) at each node; false

@@ -86,6 +86,34 @@ TEST(Icc, FeedbackPeriodIs15usWhenNothingHappens) {
   EXPECT_EQ(s.decreases, 0u);
 }
 
+// The feedback is bytes on the wire: the switch makes each ACK it writes feedback into
+// IccSettings::feedback_bytes larger (once: a second switch's record replaces the first). On a star the
+// switch's port to the sender carries only ACKs, each nic.ack_bytes, plus the feedback of those it wrote.
+TEST(Icc, FeedbackMakesTheAckLarger) {
+  for (const Bytes fb : {Bytes{14}, Bytes{0}, Bytes{40}}) {
+    const TopoSpec t = star({.hosts = 2});
+    IccSettings s;
+    s.feedback_bytes = fb;
+    Network net(t, SwitchSettings{}, NicSettings{}, 1, std::make_unique<Icc>(s));
+    InlineFlows src({flow(0, 1, 2'000'000)});
+    net.set_flow_source(&src);
+    net.run(Time::from_ms(2));
+    ASSERT_TRUE(net.all_flows_done());
+    auto* agent = dynamic_cast<IccAgent*>(net.sw(2).agent());
+    ASSERT_NE(agent, nullptr);
+    const Port& to_sender = net.sw(2).port(port_towards(net, 2, 0));
+    const Bytes ack = net.nic_settings().ack_bytes;
+    std::printf("[icc] feedback %ld B: %lu ACKs, %lu with feedback, %ld B on the wire\n",
+                static_cast<long>(fb), static_cast<unsigned long>(to_sender.tx_packets),
+                static_cast<unsigned long>(agent->acks_written()), static_cast<long>(to_sender.tx_bytes));
+    EXPECT_GT(agent->acks_written(), 0u);
+    EXPECT_EQ(to_sender.tx_packets, net.stats().acks_sent);
+    EXPECT_EQ(to_sender.tx_bytes, static_cast<Bytes>(to_sender.tx_packets) * ack +
+                                      static_cast<Bytes>(agent->acks_written()) * fb);
+  }
+  EXPECT_EQ(IccSettings{}.feedback_bytes, 14);
+}
+
 // Four long flows share a 100 Gb/s bottleneck without bursts: after 1 ms the queue stays near zero,
 // the link stays busy and PFC stays silent.
 TEST(Icc, SteadyStateQueueNearZero) {

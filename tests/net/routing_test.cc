@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/run.h"
+#include "cc/dcqcn.h"
 #include "cc/none.h"
 #include "config/scenario.h"
 #include "file_util.h"
@@ -561,12 +562,75 @@ TEST(LinkEvents, PacketOnTheWireIsLostAfterARateChange) {
   EXPECT_TRUE(net->all_flows_done());  // resent after the timeout
 }
 
+// A rate event on a host's link (docs/models.md A3b): a flow that starts after it has the new line rate, and
+// the base RTT and ideal FCT of a fabric built with that rate; the flow already running takes the new line
+// rate at once, and DCQCN (which caps at the line rate) never paces either above the link; when the link
+// gets faster again, the running flow, which was not held back, goes on at the new line rate.
+TEST(LinkEvents, HostLinkRateChangeSetsTheLineRateOfNewAndRunningFlows) {
+  using A = LinkEvent::Action;
+  const TopoSpec topo = dumbbell({.senders = 1, .receivers = 1});
+  const Rate slow = Rate::from_gbps(25), fast = Rate::from_gbps(100);
+  auto dcqcn = [&] { return std::make_unique<Dcqcn>(DcqcnSettings::mellanox(fast)); };
+  Network net(topo, SwitchSettings{}, NicSettings{}, 1, dcqcn());
+  const int host = 0, sw = net.node(0).port(0).peer->id();
+  ASSERT_EQ(net.node(host).port(0).rate, fast);
+  auto event = [&](int64_t us, Rate r) {
+    LinkEvent e;
+    e.at = Time::from_us(us);
+    e.a = host;
+    e.b = sw;
+    e.action = A::kRate;
+    e.rate = r;
+    return e;
+  };
+  net.set_link_events({event(50, slow), event(300, fast)});
+  const Bytes later_size = 1'000'000;
+  InlineFlows flows({test::flow(host, 1, 100'000'000), test::flow(host, 1, later_size, Time::from_us(100))});
+  net.set_flow_source(&flows);
+  const auto& cc = static_cast<const Dcqcn&>(net.cc());
+  Rate most;  // the highest rate any flow of the host was paced at, and DCQCN's Rc, after the first event
+  test::Ticker sampler(net, Time::from_us(51), Time::from_us(1), [&](Time now) {
+    if (now >= Time::from_us(300)) return;
+    for (uint64_t id : {0, 1})
+      if (const Qp* qp = net.find_flow(id)) most = std::max({most, qp->rate, cc.state(*qp).rc});
+  });
+  net.run(Time::from_us(150));
+  const Qp* running = net.find_flow(0);
+  const Qp* later = net.find_flow(1);
+  ASSERT_NE(running, nullptr);
+  ASSERT_NE(later, nullptr);
+  EXPECT_EQ(running->line_rate, slow);
+  EXPECT_LE(running->rate, slow);
+  EXPECT_EQ(later->line_rate, slow);
+  // What a fabric with the slower host link from the start gives the later flow's path.
+  TopoSpec slow_topo = topo;
+  for (LinkSpec& l : slow_topo.links)
+    if (l.a == host || l.b == host) l.rate = slow;
+  Network ref(slow_topo, SwitchSettings{}, NicSettings{}, 1, dcqcn());
+  EXPECT_EQ(later->base_rtt, ref.base_rtt(host, 1, later->sport, later->dport));
+  EXPECT_EQ(later->ideal_fct, ref.ideal_fct(later_size, host, 1, later->sport, later->dport));
+  Network fast_ref(topo, SwitchSettings{}, NicSettings{}, 1, dcqcn());
+  EXPECT_GT(later->ideal_fct,  // 1 MB: 320 us at 25 Gb/s, 80 us at 100 Gb/s
+            fast_ref.ideal_fct(later_size, host, 1, later->sport, later->dport) + Time::from_us(200));
+  EXPECT_GT(most, Rate{});
+  EXPECT_LE(most, slow);
+  net.run(Time::from_us(400));
+  running = net.find_flow(0);
+  ASSERT_NE(running, nullptr);
+  EXPECT_EQ(running->line_rate, fast);
+  EXPECT_EQ(running->rate, fast);  // alone on its path, never cut: at line rate before and after
+  net.run(Time::from_ms(20));
+  EXPECT_TRUE(net.all_flows_done());
+}
+
 // A link that fails while its egress is paused: the pause ends with the failure (a link_down row of that
 // priority in pfc.csv, its duration counted in the paused time, which stays the ports' own), the checks on
 // PFC state hold before, during and after the failure, and every flow finishes.
 TEST(LinkEvents, FailureClearsThePfcStateOfTheLink) {
   std::string text =
-      leaf_spine(100, "ecmp", "buffer_bytes = 300000\n[cc]\nscheme = \"none\"\n[monitors]\npfc = true\n");
+      // A small buffer, so that PFC pauses at once: the leaves' 8 ports set aside 350584 B of it (headroom,
+      // reserves and a packet; docs/models.md A4), leaving a dynamic threshold of about 6 KB.
+      leaf_spine(100, "ecmp", "buffer_bytes = 400000\n[cc]\nscheme = \"none\"\n[monitors]\npfc = true\n");
   text.replace(text.find("seed = 1"), 8, "seed = 3");
   for (int h : {0, 1, 2, 3, 5, 6, 7})
     text += fmt::format("[[flows]]\nsrc = {}\ndst = 4\nsize_bytes = 3000000\n", h);
