@@ -10,7 +10,7 @@ WERROR    ?= $(if $(filter true,$(CI)),ON,OFF)
 # UNITY=ON compiles the library as a unity build (cmake -DROCESIM_UNITY=ON): faster from scratch, as in CI.
 UNITY     ?= $(if $(filter true,$(CI)),ON,OFF)
 
-.PHONY: all setup build build-rocesim pgo run report reproduce test test-sanitize test-tsan fuzz bench clean format format-check
+.PHONY: all setup build build-rocesim pgo run report reproduce test test-sanitize test-tsan fuzz fuzz-scenarios bench clean format format-check
 
 all: build
 
@@ -81,8 +81,9 @@ test-sanitize: setup
 	cd $(ASAN_BUILD) && ROCESIM_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
 
-# Runs over several threads (docs/parallel.md) under ThreadSanitizer: the partitioned event loop and every
-# fingerprint scenario at 4 threads, side by side (any data race fails the test).
+# Runs over several threads (docs/parallel.md) under ThreadSanitizer: the partitioned event loop, every
+# fingerprint scenario at 4 threads and dcqcn's two-thread combination cases (tests/app/combination_test.cc),
+# side by side (any data race fails the test).
 TSAN_BUILD ?= build-tsan
 TSAN_FLAGS ?= -Og -g1 -fsanitize=thread -fno-omit-frame-pointer
 test-tsan: setup
@@ -91,7 +92,7 @@ test-tsan: setup
 	  >/dev/null
 	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target rocesim_parallel_tests
 	cd $(TSAN_BUILD) && ROCESIM_TSAN=1 TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
-	  ctest --output-on-failure -j$(JOBS) -R 'SameForAnyThreadCount|Partitions\.|EventOrder\.'
+	  ctest --output-on-failure -j$(JOBS) -R 'SameForAnyThreadCount|Partitions\.|EventOrder\.|Combination\.'
 
 # libFuzzer targets (fuzz/) for the scenario, topology, flow-file and CDF parsers, FUZZ_SECONDS each, on the
 # seed corpus fuzz/corpus/<target> (new inputs go to $(FUZZ_BUILD)/corpus). A crash leaves
@@ -109,6 +110,20 @@ fuzz:
 	    -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/crash-$$t- $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t \
 	    >$(FUZZ_BUILD)/fuzz_$$t.log 2>&1; rc=$$?; grep -E "number_of_executed_units|Test unit written" \
 	    $(FUZZ_BUILD)/fuzz_$$t.log; [ $$rc -eq 0 ] || { tail -n 40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; }; done
+
+# Scenario fuzzing of the simulator (fuzz/scenario_fuzz.cc, fuzz/README.md): random valid scenarios (fabric,
+# scheme, routing, loss recovery, flow control, switch model, link events, traffic, threads) from
+# FUZZ_SCENARIOS_SEED (default: the time), each run with the invariants of tests/app/run_invariants.h, for
+# FUZZ_SCENARIOS_SECONDS or FUZZ_SCENARIOS_COUNT scenarios. Each failure is written (reduced) to
+# fuzz/scenarios/<kind>-s<seed>-<n>.toml, which make test replays (ScenarioCorpus) once the bug is fixed.
+FUZZ_SCENARIOS_SECONDS ?= 300
+FUZZ_SCENARIOS_COUNT   ?= 0
+FUZZ_SCENARIOS_SEED    ?= $(shell date +%s)
+fuzz-scenarios: setup
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DROCESIM_WERROR=$(WERROR) -DROCESIM_UNITY=$(UNITY) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS) --target rocesim rocesim_scenario_fuzz
+	$(BUILD)/rocesim_scenario_fuzz --seed $(FUZZ_SCENARIOS_SEED) --seconds $(FUZZ_SCENARIOS_SECONDS) \
+	  --count $(FUZZ_SCENARIOS_COUNT) --out fuzz/scenarios
 
 # Speed and memory: the 320-host benchmark, the event queue, the machine's load latency against working-set
 # size (where its last cache ends), and against fabric size (bench_scaling: k = 8 to 32 fat-trees and the
