@@ -268,7 +268,7 @@ Time Host::reorder_window(const Qp& qp) const {
   // most rto_low (NicSettings::reorder_window_srtts says why). Before the first RTT sample, the path's base
   // RTT stands for the SRTT.
   const Time srtt = qp.srtt > Time::zero() ? qp.srtt : qp.base_rtt;
-  return std::min(srtt * qp.reo_mult, nic.rto_low);
+  return std::min(srtt * qp.reo_mult, nic.rto_high);
 }
 
 void Host::arm_reorder(Qp& qp, Time at) {

@@ -152,7 +152,7 @@ struct NicSettings {
   //  kReorderWindow [after RACK: RFC 8985, "The RACK-TLP Loss Detection Algorithm for TCP", 2021]: once a
   //    packet sent after it is SACKed, and a reorder window later it is still neither ACKed nor SACKed.
   //    The window is reorder_window when set, else reorder_window_srtts x the QP's smoothed RTT (from the
-  //    send times its ACKs echo), at most rto_low; it grows by one SRTT in each round trip in which the
+  //    send times its ACKs echo), at most rto_high; it grows by one SRTT in each round trip in which the
   //    receiver reports a duplicate (a D-SACK: a retransmission whose original had arrived), as RACK's
   //    reo_wnd_mult does.
   //  kDupThresh [IRN: the first SACK above a hole]: at once, when a packet sack_reorder_packets or more
@@ -165,7 +165,7 @@ struct NicSettings {
   // combination test's lossless runs (tests/app/combination_test.cc: 14 schemes, 4 routings, PFC and
   // credits, an incast beside a permutation) 2 SRTTs still left 1 to 6 spurious retransmissions in 44 of
   // them, 3 none (docs/models.md A10). Waiting three round trips before a fast retransmission still costs
-  // far less than a timeout (rto_low).]
+  // far less than a timeout.]
   int reorder_window_srtts = 3;
   // kDupThresh: a packet is deemed lost once a packet this many sequence numbers above it has been SACKed
   // [IRN: 1, the first SACK above a hole; TCP's DupThresh would be 3].
