@@ -24,7 +24,8 @@ struct FlowRecord {
   uint64_t retransmitted_bytes = 0;
   uint32_t out_of_order_packets = 0;
   // Retransmissions that reached the receiver after their original (or an earlier copy) had: sent for a
-  // loss that was not one (reordering, a timeout during a pause, go-back-N's rewind past what arrived).
+  // loss that was not one (reordering, a timeout during a pause, go-back-N's rewind past what arrived),
+  // until the receiver had every byte (transport.spurious_retransmissions counts the later ones too).
   uint32_t spurious_retransmissions = 0;
   Time fct() const { return finish - start; }
   // Slowdown = fct / ideal, clipped at 1 (as the ns-3 simulator's analysis scripts do).

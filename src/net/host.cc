@@ -418,7 +418,7 @@ void Host::on_data(Packet* p) {
     // were lost, a sender whose window is smaller than what it missed resends only packets far below
     // rcv_nxt, and without an ACK for them it would time out and resend them for ever.
     ++net_.counters().spurious_retransmissions;
-    ++qp->rx_spurious;
+    if (qp->rcv_nxt < qp->size) ++qp->rx_spurious;  // the flow's record: until it has every byte
     send_ack(*qp, *p, PktType::kAck, Packet::kFlagDsack);
   }
   net_.pool().put(p);
@@ -455,7 +455,7 @@ void Host::on_data_selective(Qp& qp, const Packet& p) {
     if ((bits[i >> 6] >> (i & 63)) & 1) {
       // Held already (a retransmission whose original had arrived): SACK it again, marked as a duplicate.
       ++net_.counters().spurious_retransmissions;
-      ++qp.rx_spurious;
+      if (qp.rcv_nxt < qp.size) ++qp.rx_spurious;  // the flow's record: until it has every byte
       send_ack(qp, p, PktType::kAck, Packet::kFlagSack | Packet::kFlagDsack);
       return;
     }
@@ -464,7 +464,7 @@ void Host::on_data_selective(Qp& qp, const Packet& p) {
   } else {
     // Duplicate (a spurious or timed-out retransmission): acknowledge what we have.
     ++net_.counters().spurious_retransmissions;
-    ++qp.rx_spurious;
+    if (qp.rcv_nxt < qp.size) ++qp.rx_spurious;  // the flow's record: until it has every byte
     send_ack(qp, p, PktType::kAck, Packet::kFlagDsack);
   }
 }

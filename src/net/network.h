@@ -60,8 +60,8 @@ struct NetStats {
   // Retransmissions sent after a timeout, of packets sent before it (the rest were deemed lost by a NACK,
   // a SACK or the reorder window).
   uint64_t timeout_retransmissions = 0;
-  uint64_t link_down_drops = 0;   // packets (and PFC frames) lost on failed links (net/link_events.h)
-  uint64_t route_updates = 0;     // route recomputations after link failures and recoveries
+  uint64_t link_down_drops = 0;  // packets (and PFC frames) lost on failed links (net/link_events.h)
+  uint64_t route_updates = 0;    // route recomputations after link failures and recoveries
 };
 
 // Adds `o` into `into`: counts add up, peaks take the larger.

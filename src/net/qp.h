@@ -73,7 +73,9 @@ struct Qp {
   Time last_cnp_sent = Time{-(int64_t{1} << 62)};
   uint32_t cnps_sent = 0;
   uint32_t rx_out_of_order = 0;  // data packets that arrived ahead of rcv_nxt (either loss recovery)
-  uint32_t rx_spurious = 0;      // data packets that arrived again (their original had arrived)
+  // Data packets that arrived again (their original had arrived) before the receiver had every byte:
+  // later ones count only in the run's total (across ranks the receiver's count travels when it is done).
+  uint32_t rx_spurious = 0;
 
   Bytes in_flight() const { return snd_nxt - snd_una; }
   bool all_sent() const { return snd_nxt >= size; }

@@ -165,9 +165,9 @@ TEST(Routing, ReorderingIsNotLossUnderSelectiveRepeat) {
     EXPECT_GT(st.out_of_order_packets, 0u);
     EXPECT_EQ(st.retransmitted_packets, 0u);
     EXPECT_EQ(st.spurious_retransmissions, 0u);
-    auto dup = run(leaf_spine(100, routing,
-                              "[nic]\nloss_recovery = \"selective\"\nloss_detection = \"dupthresh\"") +
-                   flows);
+    auto dup =
+        run(leaf_spine(100, routing, "[nic]\nloss_recovery = \"selective\"\nloss_detection = \"dupthresh\"") +
+            flows);
     ASSERT_EQ(dup->res.flows.size(), 7u);
     EXPECT_GT(dup->net->stats().retransmitted_packets, 0u);
     EXPECT_GT(dup->net->stats().spurious_retransmissions, 0u);
