@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,8 @@
 #include "config/profiles.h"
 #include "config/schemes.h"
 #include "config/traffic.h"
+#include "net/switch_mmu.h"
+#include "stats/monitor_spec.h"
 #include "topo/builders.h"
 #include "topo/topology_file.h"
 #include "workload/cdf.h"
@@ -369,6 +372,139 @@ static void read_fabric(Config& c, Scenario& s) {
   c.reject_unknown_keys("cc", scheme_names());
 }
 
+// With PFC on, every switch's shared buffer must hold its ports' headroom (and, under dynamic thresholds,
+// their reserves) and a packet more: else a paused port's in-flight bytes find no room (drops in a lossless
+// fabric) and the dynamic PFC threshold is 0 (docs/models.md A4).
+static void check_switch_buffers(Config& c, const Scenario& s) {
+  const std::vector<BufferSetAside> short_of =
+      switches_short_of_buffer(s.topo, s.sw, s.nic.mtu_bytes + s.nic.header_bytes);
+  if (short_of.empty()) return;
+  const BufferSetAside& b = short_of.front();  // the largest need
+  const bool dynamic = s.sw.pfc_mode == PfcThresholdMode::kDynamic;
+  std::string parts;
+  for (const BufferSetAside::Ports& k : b.kinds)
+    parts += fmt::format("{}{} x {} B ({} Gb/s, {} us{})", parts.empty() ? "" : " + ", k.count,
+                         k.headroom_bytes, k.rate.gbps(), k.delay.us(), k.long_haul ? ", long haul" : "");
+  const std::string rule =
+      s.sw.headroom_bytes > 0
+          ? fmt::format("switch.headroom_bytes = {} per port", s.sw.headroom_bytes)
+          : fmt::format("switch.headroom_factor {} x rate x link delay + {} B", s.sw.headroom_factor,
+                        s.sw.headroom_extra_bytes >= 0 ? s.sw.headroom_extra_bytes : 2 * b.packet_bytes);
+  const std::string reserves =
+      dynamic ? fmt::format(" + reserves {} x {} B = {} B", b.ports, s.sw.reserve_bytes, b.reserve_bytes)
+              : "";
+  const std::string others = short_of.size() == 2 ? std::string(" (1 more switch is short too)")
+                             : short_of.size() > 2
+                                 ? fmt::format(" ({} more switches are short too)", short_of.size() - 1)
+                                 : std::string();
+  c.fail("switch.buffer_bytes",
+         fmt::format("switch '{}' has {} B of buffer, less than its {} ports' PFC headroom{} and one packet "
+                     "({} B): headroom {} B = {} [{}]{} + one packet {} B{}. With PFC on it would drop "
+                     "packets{}. Raise switch.buffer_bytes to at least {}, or lower switch.headroom_bytes / "
+                     "switch.headroom_factor, or turn PFC off (switch.flow_control = \"none\")",
+                     monitor_node_name(s.topo, b.node), s.sw.buffer_bytes, b.ports,
+                     dynamic ? " and reserves" : "", b.needed_bytes(), b.headroom_bytes, parts, rule,
+                     reserves, b.packet_bytes, others,
+                     dynamic ? " and its dynamic PFC threshold would be 0" : "", b.needed_bytes()));
+}
+
+static std::unique_ptr<HpccFlowFile> open_flow_file(const Scenario& s);
+
+// The data priorities (1-7) the scenario's flows use, one bit each: every enabled [[traffic]] table's and
+// every [[flows]] entry's priority, and with `flow_file` every line's pg of the flow file (0 is the control
+// class: outside flow control, not counted). Packets keep their flow's priority through the fabric (ACKs in
+// a data class take their flow's too), so these are the only (port, priority) counters that ever fill.
+static unsigned data_priorities_in_use(const Scenario& s, bool flow_file) {
+  unsigned bits = 0;
+  const auto add = [&](int prio) {
+    if (prio >= 1 && prio < kNumPriorities) bits |= 1u << prio;
+  };
+  for (const TrafficSpec& t : s.traffic)
+    if (t.enabled) add(t.priority);
+  for (const FlowSpec& f : s.inline_flows) add(f.priority);
+  if (flow_file && !s.flow_file.empty()) {
+    const auto file = open_flow_file(s);
+    for (FlowSpec f; file->next(f);) add(f.priority);
+  }
+  return bits;
+}
+
+// The worst case the flow control must make lossless (docs/models.md A4, A6, A7): with credits, every
+// switch's buffer must hold the credits it grants, credit_buffer_bytes per ingress port and data priority
+// in use; under static PFC thresholds, Xoff + headroom per ingress port and data priority in use; under the
+// input-and-output queued model, every input queue its port's headroom above an Xoff of two packets. Each
+// (port, priority) can be full at once (an incast through every port), and beyond the buffer
+// SwitchMmu::admit drops. Priorities: those the flows use (data_priorities_in_use), not all 7: a pair that
+// carries no data holds nothing, and counting all 7 would refuse every scenario whose buffer was sized for
+// the one data class the seeds and [sim] use. The flow file is read only when all 7 would not fit.
+static void check_flow_control_commitments(Config& c, const Scenario& s) {
+  const Bytes pkt = s.nic.mtu_bytes + s.nic.header_bytes;
+  const SwitchSettings& sw = s.sw;
+  if (const std::vector<InputQueueShort> q = switches_short_of_input_queue(s.topo, sw, pkt); !q.empty()) {
+    const InputQueueShort& w = q.front();
+    c.fail(c.has("switch.input_queue_bytes") ? "switch.input_queue_bytes" : "switch.model",
+           fmt::format("switch '{}' has input queues of {} B (switch.input_queue_bytes), less than its {} "
+                       "port(s)' PFC headroom {} B ({} Gb/s, {} us{}) + two packets {} B = {} B: the queue "
+                       "pauses at two packets and what is in flight after the PAUSE does not fit, so PFC "
+                       "would drop packets{}. Raise switch.input_queue_bytes to at least {}, or lower "
+                       "switch.headroom_bytes / switch.headroom_factor, or turn PFC off "
+                       "(switch.flow_control = \"none\")",
+                       monitor_node_name(s.topo, w.node), sw.input_queue_bytes, w.port.count,
+                       w.port.headroom_bytes, w.port.rate.gbps(), w.port.delay.us(),
+                       w.port.long_haul ? ", long haul" : "", 2 * pkt, w.needed_bytes(),
+                       q.size() > 1 ? fmt::format(" ({} more switches are short too)", q.size() - 1) : "",
+                       w.needed_bytes()));
+  }
+  if (switches_over_committed(s.topo, sw, pkt, kNumPriorities - 1).empty()) return;
+  const unsigned bits = data_priorities_in_use(s, true);
+  const int prios = std::popcount(bits);
+  const std::vector<BufferCommitted> over = switches_over_committed(s.topo, sw, pkt, prios);
+  if (over.empty()) return;
+  const BufferCommitted& b = over.front();  // the largest commitment
+  std::string listed;
+  for (int p = 1; p < kNumPriorities; ++p)
+    if (bits & (1u << p)) listed += fmt::format("{}{}", listed.empty() ? "" : ", ", p);
+  const std::string prio_text =
+      fmt::format("{} data priorit{} in use ({})", prios, prios == 1 ? "y" : "ies", listed);
+  const std::string others = over.size() == 2 ? std::string(" (1 more switch is over too)")
+                             : over.size() > 2
+                                 ? fmt::format(" ({} more switches are over too)", over.size() - 1)
+                                 : std::string();
+  const Bytes max_pair = b.max_per_pair_bytes(sw.buffer_bytes);
+  if (sw.credit_enabled) {
+    const std::string lower =
+        max_pair >= 10'000 ? fmt::format(" or lower switch.credit_buffer_bytes to at most {}", max_pair) : "";
+    c.fail(c.has("switch.credit_buffer_bytes") ? "switch.credit_buffer_bytes" : "switch.buffer_bytes",
+           fmt::format("switch '{}' grants more credit than its buffer holds: {} ports x {} B "
+                       "(switch.credit_buffer_bytes) x {} = {} B, above its switch.buffer_bytes {} B{}. "
+                       "Every ingress port and priority may fill its credits at once, so the switch would "
+                       "drop packets under credit-based flow control. Raise switch.buffer_bytes to at "
+                       "least {}{}",
+                       monitor_node_name(s.topo, b.node), b.ports, b.per_pair_bytes, prio_text,
+                       b.committed_bytes(), sw.buffer_bytes, others, b.committed_bytes(), lower));
+  }
+  std::string parts;
+  for (const BufferSetAside::Ports& k : b.kinds)
+    parts += fmt::format("{}{} x {} B ({} Gb/s, {} us{})", parts.empty() ? "" : " + ", k.count,
+                         k.headroom_bytes, k.rate.gbps(), k.delay.us(), k.long_haul ? ", long haul" : "");
+  const std::string xoff_text =
+      b.own_xoff_ports > 0
+          ? fmt::format(
+                "Xoff {} x {} B (switch.xoff_bytes) + {} long-haul x {} B (switch.long_haul_xoff_bytes)",
+                b.ports - b.own_xoff_ports, b.per_pair_bytes, b.own_xoff_ports, sw.long_haul_xoff_bytes)
+          : fmt::format("Xoff {} x {} B (switch.xoff_bytes)", b.ports, b.per_pair_bytes);
+  const std::string lower =
+      max_pair >= pkt ? fmt::format(" or lower switch.xoff_bytes (and xon_bytes) to at most {}", max_pair)
+                      : "";  // an Xoff below one packet would pause at every packet
+  c.fail(c.has("switch.xoff_bytes") ? "switch.xoff_bytes" : "switch.buffer_bytes",
+         fmt::format("switch '{}' has {} B of buffer (switch.buffer_bytes), less than its {} ports can hold "
+                     "under static PFC thresholds: ({} + headroom {} B = {}) x {} = {} B{}. Every ingress "
+                     "port and priority may fill to Xoff and then its headroom at once, so PFC would drop "
+                     "packets before or after its PAUSE. Raise switch.buffer_bytes to at least {}{}",
+                     monitor_node_name(s.topo, b.node), sw.buffer_bytes, b.ports, xoff_text, b.headroom_bytes,
+                     parts, prio_text, b.committed_bytes(), others, b.committed_bytes(), lower));
+}
+
 // [[flows]], sorted by start time (stable: equal starts keep their order).
 static void read_inline_flows(Config& c, Scenario& s) {
   const size_t nflows = c.table_array_size("flows");
@@ -484,6 +620,7 @@ static Scenario build(Config& c) {
   read_top_level(c, s);
   read_fabric(c, s);
   warn_combinations(s);
+  check_switch_buffers(c, s);
   read_events(c, s);
   read_inline_flows(c, s);
   // start_times alone (profile hpcc-sim sets it in every scenario) does not declare a flow file.
@@ -501,6 +638,7 @@ static Scenario build(Config& c) {
   c.reject_unknown_keys("traffic");
   if (s.inline_flows.empty() && s.flow_file.empty() && s.traffic.empty())
     c.fail("flows", "the scenario declares no flows: add [[flows]], [flow_file] or [[traffic]]");
+  check_flow_control_commitments(c, s);
   read_output(c, s);
 
   c.reject_unknown_keys();

@@ -12,7 +12,9 @@
 //   sent + size <= credit_buffer + peer_freed. A priority without credits for its next packet is marked
 //   paused (credit-starved, reported through on_pfc(port, prio, true) like a PAUSE) until a credit frame
 //   covers that packet (on_pfc(..., false), like a RESUME: TCD's "credit refill").
-//   Lossless by construction: bytes held for an (ingress port, priority) never exceed credit_buffer.
+//   Lossless by construction: bytes held for an (ingress port, priority) never exceed credit_buffer,
+//   provided the switch's buffer holds all it grants (ports x credit_buffer x data priorities in use:
+//   switches_over_committed in net/switch_mmu.h, refused as the scenario is read; docs/models.md A7).
 //   Priority 0 (control) is outside flow control, as under PFC.
 #pragma once
 #include "net/node.h"

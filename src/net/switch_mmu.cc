@@ -11,11 +11,134 @@ namespace {
 
 // Headroom absorbs what is in flight after a PAUSE: `rtts` x the link's bandwidth-delay product plus a
 // packet being sent at each end [sim: 3 x rate x delay; algorithms.md 1.2]. `fixed` > 0 replaces it.
-Bytes headroom_for(const Port& p, Bytes fixed, double rtts, Bytes extra) {
-  return fixed > 0 ? fixed : static_cast<Bytes>(rtts * p.rate.bps * p.delay.sec() / 8.0) + extra;
+Bytes headroom_for(Rate rate, Time delay, Bytes fixed, double rtts, Bytes extra) {
+  return fixed > 0 ? fixed : static_cast<Bytes>(rtts * rate.bps * delay.sec() / 8.0) + extra;
 }
 
 }  // namespace
+
+Bytes port_headroom_bytes(const SwitchSettings& s, Rate rate, Time delay, bool long_haul,
+                          Bytes packet_bytes) {
+  const Bytes extra = s.headroom_extra_bytes >= 0 ? s.headroom_extra_bytes : 2 * packet_bytes;
+  // Long haul: one BDP of the link [seed 004; algorithms.md 1.2].
+  if (long_haul) return headroom_for(rate, delay, s.long_haul_headroom_bytes, 2.0, extra);
+  return headroom_for(rate, delay, s.headroom_bytes, s.headroom_factor, extra);
+}
+
+std::vector<BufferSetAside> switches_short_of_buffer(const TopoSpec& topo, const SwitchSettings& s,
+                                                     Bytes packet_bytes) {
+  std::vector<BufferSetAside> short_of;
+  if (!s.pfc_enabled || s.model != SwitchModel::kSharedBuffer) return short_of;
+  std::vector<BufferSetAside> all(static_cast<size_t>(topo.num_nodes));
+  // A switch's ports in the order Network::build_nodes gives them: one per link end, in link order.
+  auto add = [&](int node, const LinkSpec& l) {
+    if (!topo.is_switch[node]) return;
+    BufferSetAside& b = all[node];
+    b.node = node;
+    b.packet_bytes = packet_bytes;
+    ++b.ports;
+    const Bytes h = port_headroom_bytes(s, l.rate, l.delay, l.long_haul, packet_bytes);
+    b.headroom_bytes += h;
+    if (s.pfc_mode == PfcThresholdMode::kDynamic) b.reserve_bytes += s.reserve_bytes;
+    for (BufferSetAside::Ports& k : b.kinds)
+      if (k.rate == l.rate && k.delay == l.delay && k.long_haul == l.long_haul) {
+        ++k.count;
+        return;
+      }
+    b.kinds.push_back({l.rate, l.delay, l.long_haul, 1, h});
+  };
+  for (const LinkSpec& l : topo.links) {
+    add(l.a, l);
+    add(l.b, l);
+  }
+  for (BufferSetAside& b : all)
+    if (b.node >= 0 && s.buffer_bytes < b.needed_bytes()) short_of.push_back(std::move(b));
+  std::stable_sort(short_of.begin(), short_of.end(), [](const BufferSetAside& x, const BufferSetAside& y) {
+    return x.needed_bytes() > y.needed_bytes();
+  });
+  return short_of;
+}
+
+Bytes BufferCommitted::max_per_pair_bytes(Bytes buffer_bytes) const {
+  const int free_ports = ports - own_xoff_ports;
+  if (priorities <= 0 || free_ports <= 0) return 0;
+  const Bytes room = buffer_bytes / priorities - own_xoff_bytes - headroom_bytes;
+  return room > 0 ? room / free_ports : 0;
+}
+
+std::vector<BufferCommitted> switches_over_committed(const TopoSpec& topo, const SwitchSettings& s,
+                                                     Bytes packet_bytes, int priorities) {
+  std::vector<BufferCommitted> over;
+  const bool credit = s.credit_enabled;
+  const bool static_pfc =
+      s.pfc_enabled && s.model == SwitchModel::kSharedBuffer && s.pfc_mode == PfcThresholdMode::kStatic;
+  if ((!credit && !static_pfc) || priorities <= 0) return over;
+  std::vector<BufferCommitted> all(static_cast<size_t>(topo.num_nodes));
+  auto add = [&](int node, const LinkSpec& l) {
+    if (!topo.is_switch[node]) return;
+    BufferCommitted& b = all[node];
+    b.node = node;
+    b.priorities = priorities;
+    ++b.ports;
+    if (credit) {
+      b.per_pair_bytes = s.credit_buffer_bytes;
+      return;
+    }
+    b.per_pair_bytes = s.xoff_bytes;
+    if (l.long_haul && s.long_haul_xoff_bytes > 0) {  // SwitchMmu::configure: the port's own Xoff
+      ++b.own_xoff_ports;
+      b.own_xoff_bytes += s.long_haul_xoff_bytes;
+    }
+    const Bytes h = port_headroom_bytes(s, l.rate, l.delay, l.long_haul, packet_bytes);
+    b.headroom_bytes += h;
+    for (BufferSetAside::Ports& k : b.kinds)
+      if (k.rate == l.rate && k.delay == l.delay && k.long_haul == l.long_haul) {
+        ++k.count;
+        return;
+      }
+    b.kinds.push_back({l.rate, l.delay, l.long_haul, 1, h});
+  };
+  for (const LinkSpec& l : topo.links) {
+    add(l.a, l);
+    add(l.b, l);
+  }
+  for (BufferCommitted& b : all)
+    if (b.node >= 0 && s.buffer_bytes < b.committed_bytes()) over.push_back(std::move(b));
+  std::stable_sort(over.begin(), over.end(), [](const BufferCommitted& x, const BufferCommitted& y) {
+    return x.committed_bytes() > y.committed_bytes();
+  });
+  return over;
+}
+
+std::vector<InputQueueShort> switches_short_of_input_queue(const TopoSpec& topo, const SwitchSettings& s,
+                                                           Bytes packet_bytes) {
+  std::vector<InputQueueShort> short_of;
+  if (!s.pfc_enabled || s.model != SwitchModel::kInputOutputQueued) return short_of;
+  std::vector<InputQueueShort> all(static_cast<size_t>(topo.num_nodes));
+  auto add = [&](int node, const LinkSpec& l) {
+    if (!topo.is_switch[node]) return;
+    InputQueueShort& q = all[node];
+    const Bytes h = port_headroom_bytes(s, l.rate, l.delay, l.long_haul, packet_bytes);
+    if (q.node >= 0 && h < q.port.headroom_bytes) return;
+    if (q.node >= 0 && h == q.port.headroom_bytes) {
+      ++q.port.count;
+      return;
+    }
+    q.node = node;
+    q.packet_bytes = packet_bytes;
+    q.port = {l.rate, l.delay, l.long_haul, 1, h};
+  };
+  for (const LinkSpec& l : topo.links) {
+    add(l.a, l);
+    add(l.b, l);
+  }
+  for (InputQueueShort& q : all)
+    if (q.node >= 0 && s.input_queue_bytes < q.needed_bytes()) short_of.push_back(q);
+  std::stable_sort(short_of.begin(), short_of.end(), [](const InputQueueShort& x, const InputQueueShort& y) {
+    return x.needed_bytes() > y.needed_bytes();
+  });
+  return short_of;
+}
 
 void SwitchMmu::configure(Rate host_rate, bool input_queues) {
   const std::vector<Port>& ports = sw_.ports_;
@@ -27,19 +150,17 @@ void SwitchMmu::configure(Rate host_rate, bool input_queues) {
   in_.assign(n, IngressPort{});
   hdrm_total_ = 0;
   reserve_total_ = 0;
-  const Bytes extra = s.headroom_extra_bytes >= 0 ? s.headroom_extra_bytes : 2 * pkt;
   for (size_t i = 0; i < n; ++i) {
     const Port& p = ports[i];
     IngressPort& in = in_[i];
     in.xoff = s.xoff_bytes;
     in.xon = s.xon_bytes;
+    // The same headroom the scenario check (switches_short_of_buffer) adds up.
+    in.headroom = port_headroom_bytes(s, p.rate, p.delay, p.long_haul, pkt);
     if (p.long_haul) {
-      // One BDP of the long-haul link [seed 004; algorithms.md 1.2] and its own static thresholds.
-      in.headroom = headroom_for(p, s.long_haul_headroom_bytes, 2.0, extra);
+      // A long-haul link's own static thresholds.
       if (s.long_haul_xoff_bytes > 0) in.xoff = s.long_haul_xoff_bytes;
       if (s.long_haul_xon_bytes > 0) in.xon = s.long_haul_xon_bytes;
-    } else {
-      in.headroom = headroom_for(p, s.headroom_bytes, s.headroom_factor, extra);
     }
     // Dynamic threshold: shift at host speed, one less per doubling of port speed [sim].
     int shift = s.dt_shift_at_host_rate;

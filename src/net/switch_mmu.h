@@ -12,10 +12,86 @@
 #include "net/node.h"
 #include "net/packet.h"
 #include "net/settings.h"
+#include "topo/topology.h"
 
 namespace rocesim {
 
 class Switch;
+
+// The PFC headroom of a switch port on a link of `rate` and one-way `delay` (docs/models.md A4):
+// switch.headroom_bytes, or headroom_factor x rate x delay + the extra (headroom_extra_bytes; -1 = two
+// packets of `packet_bytes`, MTU + headers); a long-haul port: long_haul_headroom_bytes, or one BDP of the
+// link (rate x 2 x delay) + the same extra.
+Bytes port_headroom_bytes(const SwitchSettings& s, Rate rate, Time delay, bool long_haul, Bytes packet_bytes);
+
+// What a switch's shared buffer sets aside before it holds any packet (A4): every port's PFC headroom, and
+// under dynamic thresholds a reserve per port. A buffer that cannot hold this plus one packet drops packets
+// with PFC on (a port's headroom does not fit) and, under dynamic thresholds, leaves a PFC threshold of 0.
+struct BufferSetAside {
+  struct Ports {  // ports of one kind: same rate, delay and long-haul flag, so the same headroom
+    Rate rate;
+    Time delay;
+    bool long_haul = false;
+    int count = 0;
+    Bytes headroom_bytes = 0;  // per port
+  };
+  int node = -1;  // the switch
+  int ports = 0;
+  Bytes headroom_bytes = 0;  // sum over the ports
+  Bytes reserve_bytes = 0;   // ports x switch.reserve_bytes (dynamic thresholds), else 0
+  Bytes packet_bytes = 0;    // one packet on the wire (MTU + headers)
+  std::vector<Ports> kinds;  // how headroom_bytes is made up, in the order of the switch's ports
+  // The least buffer that holds the set-aside and one packet of shared buffer.
+  Bytes needed_bytes() const { return headroom_bytes + reserve_bytes + packet_bytes; }
+};
+// The switches of `topo` whose switch.buffer_bytes is below their BufferSetAside::needed_bytes(), largest
+// need first. Empty where the buffer does not bound PFC: flow control other than PFC, or the
+// input-and-output queued model (its input queues have their own limits).
+std::vector<BufferSetAside> switches_short_of_buffer(const TopoSpec& topo, const SwitchSettings& s,
+                                                     Bytes packet_bytes);
+
+// What a switch's flow control lets its ingress (port, data priority) pairs hold at once, at worst (A4, A7):
+// under credits (switch.flow_control = "credit") each pair grants its upstream credit_buffer_bytes; under
+// static PFC thresholds (shared buffer) each is paused at its Xoff and takes up to its port's headroom more.
+// Every pair can be full at once (an incast through every port, several congested outputs), so the flow
+// control is lossless only if switch.buffer_bytes holds the sum; beyond it SwitchMmu::admit drops.
+struct BufferCommitted {
+  int node = -1;  // the switch
+  int ports = 0;
+  int priorities = 0;                        // data priorities counted per port
+  Bytes per_pair_bytes = 0;                  // credit: credit_buffer_bytes; static: xoff_bytes
+  int own_xoff_ports = 0;                    // static: long-haul ports with their own long_haul_xoff_bytes
+  Bytes own_xoff_bytes = 0;                  // static: their Xoff, summed over them
+  Bytes headroom_bytes = 0;                  // static: the ports' headroom, summed over the ports
+  std::vector<BufferSetAside::Ports> kinds;  // static: how headroom_bytes is made up
+  // priorities x (ports x credit_buffer_bytes), or priorities x (sum of the ports' Xoff + headroom)
+  Bytes committed_bytes() const {
+    return priorities * ((ports - own_xoff_ports) * per_pair_bytes + own_xoff_bytes + headroom_bytes);
+  }
+  // The largest credit_buffer_bytes (xoff_bytes) with which committed_bytes() fits `buffer_bytes`; <= 0
+  // where none does (static: the headroom alone does not fit, or every port has its own Xoff).
+  Bytes max_per_pair_bytes(Bytes buffer_bytes) const;
+};
+// The switches of `topo` whose switch.buffer_bytes is below BufferCommitted::committed_bytes() with
+// `priorities` data priorities in use, largest commitment first. Empty where flow control is neither
+// credits nor static PFC thresholds on the shared buffer (dynamic thresholds share the free buffer; the
+// input-and-output queued model bounds its input queues).
+std::vector<BufferCommitted> switches_over_committed(const TopoSpec& topo, const SwitchSettings& s,
+                                                     Bytes packet_bytes, int priorities);
+
+// Input-and-output queued model with PFC (A6): an input queue pauses at input_queue_bytes - its port's
+// headroom, at least two packets (SwitchMmu::configure), so one smaller than headroom + two packets cannot
+// take what is in flight after its PAUSE and drops. Per switch, its port kind with the largest headroom.
+struct InputQueueShort {
+  int node = -1;               // the switch
+  BufferSetAside::Ports port;  // its ports with the largest headroom (count: how many)
+  Bytes packet_bytes = 0;
+  Bytes needed_bytes() const { return port.headroom_bytes + 2 * packet_bytes; }
+};
+// The switches whose input_queue_bytes is below InputQueueShort::needed_bytes(), largest need first; empty
+// without PFC or under the shared-buffer model.
+std::vector<InputQueueShort> switches_short_of_input_queue(const TopoSpec& topo, const SwitchSettings& s,
+                                                           Bytes packet_bytes);
 
 struct IngressCounters {
   Bytes bytes = 0;       // reserve + shared bytes held by this (port, priority)

@@ -16,6 +16,7 @@
 #include "net/host.h"
 #include "net/network.h"
 #include "net/switch.h"
+#include "net/switch_mmu.h"
 #include "test_util.h"
 #include "topo/builders.h"
 #include "workload/flow_file.h"
@@ -81,6 +82,130 @@ TEST(Lossless, IncastWithDynamicThresholdDropsNothing) {
   for (auto& p : net->sw(17).ports()) pauses += p.stats.pause_sent;
   EXPECT_GT(pauses, 0u);
   delete src;
+}
+
+// A shared buffer that cannot hold its ports' PFC headroom and reserves and a packet (docs/models.md A4) is
+// found, with the MMU's own numbers: the scenario check refuses it (tests/app/cli_test.cc,
+// BufferBelowHeadroom). Built anyway, its dynamic PFC threshold is 0. A buffer of what it needs passes;
+// without PFC, or under static thresholds (no reserves), the need changes accordingly.
+TEST(Lossless, BufferBelowHeadroomAndReservesIsFound) {
+  const TopoSpec t = star({.hosts = 4});
+  const int sw_id = 4;
+  SwitchSettings sw;
+  const NicSettings nic;
+  const Bytes pkt = nic.mtu_bytes + nic.header_bytes;
+  sw.buffer_bytes = 100'000;
+  const std::vector<BufferSetAside> short_of = switches_short_of_buffer(t, sw, pkt);
+  ASSERT_EQ(short_of.size(), 1u);
+  const BufferSetAside& b = short_of[0];
+  EXPECT_EQ(b.node, sw_id);
+  EXPECT_EQ(b.ports, 4);
+  ASSERT_EQ(b.kinds.size(), 1u);  // four equal links
+  EXPECT_EQ(b.kinds[0].count, 4);
+  Network small(t, sw, nic, 1, std::make_unique<NoCc>());
+  Bytes headroom = 0;
+  for (int p = 0; p < 4; ++p) headroom += small.sw(sw_id).headroom(p);
+  EXPECT_EQ(b.kinds[0].headroom_bytes * 4, headroom);
+  EXPECT_EQ(b.headroom_bytes, headroom);
+  EXPECT_EQ(b.headroom_bytes, 4 * (37'500 + 2 * pkt));  // 3 x 100 Gb/s x 1 us + 2 packets, per port
+  EXPECT_EQ(b.reserve_bytes, 4 * sw.reserve_bytes);
+  EXPECT_EQ(b.needed_bytes(), headroom + 4 * sw.reserve_bytes + pkt);
+  EXPECT_EQ(small.sw(sw_id).pfc_threshold(0), 0);
+  sw.buffer_bytes = b.needed_bytes();
+  EXPECT_TRUE(switches_short_of_buffer(t, sw, pkt).empty());
+  Network enough(t, sw, nic, 1, std::make_unique<NoCc>());
+  EXPECT_GT(enough.sw(sw_id).pfc_threshold(0), 0);
+  sw.buffer_bytes = b.needed_bytes() - 1;
+  EXPECT_EQ(switches_short_of_buffer(t, sw, pkt).size(), 1u);
+  sw.pfc_mode = PfcThresholdMode::kStatic;
+  ASSERT_EQ(switches_short_of_buffer(t, sw, pkt).size(), 0u);  // no reserves set aside
+  sw.buffer_bytes = headroom + pkt - 1;
+  ASSERT_EQ(switches_short_of_buffer(t, sw, pkt).size(), 1u);
+  EXPECT_EQ(switches_short_of_buffer(t, sw, pkt)[0].reserve_bytes, 0);
+  sw.pfc_enabled = false;
+  EXPECT_TRUE(switches_short_of_buffer(t, sw, pkt).empty());
+}
+
+// Credits granted, or static Xoff + headroom set aside, beyond the switch's buffer (docs/models.md A4, A7):
+// found with their numbers (the scenario check refuses them: tests/app/cli_test.cc CreditsBeyondBuffer,
+// StaticXoffBeyondBuffer), and an incast through three ports really drops in the "lossless" mode. At the
+// buffer or the per-(port, priority) value the message suggests, nothing is over and nothing drops.
+TEST(Lossless, CreditsOrStaticXoffBeyondTheBufferAreFoundAndDrop) {
+  const NicSettings nic;
+  const Bytes pkt = nic.mtu_bytes + nic.header_bytes;
+  const TopoSpec t = star({.hosts = 4});
+  const auto drops = [](const SwitchSettings& sw) {
+    Incast c;
+    c.sw = sw;
+    c.senders = 3;
+    InlineFlows* src = nullptr;
+    auto net = run_incast(c, src);
+    const NetStats st = net->stats();
+    delete src;
+    EXPECT_EQ(st.flows_finished, 3u);  // go-back-N recovers what was dropped
+    return st.data_drops;
+  };
+  SwitchSettings credit;
+  credit.pfc_enabled = false;
+  credit.credit_enabled = true;
+  credit.buffer_bytes = 1'000'000;
+  std::vector<BufferCommitted> over = switches_over_committed(t, credit, pkt, 1);
+  ASSERT_EQ(over.size(), 1u);
+  EXPECT_EQ(over[0].node, 4);
+  EXPECT_EQ(over[0].ports, 4);
+  EXPECT_EQ(over[0].committed_bytes(), 4 * credit.credit_buffer_bytes);
+  EXPECT_EQ(switches_over_committed(t, credit, pkt, 2)[0].committed_bytes(), 8 * credit.credit_buffer_bytes);
+  EXPECT_EQ(over[0].max_per_pair_bytes(credit.buffer_bytes), 250'000);
+  EXPECT_GT(drops(credit), 0u);
+  SwitchSettings fits = credit;
+  fits.credit_buffer_bytes = over[0].max_per_pair_bytes(credit.buffer_bytes);
+  EXPECT_TRUE(switches_over_committed(t, fits, pkt, 1).empty());
+  EXPECT_EQ(drops(fits), 0u);
+
+  SwitchSettings st;
+  st.pfc_mode = PfcThresholdMode::kStatic;
+  st.buffer_bytes = 400'000;  // the scenario fuzzer's buffer, default Xoff 320 KB
+  over = switches_over_committed(t, st, pkt, 1);
+  ASSERT_EQ(over.size(), 1u);
+  const Bytes headroom = 4 * (37'500 + 2 * pkt);
+  EXPECT_EQ(over[0].headroom_bytes, headroom);
+  EXPECT_EQ(over[0].committed_bytes(), 4 * st.xoff_bytes + headroom);
+  EXPECT_EQ(over[0].max_per_pair_bytes(st.buffer_bytes), (st.buffer_bytes - headroom) / 4);
+  EXPECT_GT(drops(st), 0u);
+  fits = st;
+  fits.xoff_bytes = over[0].max_per_pair_bytes(st.buffer_bytes);
+  fits.xon_bytes = fits.xoff_bytes - 2 * pkt;
+  EXPECT_TRUE(switches_over_committed(t, fits, pkt, 1).empty());
+  EXPECT_EQ(drops(fits), 0u);
+  fits = st;
+  fits.buffer_bytes = over[0].committed_bytes();
+  EXPECT_TRUE(switches_over_committed(t, fits, pkt, 1).empty());
+  EXPECT_EQ(drops(fits), 0u);
+  // Dynamic thresholds and no flow control are not this check's.
+  st.pfc_mode = PfcThresholdMode::kDynamic;
+  EXPECT_TRUE(switches_over_committed(t, st, pkt, 7).empty());
+}
+
+// Input queues that cannot hold their port's headroom above an Xoff of two packets (docs/models.md A6) are
+// found; at headroom + 2 packets they are not.
+TEST(Lossless, InputQueueBelowHeadroomIsFound) {
+  const NicSettings nic;
+  const Bytes pkt = nic.mtu_bytes + nic.header_bytes;
+  const TopoSpec t = star({.hosts = 4});
+  SwitchSettings sw;
+  sw.model = SwitchModel::kInputOutputQueued;
+  EXPECT_TRUE(switches_short_of_input_queue(t, sw, pkt).empty());  // 100 KB
+  sw.input_queue_bytes = 40'000;
+  const std::vector<InputQueueShort> q = switches_short_of_input_queue(t, sw, pkt);
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].node, 4);
+  EXPECT_EQ(q[0].port.count, 4);
+  EXPECT_EQ(q[0].needed_bytes(), 37'500 + 4 * pkt);
+  sw.input_queue_bytes = q[0].needed_bytes();
+  EXPECT_TRUE(switches_short_of_input_queue(t, sw, pkt).empty());
+  sw.input_queue_bytes = 40'000;
+  sw.pfc_enabled = false;
+  EXPECT_TRUE(switches_short_of_input_queue(t, sw, pkt).empty());
 }
 
 TEST(Lossless, WithoutPfcPacketsDropAndGoBackNDeliversEverything) {
