@@ -43,7 +43,6 @@ std::string combo_name(const Combo& c) {
                      c.flow_control, c.fabric, c.threads);
 }
 
-
 const std::vector<std::string> kRoutings = {"ecmp", "flowlet", "spray", "adaptive"};
 const std::vector<std::string> kRecoveries = {"go_back_n", "selective"};
 const std::vector<std::string> kFlowControls = {"pfc", "credit", "none"};
