@@ -222,11 +222,9 @@ void Host::on_node_event(uint32_t kind, uint64_t arg) {
     return;
   }
   if (kind == kRto) {
-    const uint32_t slot = static_cast<uint32_t>(arg >> 32);
-    if (slot >= net_.qp_capacity()) return;
-    Qp& qp = net_.qp(slot);
-    // The tag first: a stale timer's slot may belong to another host's flow now (another partition's).
-    if (!qp.in_use || qp.tag != static_cast<uint32_t>(arg) || qp.sender_done) return;
+    Qp* q = timer_qp(arg);
+    if (!q) return;
+    Qp& qp = *q;
     qp.rto_armed = false;
     if (qp.snd_una >= qp.size || qp.in_flight() == 0) return;
     if (net_.now() - qp.last_progress >= rto_of(qp)) {
@@ -246,12 +244,17 @@ void Host::on_node_event(uint32_t kind, uint64_t arg) {
     return;
   }
   if (kind == kReorder) {
-    const uint32_t slot = static_cast<uint32_t>(arg >> 32);
-    if (slot >= net_.qp_capacity()) return;
-    Qp& qp = net_.qp(slot);
-    if (!qp.in_use || qp.tag != static_cast<uint32_t>(arg) || qp.sender_done) return;
-    on_reorder_timer(qp);
+    if (Qp* qp = timer_qp(arg)) on_reorder_timer(*qp);
   }
+}
+
+Qp* Host::timer_qp(uint64_t arg) {
+  const uint32_t slot = static_cast<uint32_t>(arg >> 32);
+  if (slot >= net_.qp_capacity()) return nullptr;
+  Qp& qp = net_.qp(slot);
+  // The tag first: a stale timer's slot may belong to another host's flow now (another partition's).
+  if (!qp.in_use || qp.tag != static_cast<uint32_t>(arg) || qp.sender_done) return nullptr;
+  return &qp;
 }
 
 void Host::wake(Qp& qp) {

@@ -41,6 +41,8 @@ class Host : public Node {
   // Selective repeat: moves qp.rtx_nxt to the next packet deemed lost and not SACKed; false when none.
   bool next_hole(Qp& qp);
   Time rto_of(const Qp& qp) const;
+  // The QP a timer (kRto, kReorder; arg = slot << 32 | tag) is for, or nullptr when its flow is done.
+  Qp* timer_qp(uint64_t arg);
   // Selective repeat, kReorderWindow: the window a packet gets to arrive after one sent later was SACKed.
   Time reorder_window(const Qp& qp) const;
   void arm_reorder(Qp& qp, Time at);

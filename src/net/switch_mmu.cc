@@ -25,6 +25,18 @@ Bytes port_headroom_bytes(const SwitchSettings& s, Rate rate, Time delay, bool l
   return headroom_for(rate, delay, s.headroom_bytes, s.headroom_factor, extra);
 }
 
+namespace {
+// Counts a port of link `l`, whose headroom is `h`, among the ports of its kind (rate, delay, long haul).
+void count_port_kind(std::vector<BufferSetAside::Ports>& kinds, const LinkSpec& l, Bytes h) {
+  for (BufferSetAside::Ports& k : kinds)
+    if (k.rate == l.rate && k.delay == l.delay && k.long_haul == l.long_haul) {
+      ++k.count;
+      return;
+    }
+  kinds.push_back({l.rate, l.delay, l.long_haul, 1, h});
+}
+}  // namespace
+
 std::vector<BufferSetAside> switches_short_of_buffer(const TopoSpec& topo, const SwitchSettings& s,
                                                      Bytes packet_bytes) {
   std::vector<BufferSetAside> short_of;
@@ -40,12 +52,7 @@ std::vector<BufferSetAside> switches_short_of_buffer(const TopoSpec& topo, const
     const Bytes h = port_headroom_bytes(s, l.rate, l.delay, l.long_haul, packet_bytes);
     b.headroom_bytes += h;
     if (s.pfc_mode == PfcThresholdMode::kDynamic) b.reserve_bytes += s.reserve_bytes;
-    for (BufferSetAside::Ports& k : b.kinds)
-      if (k.rate == l.rate && k.delay == l.delay && k.long_haul == l.long_haul) {
-        ++k.count;
-        return;
-      }
-    b.kinds.push_back({l.rate, l.delay, l.long_haul, 1, h});
+    count_port_kind(b.kinds, l, h);
   };
   for (const LinkSpec& l : topo.links) {
     add(l.a, l);
@@ -91,12 +98,7 @@ std::vector<BufferCommitted> switches_over_committed(const TopoSpec& topo, const
     }
     const Bytes h = port_headroom_bytes(s, l.rate, l.delay, l.long_haul, packet_bytes);
     b.headroom_bytes += h;
-    for (BufferSetAside::Ports& k : b.kinds)
-      if (k.rate == l.rate && k.delay == l.delay && k.long_haul == l.long_haul) {
-        ++k.count;
-        return;
-      }
-    b.kinds.push_back({l.rate, l.delay, l.long_haul, 1, h});
+    count_port_kind(b.kinds, l, h);
   };
   for (const LinkSpec& l : topo.links) {
     add(l.a, l);
