@@ -295,14 +295,10 @@ std::string kind_of(const test::CheckedRun& r) {
 Outcome run_in_process(const std::string& text) {
   Outcome o;
   try {
-    const Scenario s = load_scenario_text(text, "fuzz");
-    const test::CheckedRun r = test::run_checked(s, test::invariant_options_for(s));
+    const test::CheckedRun r = test::run_text_checked(text, "fuzz");
     o.kind = kind_of(r);
     o.message = r.refused ? r.error : r.report();
     o.seconds = r.wall_seconds;
-  } catch (const InputError& e) {
-    o.kind = "refused";
-    o.message = e.what();
   } catch (const std::exception& e) {
     o.kind = "exception";
     o.message = e.what();

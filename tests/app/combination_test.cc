@@ -133,14 +133,7 @@ bool runs_here(const Combo& c) {
 void run_combination(const Combo& c) {
   SCOPED_TRACE(combo_name(c));
   const std::string text = scenario_text(c);
-  test::CheckedRun r;
-  try {
-    const Scenario s = load_scenario_text(text, "combination");
-    r = test::run_checked(s, test::invariant_options_for(s));
-  } catch (const InputError& e) {
-    r.refused = true;
-    r.error = e.what();
-  }
+  const test::CheckedRun r = test::run_text_checked(text, "combination");
   if (r.refused) {
     // A refusal is a correct answer only when it says why: the message names the value or key at fault.
     EXPECT_TRUE(names_cause(r.error, c)) << "refused without naming the cause: " << r.error;
@@ -210,14 +203,7 @@ TEST(CombinationCases, CreditGrantsBeyondTheBufferAreRefusedOrLossless) {
       "fabric_rate_gbps = 100\nlink_delay_us = 1\n\n"
       "[switch]\nbuffer_bytes = 1000000\nflow_control = \"credit\"\n\n[cc]\nscheme = \"none\"\n\n"
       "[[traffic]]\npattern = \"incast\"\nsenders = \"h0..h14\"\ndst = \"h15\"\nsize_bytes = 100000\n";
-  test::CheckedRun r;
-  try {
-    const Scenario s = load_scenario_text(text, "credit_overcommit");
-    r = test::run_checked(s, test::invariant_options_for(s));
-  } catch (const InputError& e) {
-    r.refused = true;
-    r.error = e.what();
-  }
+  const test::CheckedRun r = test::run_text_checked(text, "credit_overcommit");
   if (r.refused) {
     EXPECT_NE(r.error.find("credit_buffer_bytes"), std::string::npos) << r.error;
     EXPECT_NE(r.error.find("buffer_bytes"), std::string::npos) << r.error;

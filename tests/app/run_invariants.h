@@ -290,4 +290,19 @@ inline CheckedRun run_checked(const Scenario& s, const InvariantOptions& o) {
   return out;
 }
 
+// The scenario TEXT (named NAME in messages), read and run as run_checked does: a scenario the reader
+// refuses is reported as a refusal too.
+inline CheckedRun run_text_checked(const std::string& text, const std::string& name) {
+  Scenario s;
+  try {
+    s = load_scenario_text(text, name);
+  } catch (const InputError& e) {
+    CheckedRun out;
+    out.refused = true;
+    out.error = e.what();
+    return out;
+  }
+  return run_checked(s, invariant_options_for(s));
+}
+
 }  // namespace rocesim::test
