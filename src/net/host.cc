@@ -275,7 +275,6 @@ Time Host::reorder_window(const Qp& qp) const {
 }
 
 void Host::arm_reorder(Qp& qp, Time at) {
-  qp.reo_deadline = at;
   qp.reo_armed = true;
   net_.sim().at(at, handler_, kReorder | Simulator::kBackground, qp_arg(qp.slot, qp.tag));
 }

@@ -50,11 +50,10 @@ struct Qp {
   Bytes rtx_nxt = 0;
   Bytes lost_below = 0;
   // Loss detection by a reorder window (NicSettings::LossDetection::kReorderWindow, RACK): the packets below
-  // reo_below are deemed lost at reo_deadline unless ACKed or SACKed by then (reo_armed: its timer is set);
+  // reo_below are deemed lost when its timer (reo_armed) fires unless ACKed or SACKed by then;
   // reo_next_below, SACKed at reo_next_at while the timer ran, is the next candidate.
   Bytes reo_below = 0;
   Bytes reo_next_below = 0;
-  Time reo_deadline;
   Time reo_next_at;
   Time reo_mult_at;  // when reo_mult (the window in SRTTs, NicSettings::reorder_window_srtts) last grew
   Time srtt;         // smoothed RTT of the echoed send times of its ACKs (RFC 6298's 1/8; zero: none yet)
