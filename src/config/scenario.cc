@@ -258,6 +258,10 @@ void read_nic(Config& c, NicSettings& n) {
   n.reorder_window = c.get_us(k + "reorder_window_us", n.reorder_window);
   n.reorder_window_srtts =
       static_cast<int>(c.get_int(k + "reorder_window_srtts", n.reorder_window_srtts, 1, 255));
+  n.reorder_window_lateness =
+      static_cast<int>(c.get_int(k + "reorder_window_lateness", n.reorder_window_lateness, 0, 1000));
+  n.reorder_window_max = c.get_us(k + "reorder_window_max_us", n.reorder_window_max);
+  n.lateness_epoch = c.get_us(k + "lateness_epoch_us", n.lateness_epoch, 0.001);
   n.sack_reorder_packets =
       static_cast<int>(c.get_int(k + "sack_reorder_packets", n.sack_reorder_packets, 1, 1 << 20));
   n.rto_low = c.get_us(k + "rto_low_us", n.rto_low, 0.001);

@@ -268,10 +268,39 @@ Time Host::reorder_window(const Qp& qp) const {
   const NicSettings& nic = net_.nic_settings();
   if (nic.reorder_window > Time::zero()) return nic.reorder_window;
   // RACK's window (RFC 8985 6.2) is reo_wnd_mult x min_RTT / 4, at most SRTT; ours is reo_mult SRTTs, at
-  // most rto_low (NicSettings::reorder_window_srtts says why). Before the first RTT sample, the path's base
-  // RTT stands for the SRTT.
+  // most rto_high (NicSettings::reorder_window_srtts says why), or twice the lateness this host saw lately,
+  // at most reorder_window_max. Before the first RTT sample, the path's base RTT stands for the SRTT.
   const Time srtt = qp.srtt > Time::zero() ? qp.srtt : qp.base_rtt;
-  return std::min(srtt * qp.reo_mult, nic.rto_high);
+  const Time by_srtt = std::min(srtt * qp.reo_mult, nic.rto_high);
+  const Time by_lateness = std::min(learned_lateness() * nic.reorder_window_lateness, nic.reorder_window_max);
+  return std::max(by_srtt, by_lateness);
+}
+
+Time Host::learned_lateness() const {
+  return net_.now() < late_epoch_end_ ? std::max(late_max_, late_max_prev_) : Time::zero();
+}
+
+void Host::note_if_late(Qp& qp, Bytes seq, Time sent_at) {
+  // An original (sent before the SACK that made it a hole arrived; a retransmission is sent after its
+  // window ended) of a packet that a later one overtook: its lateness runs from that SACK to now.
+  Time since;
+  if (seq < qp.lost_below) {
+    if (sent_at >= qp.lost_at || seq < qp.rto_below) return;
+    since = qp.lost_at;  // deemed lost too early: its retransmission was spurious
+  } else if (qp.reo_armed && seq < qp.reo_below && sent_at < qp.reo_at) {
+    since = qp.reo_at;
+  } else {
+    return;
+  }
+  const Time now = net_.now();
+  const Time epoch = net_.nic_settings().lateness_epoch;
+  if (now >= late_epoch_end_) {
+    // A new epoch: the one that ended becomes the previous one (or nothing, after an epoch with no sample).
+    late_max_prev_ = now < late_epoch_end_ + epoch ? late_max_ : Time::zero();
+    late_max_ = Time::zero();
+    late_epoch_end_ = now + epoch;
+  }
+  late_max_ = std::max(late_max_, now - since);
 }
 
 void Host::arm_reorder(Qp& qp, Time at) {
@@ -281,13 +310,23 @@ void Host::arm_reorder(Qp& qp, Time at) {
 
 void Host::on_reorder_timer(Qp& qp) {
   qp.reo_armed = false;
+  // The window may have grown since the timer was armed (the host saw later packets meanwhile): wait on.
+  const Time until = qp.reo_at + reorder_window(qp);
+  if (until > net_.now()) {
+    arm_reorder(qp, until);
+    return;
+  }
   // The packets below reo_below that are still neither ACKed nor SACKed had a reorder window to arrive
   // after a packet sent later was SACKed: they are lost.
-  if (qp.reo_below > qp.lost_below) qp.lost_below = qp.reo_below;
+  if (qp.reo_below > qp.lost_below) {
+    qp.lost_below = qp.reo_below;
+    qp.lost_at = qp.reo_at;
+  }
   if (qp.reo_next_below > qp.reo_below) {
     qp.reo_below = qp.reo_next_below;
     qp.reo_next_below = 0;
-    arm_reorder(qp, std::max(net_.now(), qp.reo_next_at + reorder_window(qp)));
+    qp.reo_at = qp.reo_next_at;
+    arm_reorder(qp, std::max(net_.now(), qp.reo_at + reorder_window(qp)));
   }
   if (qp.snd_una < qp.size && next_hole(qp)) wake(qp);
 }
@@ -496,6 +535,10 @@ void Host::on_ack_selective(Qp& qp, const Packet& ack) {
   const Bytes mtu = net_.nic_settings().mtu_bytes;
   const auto window = static_cast<uint64_t>(net_.sack_window_packets());
   uint64_t* bits = net_.tx_sack_bits(qp.slot);
+  const bool learns = net_.nic_settings().loss_detection == NicSettings::LossDetection::kReorderWindow &&
+                      net_.nic_settings().reorder_window == Time::zero();
+  if (learns && ack.seq > qp.snd_una) note_if_late(qp, qp.snd_una, ack.ts);
+  if (learns && (ack.flags & Packet::kFlagSack)) note_if_late(qp, ack.sack_seq, ack.ts);
   if (ack.seq > qp.snd_una) {
     // Forget the SACKs of the packets now acknowledged (at most a window of them).
     for (Bytes s = qp.snd_una; s < ack.seq && s < qp.snd_una + static_cast<Bytes>(window) * mtu; s += mtu) {
@@ -527,6 +570,7 @@ void Host::on_ack_selective(Qp& qp, const Packet& ack) {
       // The packets below the SACKed one (sent before it) get a reorder window to arrive.
       if (!qp.reo_armed) {
         qp.reo_below = ack.sack_seq;
+        qp.reo_at = now;
         arm_reorder(qp, now + reorder_window(qp));
       } else if (ack.sack_seq > qp.reo_below && ack.sack_seq > qp.reo_next_below) {
         qp.reo_next_below = ack.sack_seq;

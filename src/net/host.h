@@ -47,6 +47,11 @@ class Host : public Node {
   Time reorder_window(const Qp& qp) const;
   void arm_reorder(Qp& qp, Time at);
   void on_reorder_timer(Qp& qp);
+  // Selective repeat, kReorderWindow: an ACK or SACK of the packet at `seq`, echoing its send time; when it
+  // is an original overtaken by a packet sent later, how late it came is a sample of the host's lateness.
+  void note_if_late(Qp& qp, Bytes seq, Time sent_at);
+  // The largest lateness this host saw in its current and previous epoch (NicSettings::lateness_epoch).
+  Time learned_lateness() const;
   // The QP may have something to send again (a rewind, packets deemed lost): into the send list, or the
   // port woken if it is there already (it may have stopped for the QP's window).
   void wake(Qp& qp);
@@ -69,6 +74,11 @@ class Host : public Node {
   PacketQueue rx_q_;
   bool rx_busy_ = false;
   bool rx_paused_tor_[kNumPriorities] = {};
+  // Lateness of overtaken originals (note_if_late): the largest in the epoch ending at late_epoch_end_
+  // and in the one before it, a windowed maximum that forgets a path that is no longer late.
+  Time late_max_;
+  Time late_max_prev_;
+  Time late_epoch_end_;
 };
 
 }  // namespace rocesim

@@ -54,7 +54,9 @@ struct Qp {
   // reo_next_below, SACKed at reo_next_at while the timer ran, is the next candidate.
   Bytes reo_below = 0;
   Bytes reo_next_below = 0;
+  Time reo_at;  // when the SACK that armed the timer for reo_below arrived
   Time reo_next_at;
+  Time lost_at;      // reo_at of the window that last deemed packets lost (their originals came before it)
   Time reo_mult_at;  // when reo_mult (the window in SRTTs, NicSettings::reorder_window_srtts) last grew
   Time srtt;         // smoothed RTT of the echoed send times of its ACKs (RFC 6298's 1/8; zero: none yet)
   uint8_t reo_mult = 1;

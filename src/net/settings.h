@@ -151,10 +151,15 @@ struct NicSettings {
   // Selective: how the sender decides that a packet not SACKed is lost.
   //  kReorderWindow [after RACK: RFC 8985, "The RACK-TLP Loss Detection Algorithm for TCP", 2021]: once a
   //    packet sent after it is SACKed, and a reorder window later it is still neither ACKed nor SACKed.
-  //    The window is reorder_window when set, else reorder_window_srtts x the QP's smoothed RTT (from the
-  //    send times its ACKs echo), at most rto_high; it grows by one SRTT in each round trip in which the
-  //    receiver reports a duplicate (a D-SACK: a retransmission whose original had arrived), as RACK's
-  //    reo_wnd_mult does.
+  //    The window is reorder_window when set, else the larger of
+  //    - reorder_window_srtts x the QP's smoothed RTT (from the send times its ACKs echo), at most
+  //      rto_high; it grows by one SRTT in each round trip in which the receiver reports a duplicate (a
+  //      D-SACK: a retransmission whose original had arrived), as RACK's reo_wnd_mult does;
+  //    - reorder_window_lateness x the lateness the sending host saw lately, at most reorder_window_max.
+  //      An original packet that a later one overtook is late by the time from the SACK that made it a
+  //      hole to its own ACK; the host keeps the largest of its current and previous lateness_epoch.
+  //    The window is read again when it ends, so a path whose lateness grows (a queue building behind
+  //    a slower link, a long PFC pause) keeps its packets from being resent while they are only late.
   //  kDupThresh [IRN: the first SACK above a hole]: at once, when a packet sack_reorder_packets or more
   //    above it is SACKed. Every reordered packet is then taken for a loss (the model before issue 51).
   enum class LossDetection { kReorderWindow, kDupThresh };
@@ -167,6 +172,14 @@ struct NicSettings {
   // them, 3 none (docs/models.md A10). Waiting three round trips before a fast retransmission still costs
   // far less than a timeout.]
   int reorder_window_srtts = 3;
+  // [rocesim choice: 2, 1 ms, 1 ms. Twice the lateness seen leaves room for a queue that keeps growing (a
+  // 100 Gb/s path behind a link slowed to 10 Gb/s: each hole comes later than the last); the scenario
+  // fuzzer's paths differing by hundreds of microseconds then resend nothing (fuzz/README.md), where 3
+  // SRTTs resent up to 257 packets a run. 1 ms bounds how long a real loss waits; a lateness forgotten
+  // after one to two epochs lets loss recovery speed up again once the slow path is gone.]
+  int reorder_window_lateness = 2;
+  Time reorder_window_max = Time::from_us(1000);
+  Time lateness_epoch = Time::from_us(1000);
   // kDupThresh: a packet is deemed lost once a packet this many sequence numbers above it has been SACKed
   // [IRN: 1, the first SACK above a hole; TCP's DupThresh would be 3].
   int sack_reorder_packets = 1;
