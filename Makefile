@@ -30,7 +30,7 @@ build-rocesim: setup
 # `make pgo`: the rocesim program built with GCC's profile-guided optimization in $(PGO_BUILD)/: an
 # instrumented build runs short training runs (the demo fabric under PGO_SCHEMES, a k = 16 fat-tree), then the
 # program is rebuilt with their profile. The same results to the byte as `make build-rocesim`'s program, a few
-# per cent faster (README, "Tests and benchmark"), for about twice the build time.
+# per cent faster (docs/performance.md), for about twice the build time.
 PGO_BUILD   ?= build-pgo
 PGO_SCHEMES ?= dcqcn hpcc timely dctcp
 PGO_TRAIN   := $(PGO_BUILD)/rocesim run demo -q --force -o $(PGO_BUILD)/pgo-train
@@ -139,7 +139,8 @@ bench: build
 	  now=$(BUILD)/scaling.csv
 
 # The memory soak (bench/soak_flows.cc, built by `make build`; about 2 CPU minutes): 1 M flows, resident
-# memory every 50 k finished flows, which must stay flat after warm-up (README, "Tests and benchmark").
+# memory every 50 k finished flows, which must stay flat after warm-up (docs/performance.md, "Memory over
+# many flows").
 .PHONY: soak
 soak: build
 	$(BUILD)/soak_flows
