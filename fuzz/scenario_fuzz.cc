@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "app/run_invariants.h"
+#include "cc/registry.h"
 #include "config/scenario.h"
-#include "config/schemes.h"
 #include "core/error.h"
 
 using namespace rocesim;

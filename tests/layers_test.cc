@@ -1,6 +1,7 @@
 // The include rule of docs/architecture.md: a folder of src/ includes only folders below it
-// (core < topo, workload < net < cc < stats < config < app), so that the layers form no cycle. And every
-// document a comment in src/ cites is in the repository's docs/.
+// (core < topo, workload < net < cc < stats < config < app), so that the layers form no cycle. Every
+// scheme's registry entry is in src/cc/ and listed in src/cc/registry.cc. And every document a comment in
+// src/ cites is in the repository's docs/.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -48,6 +50,33 @@ TEST(Layers, EveryIncludeGoesDown) {
     }
   }
   EXPECT_GT(files, 50);
+}
+
+// A scheme lives in src/cc/ (docs/architecture.md, "Where a scheme plugs in"): the registry entry a scheme's
+// file defines (SchemeEntry <name>_scheme()) is in src/cc/ and listed in src/cc/registry.cc. (That cc/
+// reads its keys without config/ is the rule above: cc/ may not include config/.)
+TEST(Layers, EverySchemeEntryIsInCcAndInTheRegistry) {
+  const fs::path src = fs::path(ROCESIM_TEST_DIR).parent_path() / "src";
+  std::stringstream registry;
+  registry << std::ifstream(src / "cc" / "registry.cc").rdbuf();
+  const std::regex entry(R"(^SchemeEntry ([a-z0-9_]+_scheme)\(\) \{)");
+  int entries = 0;
+  for (const auto& e : fs::recursive_directory_iterator(src)) {
+    if (!e.is_regular_file() || e.path().extension() != ".cc") continue;
+    std::ifstream in(e.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      std::smatch m;
+      if (!std::regex_search(line, m, entry)) continue;
+      ++entries;
+      const std::string where = fs::relative(e.path(), src.parent_path()).string() + ":" + std::to_string(n);
+      EXPECT_EQ(e.path().parent_path().filename().string(), "cc")
+          << where << ": a scheme's entry outside src/cc/";
+      EXPECT_NE(registry.str().find(m[1].str() + "(),"), std::string::npos)
+          << where << ": " << m[1].str() << " is not listed in src/cc/registry.cc";
+    }
+  }
+  EXPECT_GE(entries, 14);
 }
 
 TEST(Layers, CommentsCiteOnlyDocumentsOfTheRepository) {

@@ -95,4 +95,16 @@ class Dcqcn : public CongestionControl {
   PerQp<State> st_;
 };
 
+class KeyReader;
+struct SchemeEntry;
+
+// The DCQCN keys of [cc.dcqcn] read at `prefix`, for the schemes whose sender is DCQCN's: the variant, then
+// read_dcqcn_keys over its values.
+DcqcnSettings read_dcqcn_settings(KeyReader& c, const std::string& prefix, Rate nic_rate);
+// The DCQCN keys at `prefix` over `base` (no variant key); `np_keys`: also the notification point's
+// cnp_interval_us and cnp_on_ack.
+DcqcnSettings read_dcqcn_keys(KeyReader& c, const std::string& prefix, DcqcnSettings base, bool np_keys);
+// dcqcn in the scheme registry (cc/registry.h): the reader of [cc.dcqcn] and its hpcc-sim values.
+SchemeEntry dcqcn_scheme();
+
 }  // namespace rocesim

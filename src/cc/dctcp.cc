@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cc/registry.h"
 #include "net/network.h"
 
 namespace rocesim {
@@ -86,6 +87,65 @@ void Dctcp::apply(Qp& qp) {
   }
   net_->set_rate(qp, s.rate);
   if (s_.rate_window) net_->set_window(qp, std::max<Bytes>(1, bytes_in(s.rate, t_)));
+}
+
+// --- [cc.dctcp] -> DctcpSettings (dctcp.h documents every value and its source) ---
+// Step marking at K is a switch setting: [switch] kmin_bytes = kmax_bytes = K, pmax = 1.
+
+namespace {
+
+SchemeFactory read_scheme_dctcp(KeyReader& c, const SchemeContext& ctx) {
+  (void)ctx;
+  const std::string k = "cc.dctcp.";
+  DctcpSettings d;
+  d.mode = c.get_string(k + "mode", d.mode, DctcpSettings::modes());
+  d.g = c.get_double(k + "g", d.g, 0, 1);
+  d.alpha_init = c.get_double(k + "alpha_init", d.alpha_init, 0, 1);
+  d.rate_ai = Rate::from_mbps(c.get_double(k + "rate_ai_mbps", d.rate_ai.mbps(), 0, 1e6));
+  d.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", d.min_rate.mbps(), 0.001, 1e6));
+  d.rate_window = c.get_bool(k + "rate_window", d.rate_window);
+  d.t = c.get_us(k + "t_us", d.t, 0, 1e9);
+  d.min_cwnd_bytes = c.get_int(k + "min_cwnd_bytes", d.min_cwnd_bytes, 1, int64_t{1} << 40);
+  return [d] { return std::make_unique<Dctcp>(d); };
+}
+
+// DCTCP marks with a step at one threshold K instead of RED [paper; sim run.py: K = 30 KB x C/10G, i.e.
+// 300 KB at 100 Gb/s, scaled with the port speed by ecn_scale_with_rate; cc/dctcp.h].
+std::string switch_defaults_dctcp(SwitchSettings& s) {
+  s.ecn_enabled = true;
+  s.kmin_bytes = 300'000;
+  s.kmax_bytes = 300'000;
+  s.pmax = 1.0;
+  return "dctcp: step marking at K = 300 KB at 100 Gb/s (kmin_bytes = kmax_bytes = 300000, pmax = 1)";
+}
+
+// The ns-3 HPCC simulator's DCTCP runs (profile hpcc-sim, config/profiles.h).
+constexpr char kHpccSimDctcp[] = R"(
+[switch]
+kmin_bytes = 300000           # step marking at K = 30 KB x C/10G
+kmax_bytes = 300000
+pmax = 1.0
+
+[cc.dctcp]
+mode = "rate"                 # CC_MODE 8
+g = 0.0625
+alpha_init = 1.0
+rate_ai_mbps = 615.0          # DCTCP_RATE_AI
+min_rate_mbps = 1000.0
+rate_window = true            # HAS_WIN 1, VAR_WIN 1
+t_us = 0.0
+)";
+
+}  // namespace
+
+// The registry entry (cc/registry.h).
+SchemeEntry dctcp_scheme() {
+  return {
+      .name = "dctcp",
+      .summary = "DCTCP on RDMA QPs (ECN echo per ACK, alpha per window); modes rate (ns-3 HPCC sim), window",
+      .read = read_scheme_dctcp,
+      .switch_defaults = switch_defaults_dctcp,
+      .profiles = {{"hpcc-sim", kHpccSimDctcp}}};
 }
 
 }  // namespace rocesim

@@ -77,4 +77,9 @@ class Dctcp : public CongestionControl {
   PerQp<State> st_;
 };
 
+struct SchemeEntry;
+// dctcp in the scheme registry (cc/registry.h): the reader of [cc.dctcp], step marking at K and its
+// hpcc-sim values (dctcp.cc).
+SchemeEntry dctcp_scheme();
+
 }  // namespace rocesim

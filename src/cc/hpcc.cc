@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cc/registry.h"
 #include "net/network.h"
 
 namespace rocesim {
@@ -126,6 +127,56 @@ bool Hpcc::max_utilization(const IntHop* now, const IntHop* then, int n, Time t,
     any = true;
   }
   return any;
+}
+
+// --- [cc.hpcc] -> HpccSettings (hpcc.h documents every value and its source) ---
+
+HpccSettings read_hpcc_keys(KeyReader& c, const std::string& prefix, HpccSettings d) {
+  const std::string k = prefix + ".";
+  d.eta = c.get_double(k + "eta", d.eta, 0.01, 1);
+  d.max_stage = static_cast<int>(c.get_int(k + "max_stage", d.max_stage, 0, 1'000'000));
+  d.rate_ai = Rate::from_mbps(c.get_double(k + "rate_ai_mbps", d.rate_ai.mbps(), 0, 1e6));
+  d.t = c.get_us(k + "t_us", d.t, 0, 1e9);
+  d.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", d.min_rate.mbps(), 0.001, 1e6));
+  d.fast_react = c.get_bool(k + "fast_react", d.fast_react);
+  d.u_init = c.get_double(k + "u_init", d.u_init, 0, 100);
+  return d;
+}
+
+// HPCC (and HPCC*) read INT hop records, which the switches stamp for them (CcNeeds::int_stamping), and
+// ignore ECN [HPCC paper sec. 3; sim CC_MODE 3 runs without RED].
+std::string switch_defaults_hpcc(SwitchSettings& s) {
+  s.ecn_enabled = false;
+  return "hpcc: INT stamping on every switch, no ECN marking (ecn = false)";
+}
+
+namespace {
+
+SchemeFactory read_scheme_hpcc(KeyReader& c, const SchemeContext& ctx) {
+  const HpccSettings d = read_hpcc_keys(c, "cc.hpcc", HpccSettings::for_nic_rate(ctx.nic_rate));
+  return [d] { return std::make_unique<Hpcc>(d); };
+}
+
+// The ns-3 HPCC simulator's HPCC (profile hpcc-sim, config/profiles.h).
+constexpr char kHpccSimHpcc[] = R"(
+[cc.hpcc]
+eta = 0.95                    # U_TARGET
+max_stage = 0                 # MI_THRESH
+t_us = 0.0                    # GLOBAL_T 1: the topology's longest base RTT
+min_rate_mbps = 1000.0
+fast_react = true             # FAST_REACT
+u_init = 1.0
+)";
+
+}  // namespace
+
+// The registry entry (cc/registry.h).
+SchemeEntry hpcc_scheme() {
+  return {.name = "hpcc",
+          .summary = "HPCC (INT per hop, window W = Wc / (U / eta) + W_AI paced at W / T)",
+          .read = read_scheme_hpcc,
+          .switch_defaults = switch_defaults_hpcc,
+          .profiles = {{"hpcc-sim", kHpccSimHpcc}}};
 }
 
 }  // namespace rocesim

@@ -16,6 +16,7 @@
 // phases at a paced, near-empty queue) holds them about 10 % apart, and 4 flows drift much further
 // (tests/cc/baselines_test.cc). The paper's W_AI = W_init (1 - eta)/N converges within a few ms.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "cc/per_qp.h"
@@ -90,5 +91,18 @@ class Hpcc : public CongestionControl {
   Time t_;  // T
   PerQp<State> st_;
 };
+
+class KeyReader;
+struct SchemeEntry;
+struct SwitchSettings;
+
+// The HPCC keys of [cc.hpcc] (eta, max_stage, rate_ai_mbps, t_us, min_rate_mbps, fast_react, u_init) at
+// `prefix` over `base` (also HPCC*'s, cc/hpcc_star.h).
+HpccSettings read_hpcc_keys(KeyReader& c, const std::string& prefix, HpccSettings base);
+// The switch settings HPCC and HPCC* expect: INT stamping, no ECN.
+std::string switch_defaults_hpcc(SwitchSettings& s);
+// hpcc in the scheme registry (cc/registry.h): the reader of [cc.hpcc], its switch defaults and its
+// hpcc-sim values (hpcc.cc).
+SchemeEntry hpcc_scheme();
 
 }  // namespace rocesim

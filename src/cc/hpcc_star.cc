@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cc/registry.h"
 #include "net/network.h"
 #include "net/switch.h"
 
@@ -95,6 +96,29 @@ void HpccStarAgent::on_dequeue(Packet& p, int port) {
   ++direct_ints_;
   ++net_.counters().cnps_from_switches;
   net_.inject(sw_.id(), d);
+}
+
+// --- [cc.hpcc_star] -> HpccStarSettings (hpcc_star.h, hpcc.h and lscc_rate.h document every value and its
+// source): the keys of [cc.hpcc] and the rate keys of [cc.lscc] ---
+
+namespace {
+
+SchemeFactory read_scheme_hpcc_star(KeyReader& c, const SchemeContext& ctx) {
+  HpccStarSettings s;
+  s.hpcc = read_hpcc_keys(c, "cc.hpcc_star", HpccSettings::for_nic_rate(ctx.nic_rate));
+  s.rate = read_lscc_rate_settings(c, "cc.hpcc_star");
+  return [s] { return std::make_unique<HpccStar>(s); };
+}
+
+}  // namespace
+
+// The registry entry (cc/registry.h).
+SchemeEntry hpcc_star_scheme() {
+  return {
+      .name = "hpcc_star",
+      .summary = "HPCC* (HPCC with LSCC's rate calc and direct INT from the near egress switch; min(W, W*))",
+      .read = read_scheme_hpcc_star,
+      .switch_defaults = switch_defaults_hpcc};
 }
 
 }  // namespace rocesim

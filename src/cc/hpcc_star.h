@@ -70,4 +70,9 @@ class HpccStarAgent : public LsccSwitchAgent {
   uint64_t direct_ints_ = 0;
 };
 
+struct SchemeEntry;
+// hpcc_star in the scheme registry (cc/registry.h): the reader of [cc.hpcc_star], with HPCC's switch
+// defaults (hpcc_star.cc).
+SchemeEntry hpcc_star_scheme();
+
 }  // namespace rocesim

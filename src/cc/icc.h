@@ -191,4 +191,8 @@ class IccAgent : public SwitchAgent, public EventHandler {
   uint64_t immediate_ = 0, periodic_ = 0, congested_ = 0, written_ = 0;
 };
 
+struct SchemeEntry;
+// icc in the scheme registry (cc/registry.h): the reader of [cc.icc] and its switch defaults (icc.cc).
+SchemeEntry icc_scheme();
+
 }  // namespace rocesim

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cc/registry.h"
 #include "core/rng.h"
 #include "net/network.h"
 #include "net/switch.h"
@@ -159,6 +160,45 @@ void LsccAgent::reset_table() {
     Entry* e = find(k.sip, k.dip, k.sport, k.dport, true);
     if (e) *e = k;
   }
+}
+
+// --- [cc.lscc] -> LsccSettings (lscc.h and lscc_rate.h document every value and its source) ---
+// [cc.lscc] also takes the DCQCN keys of [cc.dcqcn] for the sources (variant "mellanox" by default); its
+// cnp_interval_us is replaced by normal_cnp_multiple x direct_cnp_interval_us.
+
+namespace {
+
+SchemeFactory read_scheme_lscc(KeyReader& c, const SchemeContext& ctx) {
+  const std::string k = "cc.lscc.";
+  LsccSettings s;
+  // The sources' DCQCN keys, as [cc.dcqcn]'s, defaulting to LsccSettings::sender_defaults() unless a
+  // variant is named.
+  DcqcnSettings& d = s.rp;
+  if (c.has(k + "variant"))
+    d = DcqcnSettings::for_variant(c.get_string(k + "variant", "mellanox", DcqcnSettings::variants()),
+                                   ctx.nic_rate);
+  d = read_dcqcn_keys(c, "cc.lscc", d, false);
+  s.rate = read_lscc_rate_settings(c, "cc.lscc");
+  s.direct_cnp_interval = c.get_us(k + "direct_cnp_interval_us", s.direct_cnp_interval, 0.1, 1e7);
+  s.normal_cnp_multiple = c.get_double(k + "normal_cnp_multiple", s.normal_cnp_multiple, 0, 1e6);
+  s.long_flow_bdp = c.get_double(k + "long_flow_bdp", s.long_flow_bdp, 0, 1e6);
+  s.long_flow_bytes = c.get_int(k + "long_flow_bytes", s.long_flow_bytes, 0, int64_t{1} << 50);
+  s.flow_table_entries =
+      static_cast<int>(c.get_int(k + "flow_table_entries", s.flow_table_entries, 1, 1 << 22));
+  s.mark_at_rate_calc = c.get_bool(k + "mark_at_rate_calc", s.mark_at_rate_calc);
+  s.flag_hold = c.get_us(k + "flag_hold_us", s.flag_hold, 0, 1e9);
+  return [s] { return std::make_unique<Lscc>(s); };
+}
+
+}  // namespace
+
+// The registry entry (cc/registry.h).
+SchemeEntry lscc_scheme() {
+  return {.name = "lscc",
+          .summary =
+              "LSCC (cross-DC: rate calc at the far egress switch, pseudo queue + direct CNPs near the "
+              "sources; DCQCN)",
+          .read = read_scheme_lscc};
 }
 
 }  // namespace rocesim

@@ -115,4 +115,8 @@ class LsccAgent : public LsccSwitchAgent {
   uint64_t direct_cnps_ = 0, overflows_ = 0;
 };
 
+struct SchemeEntry;
+// lscc in the scheme registry (cc/registry.h): the reader of [cc.lscc] (lscc.cc).
+SchemeEntry lscc_scheme();
+
 }  // namespace rocesim

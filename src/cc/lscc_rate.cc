@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/key_reader.h"
 #include "net/network.h"
 #include "net/switch.h"
 
@@ -168,6 +169,24 @@ Bytes LsccSwitchAgent::ingress_queue(int port) const {
     q += c.bytes + c.hdrm_bytes;
   }
   return q;
+}
+
+// --- the keys of LsccRateSettings (lscc_rate.h documents every value and its source) ---
+
+LsccRateSettings read_lscc_rate_settings(KeyReader& c, const std::string& prefix) {
+  const std::string k = prefix + ".";
+  LsccRateSettings r;
+  r.period = c.get_us(k + "period_us", r.period, 1, 1e7);
+  r.q_ref_bytes = c.get_int(k + "q_ref_bytes", r.q_ref_bytes, 0, int64_t{1} << 40);
+  r.q_star_ref_bytes = c.get_int(k + "q_star_ref_bytes", r.q_star_ref_bytes, 0, int64_t{1} << 40);
+  r.delta_r = Rate::from_mbps(c.get_double(k + "delta_r_mbps", r.delta_r.mbps(), 0.001, 1e7));
+  r.min_rate = Rate::from_mbps(c.get_double(k + "min_rate_mbps", r.min_rate.mbps(), 0.001, 1e7));
+  r.max_rate_fraction = c.get_double(k + "max_rate_fraction", r.max_rate_fraction, 0.01, 1);
+  r.rate_unit = Rate::from_mbps(c.get_double(k + "rate_unit_mbps", r.rate_unit.mbps(), 0, 1e6));
+  r.rtt = c.get_us(k + "long_haul_rtt_us", r.rtt, 0, 1e8);
+  r.message_bytes = c.get_int(k + "message_bytes", r.message_bytes, 1, 9000);
+  r.long_haul_xoff_bytes = c.get_int(k + "long_haul_xoff_bytes", r.long_haul_xoff_bytes, 0, int64_t{1} << 40);
+  return r;
 }
 
 }  // namespace rocesim

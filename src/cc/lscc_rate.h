@@ -15,6 +15,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/simulator.h"
@@ -125,5 +126,10 @@ class LsccSwitchAgent : public SwitchAgent, public EventHandler {
  private:
   void period();
 };
+
+class KeyReader;
+// The keys of the link-segmented loop (period_us, q_ref_bytes, ..., long_haul_xoff_bytes) at `prefix`
+// ([cc.lscc] and [cc.hpcc_star] both take them).
+LsccRateSettings read_lscc_rate_settings(KeyReader& c, const std::string& prefix);
 
 }  // namespace rocesim

@@ -124,4 +124,9 @@ class MercuryAgent : public SwitchAgent {
   uint64_t resumes_undetermined_ = 0, resumes_determined_ = 0;
 };
 
+struct SchemeEntry;
+// mercury in the scheme registry (cc/registry.h): the reader of [cc.mercury] and its switch defaults
+// (mercury.cc).
+SchemeEntry mercury_scheme();
+
 }  // namespace rocesim

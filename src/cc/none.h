@@ -15,4 +15,8 @@ class NoCc : public CongestionControl {
   void on_flow_start(Qp& qp) override { qp.rate = qp.line_rate; }
 };
 
+struct SchemeEntry;
+// none in the scheme registry (cc/registry.h): no keys; no ECN marking (none.cc).
+SchemeEntry none_scheme();
+
 }  // namespace rocesim

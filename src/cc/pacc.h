@@ -108,4 +108,8 @@ class PaccAgent : public SwitchAgent, public EventHandler {
   uint64_t cnps_sent_ = 0;
 };
 
+struct SchemeEntry;
+// pacc in the scheme registry (cc/registry.h): the reader of [cc.pacc] and its switch defaults (pacc.cc).
+SchemeEntry pacc_scheme();
+
 }  // namespace rocesim

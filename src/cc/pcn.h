@@ -89,4 +89,8 @@ class PcnAgent : public SwitchAgent {
   uint64_t paused_unmarked_ = 0;
 };
 
+struct SchemeEntry;
+// pcn in the scheme registry (cc/registry.h): the reader of [cc.pcn] and its switch defaults (pcn.cc).
+SchemeEntry pcn_scheme();
+
 }  // namespace rocesim

@@ -237,4 +237,8 @@ class RcmAgent : public SwitchAgent, public InputAgent, public EventHandler {
   Counters cnt_;
 };
 
+struct SchemeEntry;
+// rcm in the scheme registry (cc/registry.h): the reader of [cc.rcm] (rcm.cc).
+SchemeEntry rcm_scheme();
+
 }  // namespace rocesim

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cc/registry.h"
 #include "net/network.h"
 #include "net/switch.h"
 
@@ -45,6 +46,36 @@ void SwingAgent::on_pfc(int port, int prio, bool paused) {
     for (int l : long_ports_) sw_.hold_pause(l, prio, in_dc_paused_[prio] > 0);
     ++relayed_;
   }
+}
+
+// --- [cc.swing] -> SwingSettings (swing.h documents every value and its source) ---
+
+namespace {
+
+SchemeFactory read_scheme_swing(KeyReader& c, const SchemeContext&) {
+  const std::string k = "cc.swing.";
+  SwingSettings s;
+  s.buffer_bdp = c.get_double(k + "buffer_bdp", s.buffer_bdp, 0.1, 100);
+  s.xon_bdp = c.get_double(k + "xon_bdp", s.xon_bdp, 0, 100);
+  s.relay_in_dc_pause = c.get_bool(k + "relay_in_dc_pause", s.relay_in_dc_pause);
+  if (s.xon_bdp >= s.buffer_bdp - 1) c.fail(k + "xon_bdp", "must be below buffer_bdp - 1 (X_on < X_off)");
+  return [s] { return std::make_unique<Swing>(s); };
+}
+
+// SWING hosts send at line rate; the PFC relay works without ECN.
+std::string switch_defaults_swing(SwitchSettings& s) {
+  s.ecn_enabled = false;
+  return "swing: line-rate hosts, no ECN marking (ecn = false)";
+}
+
+}  // namespace
+
+// The registry entry (cc/registry.h).
+SchemeEntry swing_scheme() {
+  return {.name = "swing",
+          .summary = "SWING (PFC relay at both ends of the long-haul link, early resume; line-rate hosts)",
+          .read = read_scheme_swing,
+          .switch_defaults = switch_defaults_swing};
 }
 
 }  // namespace rocesim

@@ -60,4 +60,9 @@ class SwingAgent : public SwitchAgent {
   uint64_t relayed_ = 0;
 };
 
+struct SchemeEntry;
+// swing in the scheme registry (cc/registry.h): the reader of [cc.swing] and its switch defaults
+// (swing.cc).
+SchemeEntry swing_scheme();
+
 }  // namespace rocesim

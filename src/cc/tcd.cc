@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cc/registry.h"
 #include "net/network.h"
 #include "net/switch.h"
 
@@ -177,6 +178,34 @@ void DcqcnTcd::on_timer(Qp& qp, uint32_t kind) {
   const bool held = !increase_allowed(qp);
   Dcqcn::on_timer(qp, kind);
   if (held && (kind & 0xf) == kIncrease && state(qp).t_cnt == before + 1) --st(qp).t_cnt;
+}
+
+// --- [cc.dcqcn_tcd] -> DcqcnSettings (DCQCN's keys, dcqcn.h) + TcdSettings (tcd.h documents every
+// value and its source) ---
+
+namespace {
+
+SchemeFactory read_scheme_dcqcn_tcd(KeyReader& c, const SchemeContext& ctx) {
+  const std::string k = "cc.dcqcn_tcd.";
+  const DcqcnSettings d = read_dcqcn_settings(c, "cc.dcqcn_tcd", ctx.nic_rate);
+  TcdSettings t;
+  t.epsilon = c.get_double(k + "epsilon", t.epsilon, 1e-6, 1);
+  t.xoff_minus_xon_bytes = c.get_int(k + "xoff_minus_xon_bytes", t.xoff_minus_xon_bytes, 0, int64_t{1} << 40);
+  t.max_ton = c.get_us(k + "max_ton_us", t.max_ton, 0, 1e9);
+  t.timer_period = c.get_us(k + "timer_period_us", t.timer_period, 0, 1e9);
+  t.k_bytes = c.get_int(k + "k_bytes", t.k_bytes, 0, int64_t{1} << 40);
+  t.k_low_bytes = c.get_int(k + "k_low_bytes", t.k_low_bytes, 0, int64_t{1} << 40);
+  return [d, t] { return std::make_unique<DcqcnTcd>(d, t); };
+}
+
+}  // namespace
+
+// The registry entry (cc/registry.h).
+SchemeEntry dcqcn_tcd_scheme() {
+  return {
+      .name = "dcqcn_tcd",
+      .summary = "DCQCN+TCD (ternary detection: CE for congestion, UE for ON-OFF ports; UE-CNP holds rate)",
+      .read = read_scheme_dcqcn_tcd};
 }
 
 }  // namespace rocesim

@@ -114,4 +114,8 @@ class DcqcnTcd : public Dcqcn {
   PerQp<TcdState2> ts_;
 };
 
+struct SchemeEntry;
+// dcqcn_tcd in the scheme registry (cc/registry.h): the reader of [cc.dcqcn_tcd] (tcd.cc).
+SchemeEntry dcqcn_tcd_scheme();
+
 }  // namespace rocesim

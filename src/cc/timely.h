@@ -72,4 +72,9 @@ class Timely : public CongestionControl {
   PerQp<State> st_;
 };
 
+struct SchemeEntry;
+// timely in the scheme registry (cc/registry.h): the reader of [cc.timely], no ECN marking and its hpcc-sim
+// values (timely.cc).
+SchemeEntry timely_scheme();
+
 }  // namespace rocesim

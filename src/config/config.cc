@@ -303,14 +303,6 @@ double Config::get_double(const std::string& key, double def, double lo, double 
   return v;
 }
 
-Time Config::get_us(const std::string& key, double def_us, double lo, double hi) {
-  return Time::from_us(get_double(key, def_us, lo, hi));
-}
-
-Time Config::get_us(const std::string& key, Time def, double lo, double hi) {
-  return Time::from_us(get_double(key, def.us(), lo, hi));
-}
-
 bool Config::get_bool(const std::string& key, bool def) {
   mark(key);
   bool v = def;

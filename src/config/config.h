@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/key_reader.h"
 #include "core/time.h"
 
 namespace rocesim {
@@ -19,7 +20,9 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 // " (did you mean 'X'?)" for closest_match, or "".
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 
-class Config {
+// The KeyReader the schemes read their tables through (core/key_reader.h), with the getters of the rest of
+// the scenario.
+class Config : public KeyReader {
  public:
   // Parses `path`, then applies `overrides` ("a.b.c=value", value in TOML syntax; bare words are strings).
   static Config load(const std::string& path, const std::vector<std::string>& overrides = {});
@@ -30,16 +33,13 @@ class Config {
   std::string dir() const;  // directory of the file, for relative paths
 
   // Keys are dotted paths; array elements as "flows[2].src".
-  bool has(const std::string& key) const;
-  int64_t get_int(const std::string& key, int64_t def, int64_t lo, int64_t hi);
-  double get_double(const std::string& key, double def, double lo, double hi);
-  // A duration given in microseconds (a key named *_us) as a Time; the default and the bounds in
-  // microseconds too, or the default as a Time (a settings struct's value; it is recorded as def.us()).
-  Time get_us(const std::string& key, double def_us, double lo = 0, double hi = 1e9);
-  Time get_us(const std::string& key, Time def, double lo = 0, double hi = 1e9);
-  bool get_bool(const std::string& key, bool def);
+  // get_us (a duration in microseconds) is KeyReader's.
+  bool has(const std::string& key) const override;
+  int64_t get_int(const std::string& key, int64_t def, int64_t lo, int64_t hi) override;
+  double get_double(const std::string& key, double def, double lo, double hi) override;
+  bool get_bool(const std::string& key, bool def) override;
   std::string get_string(const std::string& key, const std::string& def,
-                         const std::vector<std::string>& allowed = {});
+                         const std::vector<std::string>& allowed = {}) override;
   std::vector<double> get_double_list(const std::string& key, const std::vector<double>& def, double lo,
                                       double hi);
   std::vector<std::string> get_string_list(const std::string& key, const std::vector<std::string>& def);
@@ -58,13 +58,17 @@ class Config {
                            const std::vector<std::string>& also_valid = {}) const;
   // Throws for a top-level key or table that is not one of `known` (before anything is read).
   void reject_unknown_top_level(const std::vector<std::string>& known) const;
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+  // final: a call from Config's own code is then known not to return (GCC's -Wreturn-type).
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const final;
   int line_of(const std::string& key) const;
 
   // Every value used, defaults included.
   const toml::table& resolved() const { return resolved_; }
   // Records a value computed from others (e.g. the seed actually used).
   void set_resolved(const std::string& key, toml::node&& value);
+  void set_resolved_bool(const std::string& key, bool value) override {
+    set_resolved(key, toml::value<bool>(value));
+  }
   // Records how a value left out was decided by rule (e.g. "all hosts"), for the resolved file's comments:
   // such values are not written as keys, so the resolved file stays a loadable scenario.
   void note(const std::string& key, const std::string& text) { notes_.emplace_back(key, text); }

@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "cc/registry.h"
 #include "config/profiles.h"
-#include "config/schemes.h"
 #include "topo/topology_file.h"
 
 namespace fs = std::filesystem;

@@ -4,13 +4,16 @@
 
 #include <sstream>
 
+#include "cc/registry.h"
+
 namespace rocesim {
 
 namespace {
 
 // The ns-3 HPCC simulator as its run.py configures it at 100 Gb/s hosts (docs/hpcc-sim-compat.md).
 // Values that scale with the NIC speed in run.py (DCQCN R_AI/R_HAI, TIMELY's steps, HPCC's R_AI) are left
-// to the scheme readers, which compute them from the topology's host rate the same way.
+// to the scheme readers, which compute them from the topology's host rate the same way. The values of
+// DCQCN, HPCC, TIMELY and DCTCP are the schemes' own (their registry entries, src/cc/<name>.cc).
 constexpr std::string_view kHpccSimBase = R"(
 [switch]
 buffer_bytes = 33554432       # BUFFER_SIZE 32, in units of 2^20 B
@@ -52,58 +55,6 @@ start_times = "hpcc_sim"      # quirk: a start is the double's value floored to 
 
 [output]
 fct_hpcc = true               # fct.txt beside flows.csv
-)";
-
-constexpr std::string_view kHpccSimDcqcn = R"(
-[cc.dcqcn]
-variant = "hpcc_sim"          # CC_MODE 1: the receiver flags congestion on the ACK of every CE packet
-g = 0.00390625                # EWMA_GAIN
-alpha_period_us = 1.0         # ALPHA_RESUME_INTERVAL
-dec_period_us = 4.0           # RATE_DECREASE_INTERVAL
-inc_period_us = 300.0         # RP_TIMER
-byte_counter_bytes = 0
-fast_recovery_steps = 1       # FAST_RECOVERY_TIMES
-min_rate_mbps = 1000.0        # MIN_RATE
-clamp_target = false          # CLAMP_TARGET_RATE
-rate_on_first_cnp = 1.0
-)";
-
-constexpr std::string_view kHpccSimHpcc = R"(
-[cc.hpcc]
-eta = 0.95                    # U_TARGET
-max_stage = 0                 # MI_THRESH
-t_us = 0.0                    # GLOBAL_T 1: the topology's longest base RTT
-min_rate_mbps = 1000.0
-fast_react = true             # FAST_REACT
-u_init = 1.0
-)";
-
-constexpr std::string_view kHpccSimTimely = R"(
-[cc.timely]
-alpha = 0.875
-beta = 0.8
-t_low_us = 50.0
-t_high_us = 500.0
-min_rtt_us = 20.0
-hai_after = 5
-hai_below_tlow = true
-min_rate_mbps = 1000.0
-)";
-
-constexpr std::string_view kHpccSimDctcp = R"(
-[switch]
-kmin_bytes = 300000           # step marking at K = 30 KB x C/10G
-kmax_bytes = 300000
-pmax = 1.0
-
-[cc.dctcp]
-mode = "rate"                 # CC_MODE 8
-g = 0.0625
-alpha_init = 1.0
-rate_ai_mbps = 615.0          # DCTCP_RATE_AI
-min_rate_mbps = 1000.0
-rate_window = true            # HAS_WIN 1, VAR_WIN 1
-t_us = 0.0
 )";
 
 toml::table parse_builtin(std::string_view text, const std::string& what) {
@@ -186,6 +137,15 @@ bool overridden(const std::vector<std::string>& overrides, const std::string& ke
   return false;
 }
 
+// Each scheme's defaults in profile `profile`, as its registry entry declares them (cc/registry.h).
+std::vector<std::pair<std::string, std::string>> scheme_defaults(const std::string& profile) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const SchemeEntry& e : scheme_registry())
+    for (const auto& [name, text] : e.profiles)
+      if (name == profile) out.emplace_back(e.name, text);
+  return out;
+}
+
 }  // namespace
 
 const std::vector<Profile>& profile_registry() {
@@ -194,11 +154,7 @@ const std::vector<Profile>& profile_registry() {
        "the ns-3 HPCC simulator's defaults (its run.py at 100 Gb/s hosts): buffer, PFC, ECN, packets, ideal "
        "FCT, "
        "DCQCN/HPCC/TIMELY/DCTCP",
-       std::string(kHpccSimBase),
-       {{"dcqcn", std::string(kHpccSimDcqcn)},
-        {"hpcc", std::string(kHpccSimHpcc)},
-        {"timely", std::string(kHpccSimTimely)},
-        {"dctcp", std::string(kHpccSimDctcp)}}},
+       std::string(kHpccSimBase), scheme_defaults("hpcc-sim")},
   };
   return r;
 }

@@ -16,7 +16,7 @@
 //              1000 B payload + 48 B headers
 //              (+ 2 + 5 x 8 B INT for HPCC); ACK every packet; the ideal FCT in its integer-ns arithmetic;
 //              fct.txt in the result directory; DCQCN "Mellanox" timers with the per-ACK congestion flag,
-//              and its HPCC, TIMELY and DCTCP defaults.
+//              and its HPCC, TIMELY and DCTCP defaults (each in its scheme's file, src/cc/<name>.cc).
 #pragma once
 #include <toml++/toml.h>
 
@@ -32,9 +32,10 @@ namespace rocesim {
 
 struct Profile {
   std::string name;
-  std::string summary;                                          // one line for `rocesim list`
-  std::string base_toml;                                        // defaults for every scheme
-  std::vector<std::pair<std::string, std::string>> per_scheme;  // scheme -> further defaults (TOML)
+  std::string summary;    // one line for `rocesim list`
+  std::string base_toml;  // defaults for every scheme
+  // scheme -> further defaults (TOML), from the schemes' registry entries (cc/registry.h)
+  std::vector<std::pair<std::string, std::string>> per_scheme;
 };
 
 const std::vector<Profile>& profile_registry();

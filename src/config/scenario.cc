@@ -10,8 +10,8 @@
 #include <map>
 #include <sstream>
 
+#include "cc/registry.h"
 #include "config/profiles.h"
-#include "config/schemes.h"
 #include "config/traffic.h"
 #include "net/switch_mmu.h"
 #include "stats/monitor_spec.h"
@@ -354,7 +354,7 @@ static void read_fabric(Config& c, Scenario& s) {
   }
   c.reject_unknown_keys("topology");  // a misspelled key before any error its default causes
   if (s.topo.num_hosts() < 2) c.fail("topology.kind", "the topology needs at least two hosts");
-  // The scheme's own switch settings (config/schemes.h SwitchDefaultsFn) are the defaults of [switch].
+  // The scheme's own switch settings (cc/registry.h SwitchDefaultsFn) are the defaults of [switch].
   s.scheme = c.get_string("cc.scheme", s.scheme, scheme_names());
   const SchemeEntry* scheme = find_scheme(s.scheme);
   if (scheme->switch_defaults)

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "cc/registry.h"
 #include "config/config.h"
 #include "config/monitors.h"
-#include "config/schemes.h"
 #include "net/link_events.h"
 #include "net/settings.h"
 #include "topo/topology.h"
@@ -72,7 +72,7 @@ struct Scenario {
   NicSettings nic;
 
   std::string scheme = "dcqcn";
-  SchemeFactory scheme_factory;  // builds the configured scheme (config/schemes.h)
+  SchemeFactory scheme_factory;  // builds the configured scheme (cc/registry.h)
 
   std::vector<LinkEvent> events;  // [[events]]: link failures, recoveries, rate and loss changes, by time
 

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "app/run_invariants.h"
+#include "cc/registry.h"
 #include "config/scenario.h"
-#include "config/schemes.h"
 
 using namespace rocesim;
 

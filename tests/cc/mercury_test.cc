@@ -10,8 +10,8 @@
 #include <string>
 
 #include "cc/dcqcn.h"
+#include "cc/registry.h"
 #include "config/scenario.h"
-#include "config/schemes.h"
 #include "net/network.h"
 #include "net/switch.h"
 #include "test_util.h"

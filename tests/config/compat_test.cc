@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "app/run.h"
+#include "cc/registry.h"
 #include "config/hpcc_config.h"
 #include "config/profiles.h"
 #include "config/scenario.h"
-#include "config/schemes.h"
 #include "net/network.h"
 #include "net/switch.h"
 #include "stats/writers.h"
