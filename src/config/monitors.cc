@@ -42,7 +42,7 @@ Time interval(Config& c, const std::string& key) { return c.get_us(key, 10, 1e-3
 }  // namespace
 
 std::vector<std::pair<int, int>> monitor_ports_of(const TopoSpec& topo, int node) {
-  // The same order as Network::build_nodes: one port per link end, links in order, end a before end b.
+  // The same order as Fabric::build_nodes: one port per link end, links in order, end a before end b.
   std::vector<std::pair<int, int>> ports;
   for (const LinkSpec& l : topo.links) {
     if (l.a == node) ports.emplace_back(static_cast<int>(ports.size()), l.b);

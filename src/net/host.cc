@@ -346,7 +346,7 @@ void Host::arm_rto(Qp& qp) {
   const Time rto = rto_of(qp);
   qp.rto_armed = true;
   // Background: a finished flow's timer does not keep the run going; an unfinished one keeps every timer
-  // running (Network::awaits_timers).
+  // running (PartitionedRun::awaits_timers).
   net_.sim().at(qp.last_progress + rto > net_.now() ? qp.last_progress + rto : net_.now() + rto, handler_,
                 kRto | Simulator::kBackground, qp_arg(qp.slot, qp.tag));
 }

@@ -62,7 +62,7 @@ class LinkEventTask : public BarrierTask {
 };
 
 void Network::set_link_events(std::vector<LinkEvent> events) {
-  if (started_) throw std::logic_error("Network::set_link_events after the run started");
+  if (run_.started()) throw std::logic_error("Network::set_link_events after the run started");
   if (link_task_) {
     sim_.remove_task(link_task_.get());
     link_task_.reset();
@@ -73,7 +73,7 @@ void Network::set_link_events(std::vector<LinkEvent> events) {
     if (e.a < 0 || e.b < 0 || e.a >= num_nodes() || e.b >= num_nodes())
       throw std::invalid_argument("link event: node id out of range");
     bool linked = false;
-    for (const Port& p : nodes_[e.a]->ports_) linked = linked || p.peer->id() == e.b;
+    for (const Port& p : node(e.a).ports()) linked = linked || p.peer->id() == e.b;
     if (!linked)
       throw std::invalid_argument("link event: nodes " + std::to_string(e.a) + " and " + std::to_string(e.b) +
                                   " are not linked");
@@ -121,20 +121,20 @@ std::string node_label(const TopoSpec& t, int id) {
 
 void Network::apply_link_event(const LinkEvent& e) {
   std::string what =
-      fmt::format("{} {}-{}", to_string(e.action), node_label(topo_, e.a), node_label(topo_, e.b));
+      fmt::format("{} {}-{}", to_string(e.action), node_label(topo(), e.a), node_label(topo(), e.b));
   if (e.action == LinkEvent::Action::kRate) what += fmt::format(" {} Gb/s", e.rate.gbps());
   if (e.action == LinkEvent::Action::kLoss) what += fmt::format(" {}", e.loss);
   link_log_.push_back({sim_.now(), what});
-  Node& a = *nodes_[e.a];
+  Node& a = node(e.a);
   for (Port& x : a.ports_) {
     if (x.peer->id() != e.b) continue;
     Port& y = x.peer->ports_[x.peer_port];
     switch (e.action) {
       case LinkEvent::Action::kDown:
         if (x.down) break;
-        if (obs_.on_link_change) {
-          obs_.on_link_change(*x.node, x.index, true, sim_.now());
-          obs_.on_link_change(*y.node, y.index, true, sim_.now());
+        if (observers().on_link_change) {
+          observers().on_link_change(*x.node, x.index, true, sim_.now());
+          observers().on_link_change(*y.node, y.index, true, sim_.now());
         }
         fail_port(x, y);
         fail_port(y, x);
@@ -145,9 +145,9 @@ void Network::apply_link_event(const LinkEvent& e) {
       case LinkEvent::Action::kUp:
         if (!x.down) break;
         x.down = y.down = false;
-        if (obs_.on_link_change) {
-          obs_.on_link_change(*x.node, x.index, false, sim_.now());
-          obs_.on_link_change(*y.node, y.index, false, sim_.now());
+        if (observers().on_link_change) {
+          observers().on_link_change(*x.node, x.index, false, sim_.now());
+          observers().on_link_change(*y.node, y.index, false, sim_.now());
         }
         wake_port(x);
         wake_port(y);
@@ -178,12 +178,12 @@ void Network::apply_link_event(const LinkEvent& e) {
 // of its start.
 void Network::follow_host_rate(const LinkEvent& e) {
   for (const int h : {e.a, e.b}) {
-    if (topo_.is_switch[h] || !is_local_node(h) || nodes_[h]->ports_.empty()) continue;
-    Port& nic = nodes_[h]->ports_[0];
+    if (!is_host(h) || !is_local_node(h) || node(h).ports().empty()) continue;
+    Port& nic = node(h).ports()[0];
     const Rate line = nic.rate;
     bool faster = false;
-    for (uint32_t i = 0; i < qps_.capacity(); ++i) {
-      Qp& qp = qps_[i];
+    for (uint32_t i = 0; i < flows_.capacity(); ++i) {
+      Qp& qp = flows_.qp(i);
       if (!qp.in_use || !qp.started || qp.sender_done || qp.src != h || qp.line_rate == line) continue;
       const Rate old = qp.line_rate;
       qp.line_rate = line;
@@ -210,10 +210,7 @@ void Network::wake_port(const Port& x) {
 }
 
 void Network::recompute_routes() {
-  std::vector<Node*> nodes;
-  nodes.reserve(nodes_.size());
-  for (auto& node : nodes_) nodes.push_back(node.get());
-  routes_.build(nodes, topo_);
+  fabric_.rebuild_routes();
   ++counters().route_updates;
   link_log_.push_back({sim_.now(), "routes recomputed"});
 }

@@ -1,6 +1,7 @@
-// One run over several processes (Network::set_ranks; docs/cluster.md). Every rank builds the whole
-// network and runs the same coordinator (flow arrivals, QP slots, dependent flows) from the same inputs;
-// each simulates only its partitions. What crosses ranks:
+// One run over several processes (Network::set_ranks; docs/cluster.md): the rank side of PartitionedRun
+// (net/partitioned_run.h) and Network::gather_node_results. Every rank builds the whole network and runs the
+// same coordinator (flow arrivals, QP slots, dependent flows) from the same inputs; each simulates only its
+// partitions. What crosses ranks:
 //  - after every window, the packets a partition sent to another rank's partition (Simulator, with this
 //    file's encode/decode: the packet, its INT records and what the scheme keeps beside it);
 //  - after every window, the coordinator's inputs: the observer calls and finished flows of every rank
@@ -35,7 +36,7 @@ void take_vector(const char*& in, std::vector<T>& into) {
 }
 }  // namespace
 
-void Network::set_ranks(RankComm* comm, int threads, int partitions) {
+void PartitionedRun::set_ranks(RankComm* comm, int threads, int partitions) {
   if (started_) throw std::logic_error("Network::set_ranks after the run started");
   comm_ = comm;
   sim_.set_ranks(comm, this);
@@ -45,7 +46,7 @@ void Network::set_ranks(RankComm* comm, int threads, int partitions) {
 // A packet on its way to another rank: the event's key, target and kind, the packet (its pointers are
 // rebuilt on arrival), its INT records when it has any, and the scheme's data beside it. The packet is
 // freed here.
-void Network::encode(const Event& e, uint32_t from_partition, std::vector<char>& out) {
+void PartitionedRun::encode(const Event& e, uint32_t from_partition, std::vector<char>& out) {
   if ((e.kind & 0xff) != Node::kArrive)
     throw std::logic_error("Network: an event other than a packet arrival crosses ranks");
   Packet* p = reinterpret_cast<Packet*>(e.arg);
@@ -58,11 +59,11 @@ void Network::encode(const Event& e, uint32_t from_partition, std::vector<char>&
     std::copy(p->hops, p->hops + kMaxIntHops, hops);
     put_raw(out, hops);
   }
-  cc_->pack_beside(*p, out);
+  cc_.pack_beside(*p, out);
   parts_[from_partition]->pool.put(p);
 }
 
-Event Network::decode(const char*& in, uint32_t dest_partition) {
+Event PartitionedRun::decode(const char*& in, uint32_t dest_partition) {
   Event e{};
   e.key = take_raw<unsigned __int128>(in);
   e.target = take_raw<uint32_t>(in);
@@ -77,7 +78,7 @@ Event Network::decode(const char*& in, uint32_t dest_partition) {
     const auto hops = take_raw<std::array<IntHop, kMaxIntHops>>(in);
     std::copy(hops.begin(), hops.end(), p->hops);
   }
-  cc_->unpack_beside(*p, in);
+  cc_.unpack_beside(*p, in);
   e.arg = reinterpret_cast<uint64_t>(p);
   return e;
 }
@@ -85,7 +86,7 @@ Event Network::decode(const char*& in, uint32_t dest_partition) {
 // After every window: every rank's observer calls, finished flows and started flows, to every rank. The
 // calls and finished flows are kept in rank order (that is partition order) for replay_calls and
 // finish_flows, which take them as they take a single process's partitions' lists.
-void Network::share_between_ranks() {
+void PartitionedRun::share_between_ranks() {
   std::vector<char> mine;
   std::vector<NetPartition::Call> calls;
   std::vector<NetPartition::Done> done;
@@ -118,23 +119,12 @@ void Network::share_between_ranks() {
     take_vector(c, started);
     take_vector(c, received);
   }
-  for (const NetPartition::Received& r : received) {
-    qps_[r.slot].rx_out_of_order = r.out_of_order;
-    qps_[r.slot].rx_spurious = r.spurious;
-  }
-  for (const NetPartition::Started& s : started) {
-    Qp& qp = qps_[s.slot];
-    qp.started = true;
-    qp.sport = s.sport;
-    qp.start = s.start;
-    qp.base_rtt = s.base_rtt;
-    qp.ideal_fct = s.ideal_fct;
-    qp.line_rate = s.line_rate;
-  }
+  for (const NetPartition::Received& r : received) flows_.received_elsewhere(r);
+  for (const NetPartition::Started& s : started) flows_.started_elsewhere(s);
 }
 
 // After run(): the other ranks' counters, summed as stats() sums partitions.
-void Network::gather_rank_stats() {
+void PartitionedRun::gather_rank_stats() {
   NetStats local;
   for (uint32_t i = 0; i < parts_.size(); ++i)
     if (sim_.is_local(i)) merge_stats(local, parts_[i]->counters);
@@ -162,16 +152,17 @@ struct PortPfc {
 }  // namespace
 
 void Network::gather_node_results() {
-  if (!comm_) return;
+  RankComm* comm = run_.ranks();
+  if (!comm) return;
   std::vector<char> mine;
   std::vector<PortPfc> ports;
   std::vector<std::pair<const char*, double>> c;
   std::vector<char> counters;
   for (int id = 0; id < num_nodes(); ++id) {
     if (!is_local_node(id)) continue;
-    Node& n = *nodes_[id];
+    Node& n = fabric_.node(id);
     const SwitchAgent* agent = n.is_switch() ? static_cast<Switch&>(n).agent() : nullptr;
-    for (const Port& p : n.ports_) {
+    for (const Port& p : n.ports()) {
       PortPfc e;
       e.node = id;
       e.port = p.index;
@@ -200,14 +191,14 @@ void Network::gather_node_results() {
   put_raw(mine, static_cast<uint64_t>(counters.size()));
   mine.insert(mine.end(), counters.begin(), counters.end());
   std::vector<std::vector<char>> all;
-  comm_->all_gather(mine, all);
-  for (int r = 0; r < comm_->size(); ++r) {
-    if (r == comm_->rank()) continue;
+  comm->all_gather(mine, all);
+  for (int r = 0; r < comm->size(); ++r) {
+    if (r == comm->rank()) continue;
     const char* in = all[r].data();
     ports.clear();
     take_vector(in, ports);
     for (const PortPfc& e : ports) {
-      Port& p = nodes_[e.node]->ports_[e.port];
+      Port& p = fabric_.node(e.node).ports()[e.port];
       p.stats = e.stats;
       p.tx_packets = e.tx_packets;
       p.max_queue_bytes = e.max_queue_bytes;
@@ -220,14 +211,13 @@ void Network::gather_node_results() {
       const auto node = take_raw<int32_t>(in);
       const auto port = take_raw<int32_t>(in);
       const auto n = take_raw<uint32_t>(in);
-      auto& list = remote_scheme_counters_[{node, port}];
-      list.clear();
+      RunResults::PortCounters& list = results_.remote_counters(node, port);
       for (uint32_t k = 0; k < n; ++k) {
         const auto len = take_raw<uint32_t>(in);
         const std::string name(in, len);
         in += len;
         const double value = take_raw<double>(in);
-        list.emplace_back(counter_names_.insert(name).first->c_str(), value);
+        results_.add_remote_counter(list, name, value);
       }
     }
   }
@@ -236,12 +226,12 @@ void Network::gather_node_results() {
 void Network::scheme_port_counters(int sw_id, int port,
                                    std::vector<std::pair<const char*, double>>& out) const {
   if (is_local_node(sw_id)) {
-    const SwitchAgent* a = static_cast<Switch&>(*nodes_[sw_id]).agent();
+    const SwitchAgent* a = static_cast<const Switch&>(fabric_.node(sw_id)).agent();
     if (a) a->port_counters(port, out);
     return;
   }
-  const auto it = remote_scheme_counters_.find({sw_id, port});
-  if (it != remote_scheme_counters_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  if (const RunResults::PortCounters* c = results_.find_remote_counters(sw_id, port))
+    out.insert(out.end(), c->begin(), c->end());
 }
 
 }  // namespace rocesim

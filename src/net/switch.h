@@ -34,6 +34,7 @@ class Switch : public Node {
     input_agent_ = agent_ ? agent_->input_agent() : nullptr;
   }
   SwitchAgent* agent() { return agent_.get(); }
+  const SwitchAgent* agent() const { return agent_.get(); }
   const PathSelector& paths() const { return paths_; }
   // Every packet's egress is a function of its flow's hash (ECMP, no scheme choosing ports): what
   // Network::cached_route needs.

@@ -42,7 +42,7 @@ std::vector<BufferSetAside> switches_short_of_buffer(const TopoSpec& topo, const
   std::vector<BufferSetAside> short_of;
   if (!s.pfc_enabled || s.model != SwitchModel::kSharedBuffer) return short_of;
   std::vector<BufferSetAside> all(static_cast<size_t>(topo.num_nodes));
-  // A switch's ports in the order Network::build_nodes gives them: one per link end, in link order.
+  // A switch's ports in the order Fabric::build_nodes gives them: one per link end, in link order.
   auto add = [&](int node, const LinkSpec& l) {
     if (!topo.is_switch[node]) return;
     BufferSetAside& b = all[node];

@@ -405,9 +405,9 @@ TEST(NicPfc, SlowReceiverPausesItsTor) {
   EXPECT_GT(last.us(), 10'480'000 * 8 / 40e3);
 }
 
-// How many partitions the network cuts the fabric into (Network::partition_fabric): as many as the threads
-// on a small fabric, about one per kCacheBlockWeight of ports and nodes on a large one (a multiple of the
-// threads), or as asked; pod by pod on a fat-tree; and a clear refusal of what cannot be.
+// How many partitions the network cuts the fabric into (PartitionedRun::partition_fabric): as many as the
+// threads on a small fabric, about one per kCacheBlockWeight of ports and nodes on a large one (a multiple of
+// the threads), or as asked; pod by pod on a fat-tree; and a clear refusal of what cannot be.
 TEST(NetworkPartitions, ChosenFromTheFabricSizeAndKeepPodsTogether) {
   FatTreeParams p;
   p.k = 8;  // 128 hosts: 976 ports and nodes, one partition

@@ -141,8 +141,8 @@ TEST(Watchdog, UnroutableFlowStallsAndIsStopped) {
 }
 
 // A flow to a host it cannot reach (its packets are dropped as unroutable) keeps only its retransmission
-// timer running (a background event, Network::awaits_timers): the run goes to its end, and the check made
-// there finds that nothing was delivered for the watchdog's time.
+// timer running (a background event, PartitionedRun::awaits_timers): the run goes to its end, and the check
+// made there finds that nothing was delivered for the watchdog's time.
 TEST(Watchdog, UnreachableFlowIsAStallAtTheEnd) {
   TopoSpec t;
   t.num_nodes = 5;

@@ -266,7 +266,7 @@ TEST(DependencyTrace, FlowsRunInDependencyOrder) {
                    d = by[{h("h3"), h("h0")}], e = by[{h("h0"), h("h2")}], z = by[{h("h1"), h("h3")}];
   EXPECT_EQ(a.start, Time::from_us(15));
   EXPECT_EQ(z.start, Time::from_us(11));
-  // A flow released by another's finish starts at the earliest one lookahead later (Network::release; a
+  // A flow released by another's finish starts at the earliest one lookahead later (FlowTable::release; a
   // star is one partition, whose lookahead is 1 us).
   const Time look = Time::from_us(1);
   EXPECT_EQ(b.start, a.finish + Time::from_us(3));
