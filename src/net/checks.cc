@@ -78,7 +78,8 @@ void NetChecker::fail(CheckFailure::Kind k, std::string msg) {
 }
 
 void NetChecker::on_barrier(Time now) {
-  next_check_ = failed() ? Time::max() : now + opt_.invariant_interval;
+  const Time walk = opt_.invariant_cost_per_packet * std::max<int64_t>(net_.packets_live(), 0);
+  next_check_ = failed() ? Time::max() : now + std::max(opt_.invariant_interval, walk);
   if (failed()) return;
   ++invariant_checks_;
   std::string v = check_invariants();
