@@ -388,10 +388,8 @@ void Host::send_ack(Qp& qp, const Packet& data, PktType type, uint8_t flags) {
   a->seq = qp.rcv_nxt;
   a->ts = data.ts;
   a->flags = flags;
-  if (flags & Packet::kFlagSack) {
-    a->sack_seq = data.seq;
-    ++net_.counters().sacks_sent;
-  }
+  if (flags & (Packet::kFlagSack | Packet::kFlagDsack)) a->sack_seq = data.seq;
+  if (flags & Packet::kFlagSack) ++net_.counters().sacks_sent;
   Bytes size = nic.ack_bytes;
   if (needs.int_stamping) {
     if (data.hops) {
@@ -538,7 +536,9 @@ void Host::on_ack_selective(Qp& qp, const Packet& ack) {
   const bool learns = net_.nic_settings().loss_detection == NicSettings::LossDetection::kReorderWindow &&
                       net_.nic_settings().reorder_window == Time::zero();
   if (learns && ack.seq > qp.snd_una) note_if_late(qp, qp.snd_una, ack.ts);
-  if (learns && (ack.flags & Packet::kFlagSack)) note_if_late(qp, ack.sack_seq, ack.ts);
+  // A SACK, or a D-SACK: an original that came after its retransmission is the latest of all.
+  if (learns && (ack.flags & (Packet::kFlagSack | Packet::kFlagDsack)))
+    note_if_late(qp, ack.sack_seq, ack.ts);
   if (ack.seq > qp.snd_una) {
     // Forget the SACKs of the packets now acknowledged (at most a window of them).
     for (Bytes s = qp.snd_una; s < ack.seq && s < qp.snd_una + static_cast<Bytes>(window) * mtu; s += mtu) {

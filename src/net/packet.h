@@ -69,7 +69,9 @@ struct alignas(64) Packet {
   uint32_t cc_flags = 0;
   int16_t out_port =
       -1;  // input-and-output queued switch: the egress chosen at arrival (net/switch_crossbar.h)
-  int64_t sack_seq = 0;  // ACK with kFlagSack: first byte of the out-of-order data packet it acknowledges
+  // ACK with kFlagSack: first byte of the out-of-order data packet it acknowledges; with kFlagDsack: of the
+  // duplicate it answers.
+  int64_t sack_seq = 0;
 
   static constexpr uint64_t kNoRoute = ~uint64_t{0};
 
