@@ -10,7 +10,7 @@ WERROR    ?= $(if $(filter true,$(CI)),ON,OFF)
 # UNITY=ON compiles the library as a unity build (cmake -DROCESIM_UNITY=ON): faster from scratch, as in CI.
 UNITY     ?= $(if $(filter true,$(CI)),ON,OFF)
 
-.PHONY: all setup build build-rocesim pgo run report reproduce test test-sanitize test-tsan fuzz fuzz-scenarios bench clean format format-check
+.PHONY: all setup build build-rocesim pgo run report reproduce check test test-sanitize test-tsan fuzz fuzz-scenarios bench clean format format-check
 
 all: build
 
@@ -62,6 +62,10 @@ reproduce: build-rocesim
 # make report DIR=<run or sweep directory>  (default: the demo sweep)
 report: build-rocesim
 	@$(BUILD)/rocesim report $(DIR)
+
+# The everyday loop: the Release build and every test once (no sanitizers; `make test` adds them).
+check: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 test: build format-check
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
