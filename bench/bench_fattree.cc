@@ -1,5 +1,5 @@
 // The standard benchmark: the 320-host 3-tier fat-tree, WebSearch at 30 % load, DCQCN, 10 ms simulated.
-// Prints the figures of issue 2 (targets: >= 5 M packet-hops per wall second, < 1 GiB).
+// Prints its speed and memory against the targets: >= 5 M packet-hops per wall second, < 1 GiB.
 // Usage: bench_fattree [duration_ms] [load]
 #include <fmt/format.h>
 

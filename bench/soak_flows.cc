@@ -1,4 +1,4 @@
-// Soak test of the per-flow memory (issue 10, item 6): runs N flows (default 1,000,000) through a small
+// Soak test of the per-flow memory: runs N flows (default 1,000,000) through a small
 // leaf-spine and samples the resident memory (VmRSS of /proc/self/status) every 50,000 finished flows.
 // After warm-up the series must stay flat: finished flows are streamed to flows.csv / fct.txt and their
 // statistics kept in bounded sketches (stats/fct_stats.h), so nothing grows with the flow count.

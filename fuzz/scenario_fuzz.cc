@@ -411,9 +411,6 @@ std::string today() {
 int replay(const std::vector<std::string>& files) {
   int failed = 0;
   for (const std::string& f : files) {
-    std::ifstream in(f);
-    std::stringstream ss;
-    ss << in.rdbuf();
     Outcome o;
     try {
       const Scenario s = load_scenario(f);

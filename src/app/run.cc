@@ -14,6 +14,7 @@
 #include <map>
 
 #include "app/progress.h"
+#include "core/text.h"
 #include "net/host.h"
 #include "net/switch.h"
 #include "stats/collective_stats.h"
@@ -223,12 +224,6 @@ nlohmann::json parallel_json(Network& net, double wall_seconds) {
           {"barrier_wait_seconds", sim.wait_seconds()},
           {"coordinator_seconds", sim.coordinator_seconds()},
           {"barrier_wait_fraction", thread_seconds > 0 ? sim.wait_seconds() / thread_seconds : 0.0}};
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + p.string());
 }
 
 }  // namespace

@@ -14,18 +14,17 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "app/mpi_sweep.h"
 #include "app/progress.h"
 #include "config/scenario.h"
 #include "core/error.h"
+#include "core/text.h"
 
 extern char** environ;
 
@@ -39,41 +38,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (true) {
-    const size_t next = s.find(sep, at);
-    out.push_back(s.substr(at, next == std::string::npos ? std::string::npos : next - at));
-    if (next == std::string::npos) break;
-    at = next + 1;
-  }
-  return out;
-}
-
-std::string trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_atomically(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp-" + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, p);
-}
-
 // 64-bit FNV-1a, a stable fingerprint of the scenario text (std::hash may differ between builds).
 std::string fingerprint(const std::string& text) {
   uint64_t h = 1469598103934665603ull;
@@ -86,7 +50,7 @@ std::string fingerprint(const std::string& text) {
 
 // The last `n` lines of a file (a failed run's stderr).
 std::string tail_lines(const fs::path& p, size_t n) {
-  std::string text = read_text(p);
+  std::string text = read_text(p).value_or("");
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   size_t at = text.size();
   for (size_t lines = 0; at > 0 && lines < n;) {
@@ -241,7 +205,7 @@ void check_sweep_dir(const fs::path& out, const nlohmann::json& manifest, bool f
         "is a non-empty directory that holds no rocesim sweep (no sweep.json); choose another -o");
   nlohmann::json old;
   try {
-    old = nlohmann::json::parse(read_text(mf));
+    old = nlohmann::json::parse(read_text(mf).value_or(""));
   } catch (const std::exception&) {
     throw InputError(mf.string(), 0, "unreadable sweep manifest; remove it or choose another -o");
   }
@@ -296,7 +260,7 @@ std::string num(const nlohmann::json& j) {
 // Looks up "a/b/c" in `j`; null when absent.
 nlohmann::json at(const nlohmann::json& j, const std::string& path) {
   const nlohmann::json* cur = &j;
-  for (const auto& k : split(path, '/')) {
+  for (const auto& k : split(path, "/")) {
     if (!cur->is_object() || !cur->contains(k)) return nullptr;
     cur = &(*cur)[k];
   }
@@ -339,7 +303,7 @@ std::vector<GridAxis> parse_grid(const std::vector<std::string>& args) {
     ax.key = trim(a.substr(0, eq));
     if (ax.key.empty() || ax.key.find_first_of(" \t\"'/=,") != std::string::npos)
       throw InputError("--grid " + a, 0, fmt::format("bad key '{}'", ax.key));
-    for (const auto& v : split(a.substr(eq + 1), ',')) {
+    for (const auto& v : split(a.substr(eq + 1), ",")) {
       const std::string t = trim(v);
       if (t.empty())
         throw InputError("--grid " + a, 0, "empty value (values are separated by single commas)");
@@ -421,7 +385,7 @@ std::vector<SweepPoint> expand_grid(const std::vector<GridAxis>& grid,
 std::optional<nlohmann::json> complete_summary(const fs::path& dir) {
   try {
     if (!fs::exists(dir / "summary.json") || fs::exists(dir / "PARTIAL")) return std::nullopt;
-    auto j = nlohmann::json::parse(read_text(dir / "summary.json"));
+    auto j = nlohmann::json::parse(read_text(dir / "summary.json").value_or(""));
     if (j.contains("stopped")) return std::nullopt;
     return j;
   } catch (const std::exception&) {
@@ -609,7 +573,7 @@ nlohmann::json sweep_manifest(const SweepOptions& opt, const std::string& scenar
                               const std::vector<SweepPoint>& points) {
   nlohmann::json manifest;
   manifest["scenario"] = scenario;
-  manifest["scenario_fingerprint"] = fingerprint(read_text(scenario));
+  manifest["scenario_fingerprint"] = fingerprint(read_text(scenario).value_or(""));
   manifest["sets"] = opt.sets;
   manifest["grid"] = nlohmann::json::array();
   for (const auto& ax : opt.grid) manifest["grid"].push_back({{"key", ax.key}, {"values", ax.values}});
@@ -754,7 +718,7 @@ class SweepLoop {
     std::string tail = tail_lines(c.log, 12);
     if (tail.empty()) tail = "(no output)";
     std::string indented;
-    for (const auto& l : split(tail, '\n')) indented += "    " + l + "\n";
+    for (const auto& l : split(tail, "\n")) indented += "    " + l + "\n";
     fmt::print(stderr, "[{}/{}] {} FAILED ({}) after {}; its stderr ({}):\n{}", finished_, points_.size(),
                p.name, why, format_duration(wall), c.log.string(), indented);
     std::fflush(stderr);

@@ -6,9 +6,8 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "core/text.h"
 namespace rocesim {
 
 namespace {
@@ -147,11 +146,9 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 }
 
 Config Config::load(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "cannot open scenario file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path, overrides);
+  const std::optional<std::string> text = read_text(path);
+  if (!text) throw InputError(path, 0, "cannot open scenario file");
+  return parse(*text, path, overrides);
 }
 
 Config Config::parse(std::string_view text, const std::string& name,

@@ -6,13 +6,13 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "cc/registry.h"
 #include "config/profiles.h"
+#include "core/text.h"
 #include "topo/topology_file.h"
 
 namespace fs = std::filesystem;
@@ -170,19 +170,6 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::vector<std::string> tokens_of(std::string_view line) {
-  std::vector<std::string> t;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-    size_t j = i;
-    while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') ++j;
-    if (j > i) t.emplace_back(line.substr(i, j - i));
-    i = j;
-  }
-  return t;
-}
-
 // A non-negative integer; "32.0" is accepted as 32 (Python 3 versions of run.py write such values).
 bool parse_uint(const std::string& s, uint64_t& out) {
   const char* b = s.data();
@@ -286,7 +273,7 @@ class Reader {
           text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
       pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
       ++lineno;
-      auto t = tokens_of(line);
+      auto t = words(line);
       if (t.empty() || t[0][0] == '#') continue;
       read_key(lineno, t);
     }
@@ -775,12 +762,11 @@ HpccConfig parse_hpcc_config(std::string_view text, const std::string& path, con
 }
 
 HpccConfig read_hpcc_config(const std::string& path, const std::string& cwd) {
-  std::ifstream in(path, std::ios::binary);
+  const std::optional<std::string> text = read_text(path);
   std::error_code ec;
-  if (!in || fs::is_directory(path, ec)) throw InputError(path, 0, "cannot open the simulator's config file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_hpcc_config(ss.str(), path, cwd);
+  if (!text || fs::is_directory(path, ec))
+    throw InputError(path, 0, "cannot open the simulator's config file");
+  return parse_hpcc_config(*text, path, cwd);
 }
 
 Scenario load_hpcc_config_scenario(const HpccConfig& cfg, const std::vector<std::string>& overrides) {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cc/registry.h"
+#include "core/text.h"
 
 namespace rocesim {
 
@@ -92,22 +93,11 @@ void leaves(const toml::table& t, const std::string& prefix,
   }
 }
 
-std::vector<std::string> split_dots(const std::string& key) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = key.find('.', start);
-    parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) return parts;
-    start = dot + 1;
-  }
-}
-
 // The node at a dotted key of `t`, or nullptr. `blocked` is set when a component on the way is not a
 // table (the profile then leaves the key alone and Config reports the scenario's own problem).
 const toml::node* lookup(const toml::table& t, const std::string& key, bool& blocked) {
   const toml::node* at = &t;
-  for (const auto& part : split_dots(key)) {
+  for (const auto& part : split(key, ".")) {
     const auto* tbl = at->as_table();
     if (!tbl) {
       blocked = true;

@@ -6,13 +6,12 @@
 #include <bit>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "cc/registry.h"
 #include "config/profiles.h"
 #include "config/traffic.h"
+#include "core/text.h"
 #include "net/switch_mmu.h"
 #include "stats/monitor_spec.h"
 #include "topo/builders.h"
@@ -53,92 +52,158 @@ std::vector<double> default_size_buckets(const Scenario& s) {
 Rate gbps(Config& c, const std::string& key, double def) {
   return Rate::from_gbps(c.get_double(key, def, 1e-6, 1e5));
 }
-TopoSpec read_topology(Config& c) {
-  const std::string kind = c.get_string("topology.kind", "dumbbell", topology_kinds());
-  const std::string t = "topology.";
-  if (kind == "file") {
-    if (!c.has("topology.file"))
-      c.fail("topology.kind", "kind = \"file\" needs topology.file (an ns-3 topology file)");
-    return read_hpcc_topology(resolve_path(c, c.get_string("topology.file", "")));
+
+// The [topology] keys, each read here once; a kind's reader below reads the ones it uses.
+struct TopologyKeys {
+  Config& c;
+
+  static std::string key(const char* name) { return std::string("topology.") + name; }
+  int count(const char* name, int def, int lo, int hi) {
+    return static_cast<int>(c.get_int(key(name), def, lo, hi));
   }
-  if (kind == "dumbbell") {
-    DumbbellParams p;
-    p.senders = static_cast<int>(c.get_int(t + "senders", p.senders, 1, 4096));
-    p.receivers = static_cast<int>(c.get_int(t + "receivers", p.receivers, 1, 4096));
-    p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
-    p.bottleneck_rate = gbps(c, t + "bottleneck_rate_gbps", p.bottleneck_rate.gbps());
-    p.host_delay = c.get_us(t + "host_delay_us", p.host_delay);
-    p.bottleneck_delay = c.get_us(t + "bottleneck_delay_us", p.bottleneck_delay);
-    return dumbbell(p);
+  // Keys several kinds share.
+  Rate host_rate(Rate def) { return gbps(c, key("host_rate_gbps"), def.gbps()); }
+  Rate fabric_rate(Rate def) { return gbps(c, key("fabric_rate_gbps"), def.gbps()); }
+  Time link_delay(Time def) { return c.get_us(key("link_delay_us"), def); }
+  Rate rate(Rate def) { return gbps(c, key("rate_gbps"), def.gbps()); }
+  Time host_delay(Time def) { return c.get_us(key("host_delay_us"), def); }
+  // The fat-trees' k (even).
+  int k(int def) {
+    const int v = count("k", def, 2, 64);
+    if (v % 2) c.fail(key("k"), "k must be even");
+    return v;
   }
-  if (kind == "star") {
-    StarParams p;
-    p.hosts = static_cast<int>(c.get_int(t + "hosts", p.hosts, 2, 4096));
-    p.rate = gbps(c, t + "rate_gbps", p.rate.gbps());
-    p.delay = c.get_us(t + "link_delay_us", p.delay);
-    return star(p);
+  // The links of the switched fabrics: host_rate_gbps, fabric_rate_gbps, link_delay_us.
+  template <class Params>
+  void fabric_links(Params& p) {
+    p.host_rate = host_rate(p.host_rate);
+    p.fabric_rate = fabric_rate(p.fabric_rate);
+    p.delay = link_delay(p.delay);
   }
-  if (kind == "leaf_spine") {
-    LeafSpineParams p;
-    p.leaves = static_cast<int>(c.get_int(t + "leaves", p.leaves, 1, 1024));
-    p.spines = static_cast<int>(c.get_int(t + "spines", p.spines, 1, 1024));
-    p.hosts_per_leaf = static_cast<int>(c.get_int(t + "hosts_per_leaf", p.hosts_per_leaf, 1, 1024));
-    p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
-    p.fabric_rate = gbps(c, t + "fabric_rate_gbps", p.fabric_rate.gbps());
-    p.delay = c.get_us(t + "link_delay_us", p.delay);
-    return leaf_spine(p);
-  }
-  if (kind == "fat_tree") {
-    FatTreeParams p;
-    p.k = static_cast<int>(c.get_int(t + "k", p.k, 2, 64));
-    if (p.k % 2) c.fail(t + "k", "k must be even");
-    p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
-    p.fabric_rate = gbps(c, t + "fabric_rate_gbps", p.fabric_rate.gbps());
-    p.delay = c.get_us(t + "link_delay_us", p.delay);
-    return fat_tree(p);
-  }
-  if (kind == "fat_tree_3tier") {
-    FatTree3TierParams p;
-    p.pods = static_cast<int>(c.get_int(t + "pods", p.pods, 1, 256));
-    p.tors_per_pod = static_cast<int>(c.get_int(t + "tors_per_pod", p.tors_per_pod, 1, 256));
-    p.aggs_per_pod = static_cast<int>(c.get_int(t + "aggs_per_pod", p.aggs_per_pod, 1, 256));
-    p.hosts_per_tor = static_cast<int>(c.get_int(t + "hosts_per_tor", p.hosts_per_tor, 1, 1024));
-    p.cores = static_cast<int>(c.get_int(t + "cores", p.cores, 1, 1024));
-    if (p.cores % p.aggs_per_pod) c.fail(t + "cores", "must be a multiple of aggs_per_pod");
-    p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
-    p.fabric_rate = gbps(c, t + "fabric_rate_gbps", p.fabric_rate.gbps());
-    p.delay = c.get_us(t + "link_delay_us", p.delay);
-    return fat_tree_3tier(p);
-  }
-  if (kind == "cross_dc") {
-    CrossDcParams p;
-    p.k = static_cast<int>(c.get_int(t + "k", p.k, 2, 64));
-    if (p.k % 2) c.fail(t + "k", "k must be even");
-    p.hosts_per_edge = static_cast<int>(c.get_int(t + "hosts_per_edge", p.hosts_per_edge, 0, 1024));
-    p.host_rate = gbps(c, t + "host_rate_gbps", p.host_rate.gbps());
-    p.fabric_rate = gbps(c, t + "fabric_rate_gbps", p.fabric_rate.gbps());
-    p.delay = c.get_us(t + "link_delay_us", p.delay);
-    p.long_haul_rate = gbps(c, t + "long_haul_rate_gbps", p.long_haul_rate.gbps());
-    p.long_haul_delay = c.get_us(t + "long_haul_delay_us", p.long_haul_delay);
-    return cross_dc(p);
-  }
-  // mercury_victim
+};
+
+TopoSpec read_topology_file(TopologyKeys& t) {
+  if (!t.c.has("topology.file"))
+    t.c.fail("topology.kind", "kind = \"file\" needs topology.file (an ns-3 topology file)");
+  return read_hpcc_topology(resolve_path(t.c, t.c.get_string("topology.file", "")));
+}
+
+TopoSpec read_dumbbell(TopologyKeys& t) {
+  DumbbellParams p;
+  p.senders = t.count("senders", p.senders, 1, 4096);
+  p.receivers = t.count("receivers", p.receivers, 1, 4096);
+  p.host_rate = t.host_rate(p.host_rate);
+  p.bottleneck_rate = gbps(t.c, t.key("bottleneck_rate_gbps"), p.bottleneck_rate.gbps());
+  p.host_delay = t.host_delay(p.host_delay);
+  p.bottleneck_delay = t.c.get_us(t.key("bottleneck_delay_us"), p.bottleneck_delay);
+  return dumbbell(p);
+}
+
+TopoSpec read_star(TopologyKeys& t) {
+  StarParams p;
+  p.hosts = t.count("hosts", p.hosts, 2, 4096);
+  p.rate = t.rate(p.rate);
+  p.delay = t.link_delay(p.delay);
+  return star(p);
+}
+
+TopoSpec read_leaf_spine(TopologyKeys& t) {
+  LeafSpineParams p;
+  p.leaves = t.count("leaves", p.leaves, 1, 1024);
+  p.spines = t.count("spines", p.spines, 1, 1024);
+  p.hosts_per_leaf = t.count("hosts_per_leaf", p.hosts_per_leaf, 1, 1024);
+  t.fabric_links(p);
+  return leaf_spine(p);
+}
+
+TopoSpec read_fat_tree(TopologyKeys& t) {
+  FatTreeParams p;
+  p.k = t.k(p.k);
+  t.fabric_links(p);
+  return fat_tree(p);
+}
+
+TopoSpec read_fat_tree_3tier(TopologyKeys& t) {
+  FatTree3TierParams p;
+  p.pods = t.count("pods", p.pods, 1, 256);
+  p.tors_per_pod = t.count("tors_per_pod", p.tors_per_pod, 1, 256);
+  p.aggs_per_pod = t.count("aggs_per_pod", p.aggs_per_pod, 1, 256);
+  p.hosts_per_tor = t.count("hosts_per_tor", p.hosts_per_tor, 1, 1024);
+  p.cores = t.count("cores", p.cores, 1, 1024);
+  if (p.cores % p.aggs_per_pod) t.c.fail(t.key("cores"), "must be a multiple of aggs_per_pod");
+  t.fabric_links(p);
+  return fat_tree_3tier(p);
+}
+
+TopoSpec read_cross_dc(TopologyKeys& t) {
+  CrossDcParams p;
+  p.k = t.k(p.k);
+  p.hosts_per_edge = t.count("hosts_per_edge", p.hosts_per_edge, 0, 1024);
+  t.fabric_links(p);
+  p.long_haul_rate = gbps(t.c, t.key("long_haul_rate_gbps"), p.long_haul_rate.gbps());
+  p.long_haul_delay = t.c.get_us(t.key("long_haul_delay_us"), p.long_haul_delay);
+  return cross_dc(p);
+}
+
+TopoSpec read_mercury_victim(TopologyKeys& t) {
   MercuryVictimParams p;
-  p.host_rate_h12 = gbps(c, t + "h12_rate_gbps", p.host_rate_h12.gbps());
-  p.rate = gbps(c, t + "rate_gbps", p.rate.gbps());
-  p.switch_delay = c.get_us(t + "switch_delay_us", p.switch_delay);
-  p.host_delay = c.get_us(t + "host_delay_us", p.host_delay);
-  p.burst_senders = static_cast<int>(c.get_int(t + "burst_senders", p.burst_senders, 0, 256));
-  p.bursts_via_switch = c.get_bool(t + "bursts_via_switch", p.bursts_via_switch);
+  p.host_rate_h12 = gbps(t.c, t.key("h12_rate_gbps"), p.host_rate_h12.gbps());
+  p.rate = t.rate(p.rate);
+  p.switch_delay = t.c.get_us(t.key("switch_delay_us"), p.switch_delay);
+  p.host_delay = t.host_delay(p.host_delay);
+  p.burst_senders = t.count("burst_senders", p.burst_senders, 0, 256);
+  p.bursts_via_switch = t.c.get_bool(t.key("bursts_via_switch"), p.bursts_via_switch);
   return mercury_victim(p);
 }
 
-void read_switch(Config& c, SwitchSettings& s) {
+// The topology kinds (topology.kind), in the order `rocesim list` and the messages give them, with their
+// readers.
+struct TopologyKind {
+  const char* name;
+  TopoSpec (*read)(TopologyKeys&);
+};
+constexpr TopologyKind kTopologyKinds[] = {
+    {"dumbbell", read_dumbbell},
+    {"star", read_star},
+    {"leaf_spine", read_leaf_spine},
+    {"fat_tree", read_fat_tree},
+    {"fat_tree_3tier", read_fat_tree_3tier},
+    {"mercury_victim", read_mercury_victim},
+    {"file", read_topology_file},
+    {"cross_dc", read_cross_dc},
+};
+
+TopoSpec read_topology(Config& c) {
+  const std::string kind = c.get_string("topology.kind", "dumbbell", topology_kinds());
+  TopologyKeys keys{c};
+  // get_string accepts only the kinds of the table.
+  return std::find_if(std::begin(kTopologyKinds), std::end(kTopologyKinds),
+                      [&](const TopologyKind& k) { return kind == k.name; })
+      ->read(keys);
+}
+
+// A key whose value names one of `names` (in the order the messages list them): the value named. Its
+// default is the name of `def`.
+template <class T>
+T choice(Config& c, const std::string& key, T def, std::initializer_list<std::pair<const char*, T>> names) {
+  std::vector<std::string> allowed;
+  std::string def_name;
+  for (const auto& [name, value] : names) {
+    allowed.emplace_back(name);
+    if (value == def && def_name.empty()) def_name = name;
+  }
+  const std::string v = c.get_string(key, def_name, allowed);
+  for (const auto& [name, value] : names)
+    if (v == name) return value;
+  return def;  // not reached: get_string accepts only the names
+}
+
+// [switch]: the buffer and the link-level flow control, "pfc", "credit" (InfiniBand-style CBFC,
+// net/credit.h) or "none" (the default follows switch.pfc).
+void read_switch_flow_control(Config& c, SwitchSettings& s) {
   const std::string k = "switch.";
   s.buffer_bytes = c.get_int(k + "buffer_bytes", s.buffer_bytes, 10'000, int64_t{1} << 40);
   s.pfc_enabled = c.get_bool(k + "pfc", s.pfc_enabled);
-  // Link-level flow control: "pfc", "credit" (InfiniBand-style CBFC, net/credit.h) or "none";
-  // the default follows switch.pfc.
   const std::string fc_def = s.credit_enabled ? "credit" : s.pfc_enabled ? "pfc" : "none";
   const std::string fc = c.get_string(k + "flow_control", fc_def, {"pfc", "credit", "none"});
   s.pfc_enabled = fc == "pfc";
@@ -146,9 +211,13 @@ void read_switch(Config& c, SwitchSettings& s) {
   s.credit_buffer_bytes =
       c.get_int(k + "credit_buffer_bytes", s.credit_buffer_bytes, 10'000, int64_t{1} << 40);
   s.credit_period = c.get_us(k + "credit_period_us", s.credit_period, 0.001);
-  const std::string mode = c.get_string(
-      k + "pfc_mode", s.pfc_mode == PfcThresholdMode::kDynamic ? "dynamic" : "static", {"dynamic", "static"});
-  s.pfc_mode = mode == "dynamic" ? PfcThresholdMode::kDynamic : PfcThresholdMode::kStatic;
+}
+
+// [switch]: the PFC thresholds (dynamic or static Xoff / Xon) and headroom.
+void read_switch_pfc(Config& c, SwitchSettings& s) {
+  const std::string k = "switch.";
+  s.pfc_mode = choice(c, k + "pfc_mode", s.pfc_mode,
+                      {{"dynamic", PfcThresholdMode::kDynamic}, {"static", PfcThresholdMode::kStatic}});
   s.reserve_bytes = c.get_int(k + "reserve_bytes", s.reserve_bytes, 0, int64_t{1} << 32);
   s.resume_offset_bytes = c.get_int(k + "resume_offset_bytes", s.resume_offset_bytes, 0, int64_t{1} << 32);
   s.dt_shift_at_host_rate = static_cast<int>(c.get_int(k + "dt_shift", s.dt_shift_at_host_rate, 0, 16));
@@ -160,6 +229,11 @@ void read_switch(Config& c, SwitchSettings& s) {
   s.headroom_factor = c.get_double(k + "headroom_factor", s.headroom_factor, 0, 100);
   s.headroom_extra_bytes =
       c.get_int(k + "headroom_extra_bytes", s.headroom_extra_bytes, -1, int64_t{1} << 40);
+}
+
+// [switch]: ECN marking (RED between kmin and kmax, optionally scaled with the port's rate).
+void read_switch_ecn(Config& c, SwitchSettings& s) {
+  const std::string k = "switch.";
   s.ecn_enabled = c.get_bool(k + "ecn", s.ecn_enabled);
   s.kmin_bytes = c.get_int(k + "kmin_bytes", s.kmin_bytes, 0, int64_t{1} << 40);
   s.kmax_bytes = c.get_int(k + "kmax_bytes", s.kmax_bytes, 0, int64_t{1} << 40);
@@ -168,7 +242,11 @@ void read_switch(Config& c, SwitchSettings& s) {
   s.pmax = c.get_double(k + "pmax", s.pmax, 0, 1);
   s.ecn_scale_with_rate = c.get_bool(k + "ecn_scale_with_rate", s.ecn_scale_with_rate);
   s.ecn_ref_rate = gbps(c, k + "ecn_ref_rate_gbps", s.ecn_ref_rate.gbps());
-  s.acks_in_data_class = c.get_bool(k + "acks_in_data_class", s.acks_in_data_class);
+}
+
+// [switch]: the headroom and PFC thresholds of long-haul ports.
+void read_switch_long_haul(Config& c, SwitchSettings& s) {
+  const std::string k = "switch.";
   s.long_haul_headroom_bytes =
       c.get_int(k + "long_haul_headroom_bytes", s.long_haul_headroom_bytes, 0, int64_t{1} << 40);
   s.long_haul_xoff_bytes = c.get_int(k + "long_haul_xoff_bytes", s.long_haul_xoff_bytes, 0, int64_t{1} << 40);
@@ -176,46 +254,57 @@ void read_switch(Config& c, SwitchSettings& s) {
   if (s.long_haul_xoff_bytes > 0 && s.long_haul_xon_bytes > s.long_haul_xoff_bytes)
     c.fail(k + "long_haul_xon_bytes",
            fmt::format("must not exceed long_haul_xoff_bytes ({})", s.long_haul_xoff_bytes));
-  const std::string model = c.get_string(
-      k + "model", s.model == SwitchModel::kSharedBuffer ? "shared_buffer" : "input_output_queued",
-      {"shared_buffer", "input_output_queued"});
-  s.model = model == "shared_buffer" ? SwitchModel::kSharedBuffer : SwitchModel::kInputOutputQueued;
+}
+
+// [switch]: the architecture (shared buffer, or input and output queues) and its queues.
+void read_switch_model(Config& c, SwitchSettings& s) {
+  const std::string k = "switch.";
+  s.model = choice(c, k + "model", s.model,
+                   {{"shared_buffer", SwitchModel::kSharedBuffer},
+                    {"input_output_queued", SwitchModel::kInputOutputQueued}});
   s.input_queue_bytes = c.get_int(k + "input_queue_bytes", s.input_queue_bytes, 2'000, int64_t{1} << 40);
   s.output_queue_bytes = c.get_int(k + "output_queue_bytes", s.output_queue_bytes, 2'000, int64_t{1} << 40);
   if (s.model == SwitchModel::kInputOutputQueued && s.credit_enabled)
     c.fail(k + "model", "input_output_queued supports flow_control = \"pfc\" or \"none\", not \"credit\"");
-  const std::string iq = c.get_string(
-      k + "input_queueing", s.input_queueing == InputQueueing::kVoq ? "voq" : "fifo", {"fifo", "voq"});
-  s.input_queueing = iq == "voq" ? InputQueueing::kVoq : InputQueueing::kFifo;
+  s.input_queueing = choice(c, k + "input_queueing", s.input_queueing,
+                            {{"fifo", InputQueueing::kFifo}, {"voq", InputQueueing::kVoq}});
   if (s.input_queueing == InputQueueing::kVoq && s.model != SwitchModel::kInputOutputQueued)
     c.fail(k + "input_queueing", "\"voq\" needs model = \"input_output_queued\"");
-  // Routing (net/path_select.h): independent of the scheme.
-  const char* routing_names[] = {"ecmp", "flowlet", "spray", "adaptive"};
-  const std::string routing = c.get_string(k + "routing", routing_names[static_cast<int>(s.routing)],
-                                           {"ecmp", "flowlet", "spray", "adaptive"});
-  s.routing = routing == "flowlet"    ? Routing::kFlowlet
-              : routing == "spray"    ? Routing::kSpray
-              : routing == "adaptive" ? Routing::kAdaptive
-                                      : Routing::kEcmp;
-  s.ecmp_hash = c.get_string(k + "ecmp_hash", s.ecmp_hash == EcmpHash::kHpccSim ? "hpcc_sim" : "rocesim",
-                             {"rocesim", "hpcc_sim"}) == "hpcc_sim"
-                    ? EcmpHash::kHpccSim
-                    : EcmpHash::kRocesim;
+}
+
+// [switch]: routing (net/path_select.h), independent of the scheme.
+void read_switch_routing(Config& c, SwitchSettings& s) {
+  const std::string k = "switch.";
+  s.routing = choice(c, k + "routing", s.routing,
+                     {{"ecmp", Routing::kEcmp},
+                      {"flowlet", Routing::kFlowlet},
+                      {"spray", Routing::kSpray},
+                      {"adaptive", Routing::kAdaptive}});
+  s.ecmp_hash = choice(c, k + "ecmp_hash", s.ecmp_hash,
+                       {{"rocesim", EcmpHash::kRocesim}, {"hpcc_sim", EcmpHash::kHpccSim}});
   s.ecmp_seed = c.get_int(k + "ecmp_seed", s.ecmp_seed, -1, int64_t{1} << 62);
   s.flowlet_gap = c.get_us(k + "flowlet_gap_us", s.flowlet_gap, 0, 1e7);
   s.flowlet_table_size =
       static_cast<int>(c.get_int(k + "flowlet_table_size", s.flowlet_table_size, 1, int64_t{1} << 24));
   if ((s.flowlet_table_size & (s.flowlet_table_size - 1)) != 0)
     c.fail(k + "flowlet_table_size", "expected a power of two");
-  s.spray = c.get_string(k + "spray", s.spray == SprayMode::kRandom ? "random" : "round_robin",
-                         {"random", "round_robin"}) == "random"
-                ? SprayMode::kRandom
-                : SprayMode::kRoundRobin;
+  s.spray = choice(c, k + "spray", s.spray,
+                   {{"random", SprayMode::kRandom}, {"round_robin", SprayMode::kRoundRobin}});
   s.adaptive_per_flowlet =
-      c.get_string(k + "adaptive_granularity", s.adaptive_per_flowlet ? "flowlet" : "packet",
-                   {"packet", "flowlet"}) == "flowlet";
+      choice(c, k + "adaptive_granularity", s.adaptive_per_flowlet, {{"packet", false}, {"flowlet", true}});
   s.adaptive_avoid_paused = c.get_bool(k + "adaptive_avoid_paused", s.adaptive_avoid_paused);
   s.failure_detection = c.get_us(k + "failure_detection_us", s.failure_detection, 0, 1e9);
+}
+
+// [switch], in the order of its groups of keys.
+void read_switch(Config& c, SwitchSettings& s) {
+  read_switch_flow_control(c, s);
+  read_switch_pfc(c, s);
+  read_switch_ecn(c, s);
+  s.acks_in_data_class = c.get_bool("switch.acks_in_data_class", s.acks_in_data_class);
+  read_switch_long_haul(c, s);
+  read_switch_model(c, s);
+  read_switch_routing(c, s);
 }
 
 void read_nic(Config& c, NicSettings& n) {
@@ -237,24 +326,19 @@ void read_nic(Config& c, NicSettings& n) {
   n.int_hop_bytes = c.get_int(k + "int_hop_bytes", n.int_hop_bytes, 0, 1000);
   n.int_base_bytes = c.get_int(k + "int_base_bytes", n.int_base_bytes, 0, 1000);
   n.timestamp_bytes = c.get_int(k + "timestamp_bytes", n.timestamp_bytes, 0, 1000);
-  const std::string ackp = c.get_string(k + "ack_priority", "scheme", {"scheme", "high", "data"});
-  n.ack_priority = ackp == "high"   ? NicSettings::AckPriority::kHigh
-                   : ackp == "data" ? NicSettings::AckPriority::kData
-                                    : NicSettings::AckPriority::kScheme;
-  const std::string lr =
-      c.get_string(k + "loss_recovery",
-                   n.loss_recovery == NicSettings::LossRecovery::kSelective ? "selective" : "go_back_n",
-                   {"go_back_n", "selective"});
+  using Nic = NicSettings;
+  n.ack_priority = choice(c, k + "ack_priority", Nic::AckPriority::kScheme,
+                          {{"scheme", Nic::AckPriority::kScheme},
+                           {"high", Nic::AckPriority::kHigh},
+                           {"data", Nic::AckPriority::kData}});
   n.loss_recovery =
-      lr == "selective" ? NicSettings::LossRecovery::kSelective : NicSettings::LossRecovery::kGoBackN;
+      choice(c, k + "loss_recovery", n.loss_recovery,
+             {{"go_back_n", Nic::LossRecovery::kGoBackN}, {"selective", Nic::LossRecovery::kSelective}});
   n.sack_window_packets =
       static_cast<int>(c.get_int(k + "sack_window_packets", n.sack_window_packets, 0, 1 << 20));
   n.loss_detection =
-      c.get_string(k + "loss_detection",
-                   n.loss_detection == NicSettings::LossDetection::kDupThresh ? "dupthresh" : "rack",
-                   {"rack", "dupthresh"}) == "dupthresh"
-          ? NicSettings::LossDetection::kDupThresh
-          : NicSettings::LossDetection::kReorderWindow;
+      choice(c, k + "loss_detection", n.loss_detection,
+             {{"rack", Nic::LossDetection::kReorderWindow}, {"dupthresh", Nic::LossDetection::kDupThresh}});
   n.reorder_window = c.get_us(k + "reorder_window_us", n.reorder_window);
   n.reorder_window_srtts =
       static_cast<int>(c.get_int(k + "reorder_window_srtts", n.reorder_window_srtts, 1, 255));
@@ -267,14 +351,11 @@ void read_nic(Config& c, NicSettings& n) {
   n.rto_low = c.get_us(k + "rto_low_us", n.rto_low, 0.001);
   n.rto_high = c.get_us(k + "rto_high_us", n.rto_high, 0.001);
   n.rto_low_packets = static_cast<int>(c.get_int(k + "rto_low_packets", n.rto_low_packets, 0, 1 << 20));
-  n.ideal_fct_hpcc_ns = c.get_string(k + "ideal_fct", n.ideal_fct_hpcc_ns ? "hpcc_ns" : "exact",
-                                     {"exact", "hpcc_ns"}) == "hpcc_ns";
+  n.ideal_fct_hpcc_ns =
+      choice(c, k + "ideal_fct", n.ideal_fct_hpcc_ns, {{"exact", false}, {"hpcc_ns", true}});
   n.source_ports =
-      c.get_string(k + "source_ports",
-                   n.source_ports == NicSettings::SourcePorts::kPerPair ? "per_pair" : "per_host",
-                   {"per_host", "per_pair"}) == "per_pair"
-          ? NicSettings::SourcePorts::kPerPair
-          : NicSettings::SourcePorts::kPerHost;
+      choice(c, k + "source_ports", n.source_ports,
+             {{"per_host", Nic::SourcePorts::kPerHost}, {"per_pair", Nic::SourcePorts::kPerPair}});
 }
 
 }  // namespace
@@ -286,16 +367,21 @@ std::string resolve_path(const Config& c, const std::string& p) {
   return (std::filesystem::path(c.dir()) / fp).lexically_normal().string();
 }
 
-int host_id(Config& c, const TopoSpec& topo, const std::string& key, const std::string& v) {
-  int id = -1;
+// The node `v` names in `topo`: its id (digits) or its name; fails at `key` when there is none.
+static int node_id(Config& c, const TopoSpec& topo, const std::string& key, const std::string& v) {
   if (!v.empty() && std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-    id = v.size() < 9 ? std::stoi(v) : -1;
+    const int id = v.size() < 9 ? std::stoi(v) : -1;
     if (id < 0 || id >= topo.num_nodes)
       c.fail(key, fmt::format("node id {} out of range 0..{}", v, topo.num_nodes - 1));
-  } else {
-    id = lookup_node(topo, v);
-    if (id < 0) c.fail(key, fmt::format("no node named '{}' in this topology", v));
+    return id;
   }
+  const int id = lookup_node(topo, v);
+  if (id < 0) c.fail(key, fmt::format("no node named '{}' in this topology", v));
+  return id;
+}
+
+int host_id(Config& c, const TopoSpec& topo, const std::string& key, const std::string& v) {
+  const int id = node_id(c, topo, key, v);
   if (topo.is_switch[id]) c.fail(key, fmt::format("node '{}' is a switch; flows run between hosts", v));
   return id;
 }
@@ -317,8 +403,9 @@ std::vector<std::string> scheme_names() {
   return n;
 }
 std::vector<std::string> topology_kinds() {
-  return {"dumbbell",       "star",           "leaf_spine", "fat_tree",
-          "fat_tree_3tier", "mercury_victim", "file",       "cross_dc"};
+  std::vector<std::string> names;
+  for (const TopologyKind& k : kTopologyKinds) names.emplace_back(k.name);
+  return names;
 }
 
 // The top-level keys (name, seed, duration, ...), then a check that every top-level key is known.
@@ -544,17 +631,7 @@ static void read_events(Config& c, Scenario& s) {
     if (ends.size() != 2)
       c.fail(k + "link", fmt::format("expected two node names or ids, got {}", ends.size()));
     int id[2];
-    for (int j = 0; j < 2; ++j) {
-      const std::string& v = ends[j];
-      if (!v.empty() && std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-        id[j] = v.size() < 9 ? std::stoi(v) : -1;
-        if (id[j] < 0 || id[j] >= s.topo.num_nodes)
-          c.fail(k + "link", fmt::format("node id {} out of range 0..{}", v, s.topo.num_nodes - 1));
-      } else {
-        id[j] = lookup_node(s.topo, v);
-        if (id[j] < 0) c.fail(k + "link", fmt::format("no node named '{}' in this topology", v));
-      }
-    }
+    for (int j = 0; j < 2; ++j) id[j] = node_id(c, s.topo, k + "link", ends[j]);
     e.a = id[0];
     e.b = id[1];
     const bool linked = std::any_of(s.topo.links.begin(), s.topo.links.end(), [&](const LinkSpec& l) {
@@ -629,9 +706,8 @@ static Scenario build(Config& c) {
   read_inline_flows(c, s);
   // start_times alone (profile hpcc-sim sets it in every scenario) does not declare a flow file.
   const bool start_times_only = c.has("flow_file.start_times") && !c.has("flow_file.path");
-  s.flow_start_times = c.get_string("flow_file.start_times", "exact", {"exact", "hpcc_sim"}) == "hpcc_sim"
-                           ? FlowStartTimes::kHpccSim
-                           : FlowStartTimes::kExact;
+  s.flow_start_times = choice(c, "flow_file.start_times", FlowStartTimes::kExact,
+                              {{"exact", FlowStartTimes::kExact}, {"hpcc_sim", FlowStartTimes::kHpccSim}});
   if (c.has("flow_file") && !start_times_only) {
     const std::string p = c.get_string("flow_file.path", "");
     if (p.empty()) c.fail("flow_file.path", "missing: the ns-3 flow file to read");
@@ -653,11 +729,9 @@ static Scenario build(Config& c) {
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "cannot open scenario file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return load_scenario_text(text.str(), path, overrides);
+  const std::optional<std::string> text = read_text(path);
+  if (!text) throw InputError(path, 0, "cannot open scenario file");
+  return load_scenario_text(*text, path, overrides);
 }
 
 Scenario load_scenario_text(std::string_view text, const std::string& name,

@@ -86,11 +86,37 @@ class RouteTable {
 
  private:
   using SetIndex = std::map<std::vector<uint16_t>, uint32_t>;
+  struct PodLayout;
+
   // The id of the port set `ports`, stored once.
   uint32_t intern(const std::vector<uint16_t>& ports, SetIndex& index);
+  // build(), step by step:
+  // Empties the per-node arrays for `n` nodes and picks the form: compact when every host with links has
+  // one attachment switch (each host's is then recorded).
+  void reset(int n, const TopoSpec& topo);
+  // Numbers the rows (one per switch, in `switches` order) and the destination columns: one per switch in
+  // the compact form (a host takes its switch's), else one per node; the last column is always empty
+  // (hosts without ports). Sets columns_; returns the node each column's search starts from.
+  std::vector<int> assign_columns(int n, const std::vector<bool>& is_switch,
+                                  const std::vector<int>& switches);
+  // Fills table_ (rows x columns_) with each switch's port set towards each column's root, one breadth-first
+  // search per root, calling `progress` every 1/16 of the roots.
+  void route_columns(const std::vector<Node*>& nodes, const std::vector<bool>& is_switch,
+                     const std::vector<int>& switches, const std::vector<int>& roots, SetIndex& index,
+                     const std::function<void(double)>& progress);
+  // Moves table_'s ids to the narrowest array that holds them (most fabrics have few distinct sets: their
+  // ids fit 16 bits, a fat-tree's 8), freeing the others.
+  void narrow_ids();
+  // Compact form: each attachment switch's ports towards each of its hosts.
+  void route_hosts(const std::vector<Node*>& nodes, SetIndex& index);
   // Turns the full compact table_ (rows x columns_) into the pod form when topo labels pods, the form holds
   // and it is smaller; returns whether it did.
   bool group_by_pods(const TopoSpec& topo, const std::vector<int>& switches);
+  // The pod form's groups of columns and rows for topo's pod labels (group_by_pods).
+  PodLayout pod_layout(const TopoSpec& topo, const std::vector<int>& switches) const;
+  // The pod form's ids (`rows` rows, then the pods' blocks) from the full table_ into `cells`; false when a
+  // row holds different ids towards one group's columns (the form does not hold).
+  bool pod_cells(const PodLayout& layout, size_t rows, std::vector<uint32_t>& cells) const;
 
   std::vector<uint32_t> rank_;  // per node, see set_visit_rank
   bool compact_ = false;

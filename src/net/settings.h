@@ -41,7 +41,7 @@ struct SwitchSettings {
   int dt_shift_at_host_rate = 3;          // dynamic threshold alpha = 2^-shift at host speed [sim: 1/8]
   Rate host_rate = Rate::from_gbps(100);  // speed whose ports use the shift above (one less per doubling)
   Bytes xoff_bytes = 320'000;             // static mode thresholds per (ingress port, priority)
-  Bytes xon_bytes = 318'000;              //   [seed 000 small topology: 320/318 KB]
+  Bytes xon_bytes = 318'000;              //   [Mercury paper's small topology: 320/318 KB]
   Bytes headroom_bytes = 0;               // per port; 0 = auto: headroom_factor x rate x link delay + 2 MTU
   double headroom_factor = 3.0;           // [sim: 3 x rate x delay]
   Bytes headroom_extra_bytes = -1;        // added to the auto headroom; -1 = 2 x (MTU + headers) [sim: 0]
@@ -60,11 +60,11 @@ struct SwitchSettings {
   // pfc_enabled = false. Every (ingress port, priority) grants its upstream credit_buffer_bytes; the
   // downstream returns freed space every credit_period (T_c).
   bool credit_enabled = false;
-  Bytes credit_buffer_bytes = 800'000;     // per (ingress port, priority) [seed 003 testbed: 800 KB]
-  Time credit_period = Time::from_us(60);  // T_c [seed 003 testbed: 60 us; IB: <= 65536 symbol times]
+  Bytes credit_buffer_bytes = 800'000;     // per (ingress port, priority) [TCD paper's testbed: 800 KB]
+  Time credit_period = Time::from_us(60);  // T_c [TCD paper's testbed: 60 us; IB: <= 65536 symbol times]
   // Ports of long-haul links (LinkSpec::long_haul). Headroom: one BDP of the link, rate x 2 x delay, plus
-  // the headroom extra above [seed 004: "headroom >= one BDP"; algorithms.md 1.2]; 0 = that auto value.
-  // Static Xoff/Xon of those ports; 0 = the values above [seed 004: 5 MB on long-haul ports].
+  // the headroom extra above [LSCC paper: "headroom >= one BDP"; algorithms.md 1.2]; 0 = that auto value.
+  // Static Xoff/Xon of those ports; 0 = the values above [LSCC paper: 5 MB on long-haul ports].
   Bytes long_haul_headroom_bytes = 0;
   Bytes long_haul_xoff_bytes = 0;
   Bytes long_haul_xon_bytes = 0;
@@ -72,16 +72,16 @@ struct SwitchSettings {
   // input_queue_bytes, with PFC driven by it (Xoff = input_queue_bytes - headroom, Xon = Xoff - 2 x
   // (MTU + headers)), and one output queue per egress port (all priorities) bounded by
   // output_queue_bytes, fed by a crossbar that serves the inputs waiting on it round robin. The shared
-  // buffer's thresholds (buffer_bytes, pfc_mode, reserve, dt_shift) are unused there. [seed 001 sec. 4.1:
+  // buffer's thresholds (buffer_bytes, pfc_mode, reserve, dt_shift) are unused there. [RCM paper sec. 4.1:
   // "virtual input queues at the input port and one output queue at the output port", 100 KB each]
   SwitchModel model = SwitchModel::kSharedBuffer;
-  Bytes input_queue_bytes = 100'000;   // [seed 001: 100 KB]
-  Bytes output_queue_bytes = 100'000;  // [seed 001: 100 KB]
+  Bytes input_queue_bytes = 100'000;   // [RCM paper: 100 KB]
+  Bytes output_queue_bytes = 100'000;  // [RCM paper: 100 KB]
   // kVoq: each (ingress port, priority) keeps one queue per egress port; their bytes together are bounded
   // by input_queue_bytes and drive PFC as above, and the crossbar of an output serves round robin the
   // virtual output queues that hold a packet for it. Head-of-line blocking then only comes from PFC on the
   // links (a full input pauses its upstream), not from a FIFO head waiting for another output.
-  // [seed 001 sec. 4.1: "virtual input queues (VOQ)"; kFifo: the model before this option, the default]
+  // [RCM paper sec. 4.1: "virtual input queues (VOQ)"; kFifo: the model before this option, the default]
   InputQueueing input_queueing = InputQueueing::kFifo;
 
   // --- routing (net/path_select.h) ---
@@ -161,7 +161,8 @@ struct NicSettings {
   //    The window is read again when it ends, so a path whose lateness grows (a queue building behind
   //    a slower link, a long PFC pause) keeps its packets from being resent while they are only late.
   //  kDupThresh [IRN: the first SACK above a hole]: at once, when a packet sack_reorder_packets or more
-  //    above it is SACKed. Every reordered packet is then taken for a loss (the model before issue 51).
+  //    above it is SACKed. Every reordered packet is then taken for a loss (the only model before
+  //    the reorder window).
   enum class LossDetection { kReorderWindow, kDupThresh };
   LossDetection loss_detection = LossDetection::kReorderWindow;
   Time reorder_window = Time::zero();  // 0 = adaptive (above)

@@ -1,4 +1,4 @@
-// The crossbar of the input-and-output queued switch model (SwitchSettings::model, settings.h; seed 001
+// The crossbar of the input-and-output queued switch model (SwitchSettings::model, settings.h; RCM paper
 // sec. 4.1). A data packet from a host or switch joins the FIFO input queue of its (ingress port,
 // priority); PFC pauses the upstream when that queue reaches its Xoff (net/switch_mmu.h). The head of an
 // input queue crosses to its output queue (chosen at arrival) as soon as that has room and no other input

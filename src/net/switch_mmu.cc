@@ -20,7 +20,7 @@ Bytes headroom_for(Rate rate, Time delay, Bytes fixed, double rtts, Bytes extra)
 Bytes port_headroom_bytes(const SwitchSettings& s, Rate rate, Time delay, bool long_haul,
                           Bytes packet_bytes) {
   const Bytes extra = s.headroom_extra_bytes >= 0 ? s.headroom_extra_bytes : 2 * packet_bytes;
-  // Long haul: one BDP of the link [seed 004; algorithms.md 1.2].
+  // Long haul: one BDP of the link [LSCC paper; algorithms.md 1.2].
   if (long_haul) return headroom_for(rate, delay, s.long_haul_headroom_bytes, 2.0, extra);
   return headroom_for(rate, delay, s.headroom_bytes, s.headroom_factor, extra);
 }

@@ -10,22 +10,11 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/text.h"
 
 namespace rocesim {
 
 namespace {
-
-std::vector<std::string_view> split_ws(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) ++i;
-    const size_t b = i;
-    while (i < s.size() && s[i] != ' ' && s[i] != '\t' && s[i] != '\r') ++i;
-    if (i > b) out.push_back(s.substr(b, i - b));
-  }
-  return out;
-}
 
 bool parse_int(std::string_view s, int64_t& v) {
   const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -53,7 +42,7 @@ FlowSlowdowns read_hpcc_fct(const std::string& path) {
   int n = 0;
   while (std::getline(in, line)) {
     ++n;
-    const auto f = split_ws(line);
+    const auto f = words(line);
     if (f.empty()) continue;
     if (f.size() != 8)
       throw InputError(path, n,

@@ -116,10 +116,10 @@ struct MercuryVictimParams {
 };
 TopoSpec mercury_victim(const MercuryVictimParams& p = {});
 
-// Two datacenters joined by a long-haul link (docs/scenarios.md "LSCC"; seed 004 Fig. 1): each is a k-ary
+// Two datacenters joined by a long-haul link (docs/scenarios.md "LSCC"; LSCC paper Fig. 1): each is a k-ary
 // fat-tree (as fat_tree() above, but with hosts_per_edge hosts on each edge switch) whose core switches all
 // link one egress switch; the two egress switches are joined by one long-haul link (LinkSpec::long_haul).
-// Defaults: the seed's ns-3 setting: k = 4 (16 hosts per DC, 2 per ToR), 40 Gb/s host links, 100 Gb/s
+// Defaults: the LSCC paper's ns-3 setting: k = 4 (16 hosts per DC, 2 per ToR), 40 Gb/s host links, 100 Gb/s
 // elsewhere inside a DC, 1 us per in-DC link, long-haul 200 Gb/s and 1 ms (200 km).
 // Ids: DC A hosts (edge-major) "a0".., DC B hosts "b0".., then DC A's edges, aggregations and cores, DC B's,
 // then the egress switches "egress_a", "egress_b". host_group: global edge index (DC A's edges first), so

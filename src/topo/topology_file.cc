@@ -8,14 +8,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <vector>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "core/text_fields.h"
 
 namespace rocesim {
@@ -468,13 +467,9 @@ TopoSpec read_hpcc_topology(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(path, 0, "cannot open topology file: it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "cannot open topology file (missing or unreadable)");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw InputError(path, 0, "cannot read topology file");
-  const std::string text = std::move(buf).str();
-  return parse_hpcc_topology(text, path);
+  const std::optional<std::string> text = read_text(path);
+  if (!text) throw InputError(path, 0, "cannot open topology file (missing or unreadable)");
+  return parse_hpcc_topology(*text, path);
 }
 
 void write_hpcc_topology(const TopoSpec& topo, std::ostream& out) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/text.h"
 
 namespace rocesim {
 
@@ -23,25 +24,13 @@ struct Row {
   int line = 0;
 };
 
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r')) ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) --e;
-  return std::string(s.substr(b, e - b));
-}
+// What a trace's fields and lines are trimmed of (CRLF files included).
+constexpr std::string_view kTraceBlank = " \t\r";
 
-std::vector<std::string> split(const std::string& s, const std::string& seps) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char ch : s) {
-    if (seps.find(ch) != std::string::npos) {
-      out.push_back(trim(cur));
-      cur.clear();
-    } else {
-      cur.push_back(ch);
-    }
-  }
-  out.push_back(trim(cur));
+// The fields of `s` between any of the characters `seps`, trimmed.
+std::vector<std::string> trace_fields(const std::string& s, std::string_view seps) {
+  std::vector<std::string> out = split(s, seps);
+  for (std::string& f : out) f = trim(f, kTraceBlank);
   return out;
 }
 
@@ -54,7 +43,7 @@ class Reader {
   [[noreturn]] void fail(int line, const std::string& what) const { throw InputError(path_, line, what); }
 
   void csv_header(const std::string& line, int lineno) {
-    const auto cols = split(line, ",");
+    const auto cols = trace_fields(line, ",");
     col_.assign(kColumns.size(), -1);
     for (size_t i = 0; i < cols.size(); ++i) {
       auto it = std::find(kColumns.begin(), kColumns.end(), cols[i]);
@@ -73,7 +62,7 @@ class Reader {
   }
 
   Row csv_row(const std::string& line, int lineno) {
-    const auto f = split(line, ",");
+    const auto f = trace_fields(line, ",");
     if (f.size() != ncols_)
       fail(lineno, fmt::format("{} fields where the header has {} columns", f.size(), ncols_));
     Row r;
@@ -85,7 +74,7 @@ class Reader {
     r.bytes = get(3);
     r.start_us = get(4);
     r.has_start = !r.start_us.empty();
-    for (const std::string& a : split(get(5), "; "))
+    for (const std::string& a : trace_fields(get(5), "; "))
       if (!a.empty()) r.after.push_back(a);
     r.delay_us = get(6);
     r.has_delay = !r.delay_us.empty();
@@ -199,7 +188,7 @@ class Reader {
     int format = 0;  // 1 CSV (after its header), 2 JSON Lines
     while (std::getline(in, line)) {
       ++lineno;
-      const std::string t = trim(line);
+      const std::string t = trim(line, kTraceBlank);
       if (t.empty() || t[0] == '#') continue;
       if (format == 0) {
         if (t[0] == '{') {

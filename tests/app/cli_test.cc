@@ -172,7 +172,7 @@ const BadCase kBadCases[] = {
     // TOML and scenario schema
     {"SyntaxError", "syntax_error.toml", "", "syntax_error.toml", 4, "TOML syntax error", Mode::kValidateAndRun, nullptr},
     {"UnknownTopLevelKey", "unknown_top_key.toml", "", "unknown_top_key.toml", 3, "unknown key 'seeed'", Mode::kValidate, "did you mean 'seed'"},
-    // A misspelling is the first error, before what its default causes, with a suggestion (issue 23).
+    // A misspelling is the first error, before what its default causes, with a suggestion.
     {"MisspelledTableFirst", "misspelled_table.toml", "", "misspelled_table.toml", 5, "unknown table 'topolgy'", Mode::kValidateAndRun, "did you mean 'topology'"},
     {"MisspelledKeyFirst", "misspelled_key_first.toml", "", "misspelled_key_first.toml", 8, "unknown key 'topology.hosts_per_lef'", Mode::kValidateAndRun, "did you mean 'hosts_per_leaf'"},
     {"MisspelledPattern", "misspelled_pattern.toml", "", "misspelled_pattern.toml", 10, "'alltoall' is not one of", Mode::kValidate, "did you mean 'all_to_all'"},
@@ -589,7 +589,8 @@ TEST_F(CliTest, ListWorkloadsAndHelp) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// 5. What a new user meets in the first hour (issue 23)
+// 5. What a new user meets in the first hour: the run table, the scheme's switch defaults, flows after
+// the end, the monitors' queues, the memory estimate, make run, compare-fct
 
 // A 2-host star and an ns-3 topology of it with a lossy link (error rate 0.02 on h0's link).
 void write_lossy_scenario(const fs::path& dir) {

@@ -1,4 +1,4 @@
-// No configuration hangs or lies (issue "No configuration hangs or lies", item 3): every congestion-control
+// No configuration hangs or lies: every congestion-control
 // scheme x every routing x both loss recoveries x every flow control x two fabrics x one and two threads, on
 // 16-host fabrics with traffic that reorders (a permutation of long flows, sprayed or moved), fills buffers
 // (a 15:1 incast) and, without flow control, loses (one lossy fabric link, and the buffer overflows of the

@@ -1,4 +1,4 @@
-// Lossy RoCE (issue #21, item 3): scenarios/multipath/lossy_websearch.toml (64-host leaf-spine, WebSearch
+// Lossy RoCE: scenarios/multipath/lossy_websearch.toml (64-host leaf-spine, WebSearch
 // at 50 % load, DCQCN, PFC off, 4 MB buffers) under go-back-N and under selective repeat, with and
 // without IRN's BDP cap.
 #include <gtest/gtest.h>
@@ -80,7 +80,7 @@ TEST(LossyWebSearch, SelectiveRepeatFinishesWhatGoBackNCannot) {
 
 }  // namespace
 
-// Reordering (issue #21, item 2): packet spraying under PFC, no loss at all. Go-back-N takes every
+// Reordering: packet spraying under PFC, no loss at all. Go-back-N takes every
 // overtaken packet for a loss and resends the rest of the window, which overtakes again; selective repeat
 // resends only what was overtaken and finishes (scenarios/multipath/README.md, WebSearch table).
 TEST(Spraying, CostsGoBackNItsReorderingButNotSelectiveRepeat) {
@@ -119,7 +119,7 @@ TEST(Spraying, CostsGoBackNItsReorderingButNotSelectiveRepeat) {
   EXPECT_LT(4 * sel["fct"]["slowdown"]["p99"].get<double>(), gbn["fct"]["slowdown"]["p99"].get<double>());
 }
 
-// A path that runs late by far more than 3 SRTTs (issue #51): one aggregation-to-core link of a sprayed
+// A path that runs late by far more than 3 SRTTs: one aggregation-to-core link of a sprayed
 // k = 4 fat-tree slowed to 10 Gb/s, so the packets through it come hundreds of microseconds behind the
 // rest, and each hole later than the last. The reorder window that learns the host's lateness resends
 // nothing; the window of SRTTs alone (reorder_window_lateness = 0) resends packets that were only late.

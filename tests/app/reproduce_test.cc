@@ -17,7 +17,10 @@
 
 namespace fs = std::filesystem;
 
+#include "file_util.h"
 #include "mpi_util.h"
+
+using rocesim::test::read_text_file;
 
 namespace {
 
@@ -38,13 +41,6 @@ Out sh(const std::string& cmd) {
   const int st = pclose(f);
   o.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return o;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
 }
 
 bool have_matplotlib() {
@@ -73,8 +69,8 @@ TEST(Reproduce, QuickTestSweepOfEveryPaperGivesEveryItsClaimANumber) {
                    "' --docs '" + docs.string() + "'");
   ASSERT_EQ(r.code, 0) << r.text;
   EXPECT_NE(r.text.find((out / "report.html").string()), std::string::npos) << r.text;
-  const std::string md = slurp(docs / "REPRODUCTION.md");
-  const std::string page = slurp(out / "report.html");
+  const std::string md = read_text_file(docs / "REPRODUCTION.md");
+  const std::string page = read_text_file(out / "report.html");
   size_t papers = 0, numbered = 0;
   for (const auto& e : fs::directory_iterator(kManifests)) {
     const fs::path m = e.path();
@@ -87,7 +83,7 @@ TEST(Reproduce, QuickTestSweepOfEveryPaperGivesEveryItsClaimANumber) {
       if (s.as_table()->get("test") && *(*s.as_table())["test"].value<bool>())
         test_sweeps.insert(*(*s.as_table())["name"].value<std::string>());
     ASSERT_EQ(test_sweeps.size(), 1u) << m;
-    const nlohmann::json claims = nlohmann::json::parse(slurp(out / key / "claims.json"))["claims"];
+    const nlohmann::json claims = nlohmann::json::parse(read_text_file(out / key / "claims.json"))["claims"];
     size_t on_test = 0;
     for (const auto& c : *t["claim"].as_array()) {
       const auto& ct = *c.as_table();
@@ -155,7 +151,7 @@ TEST(Reproduce, SeedsGiveIntervalsAndOneClaimReRunsAlone) {
   EXPECT_TRUE(fs::exists(out / "tcd" / "victim_40g" / "results.csv"));
   EXPECT_FALSE(fs::exists(out / "tcd" / "max_ton"));
   EXPECT_FALSE(fs::exists(out / "tcd" / "cbfc"));
-  const nlohmann::json claims = nlohmann::json::parse(slurp(out / "tcd" / "claims.json"))["claims"];
+  const nlohmann::json claims = nlohmann::json::parse(read_text_file(out / "tcd" / "claims.json"))["claims"];
   EXPECT_FALSE(claims.contains("T1"));
   for (const char* id : {"T2", "T3"}) {
     const auto& c = claims[id];
@@ -183,10 +179,11 @@ TEST(Reproduce, SeedsGiveIntervalsAndOneClaimReRunsAlone) {
     const toml::table t = toml::parse_file((run / "scenario.resolved.toml").string());
     EXPECT_EQ(t["seed"].value<int64_t>(), seed) << run;
   }
-  const std::string md = slurp(docs / "REPRODUCTION.md");
+  const std::string md = read_text_file(docs / "REPRODUCTION.md");
   EXPECT_NE(md.find("`rocesim reproduce tcd --scale quick --seeds 3 --claim T2`"), std::string::npos) << md;
   EXPECT_NE(md.find("(3 seeds)"), std::string::npos);
-  const nlohmann::json stored = nlohmann::json::parse(slurp(docs / "reproduction" / "tcd.quick.json"));
+  const nlohmann::json stored =
+      nlohmann::json::parse(read_text_file(docs / "reproduction" / "tcd.quick.json"));
   EXPECT_EQ(stored["claims"]["T2"]["per_seed"], claims["T2"]["per_seed"]);
   EXPECT_FALSE(stored["claims"].contains("T1"));
 
@@ -203,7 +200,7 @@ TEST(Reproduce, SensitivityRunsEachAlternativeSetting) {
   const fs::path man = tmp.path / "manifests";
   fs::create_directories(man);
   // tcd's manifest with a sensitivity entry for T1 (max T_on depends on the MTU, so 2000 B moves it).
-  std::ofstream(man / "tcd.toml") << slurp(kManifests / "tcd.toml")
+  std::ofstream(man / "tcd.toml") << read_text_file(kManifests / "tcd.toml")
                                   << "\n[[sensitivity]]\nclaim = \"T1\"\nvary = [\"nic.mtu_bytes=2000\"]\n"
                                      "seeds = 2\n";
   const Out r = sh("/usr/bin/python3 " + std::string(ROCESIM_TEST_DIR) + "/../tools/reproduce.py --rocesim " +
@@ -212,7 +209,7 @@ TEST(Reproduce, SensitivityRunsEachAlternativeSetting) {
                    (tmp.path / "out").string() + "' --docs '" + (tmp.path / "docs").string() + "'");
   ASSERT_EQ(r.code, 0) << r.text;
   const nlohmann::json s = nlohmann::json::parse(
-      slurp(tmp.path / "docs" / "reproduction" / "tcd.sensitivity.json"))["claims"]["T1"];
+      read_text_file(tmp.path / "docs" / "reproduction" / "tcd.sensitivity.json"))["claims"]["T1"];
   ASSERT_EQ(s["rows"].size(), 2u) << s.dump();
   EXPECT_EQ(s["rows"][0]["set"], "");
   EXPECT_EQ(s["rows"][0]["verdict"], "agree") << s.dump();
@@ -220,7 +217,7 @@ TEST(Reproduce, SensitivityRunsEachAlternativeSetting) {
   EXPECT_EQ(s["rows"][1]["verdict"], "disagree") << s.dump();
   EXPECT_EQ(s["rows"][1]["seeds"], nlohmann::json::array({1, 2}));
   EXPECT_EQ(s["command"], "rocesim reproduce tcd --sensitivity --claim T1");
-  const std::string md = slurp(tmp.path / "docs" / "REPRODUCTION.md");
+  const std::string md = read_text_file(tmp.path / "docs" / "REPRODUCTION.md");
   EXPECT_NE(md.find("**T1: sensitivity**"), std::string::npos) << md;
   EXPECT_NE(md.find("| nic.mtu_bytes=2000 |"), std::string::npos) << md;
 }
@@ -238,7 +235,7 @@ TEST(Reproduce, MpiSweepsGiveTheSameClaims) {
   const Out mpi = sh(kBinary + common + " --mpi '" + launcher + "' -o '" + (tmp.path / "mpi").string() + "'");
   ASSERT_EQ(mpi.code, 0) << mpi.text;
   const auto claims = [&](const char* dir) {
-    return nlohmann::json::parse(slurp(tmp.path / dir / "icc" / "claims.json"))["claims"];
+    return nlohmann::json::parse(read_text_file(tmp.path / dir / "icc" / "claims.json"))["claims"];
   };
   EXPECT_EQ(claims("mpi"), claims("local"));
   EXPECT_FALSE(claims("mpi").empty());

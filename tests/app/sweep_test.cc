@@ -29,6 +29,7 @@
 #include "app/progress.h"
 #include "config/scenario.h"
 #include "core/error.h"
+#include "file_util.h"
 #include "mpi_util.h"
 
 extern char** environ;
@@ -126,18 +127,6 @@ class TempDir {
   fs::path path_;
 };
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
-
 struct Proc {
   int status = -1;  // raw wait status
   std::string out, err;
@@ -171,8 +160,8 @@ Proc finish(pid_t pid, const fs::path& dir, std::chrono::steady_clock::time_poin
   while (waitpid(pid, &p.status, 0) < 0 && errno == EINTR) {
   }
   p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  p.out = read_file(dir / "stdout.txt");
-  p.err = read_file(dir / "stderr.txt");
+  p.out = test::read_text_file(dir / "stdout.txt");
+  p.err = test::read_text_file(dir / "stderr.txt");
   return p;
 }
 
@@ -206,7 +195,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 // results.csv as rows of column -> value.
 std::vector<std::map<std::string, std::string>> read_csv(const fs::path& p) {
-  std::istringstream in(read_file(p));
+  std::istringstream in(test::read_text_file(p));
   std::string line;
   std::vector<std::map<std::string, std::string>> rows;
   if (!std::getline(in, line)) return rows;
@@ -434,7 +423,7 @@ TEST_F(SweepRun, RunsEveryPointAndWritesTidyResults) {
 
   // Each run's grid values reached it.
   for (const auto& r : kRuns) {
-    const auto j = nlohmann::json::parse(read_file(out_ / r / "summary.json"));
+    const auto j = nlohmann::json::parse(test::read_text_file(out_ / r / "summary.json"));
     EXPECT_EQ(j["scheme"].get<std::string>(), r.substr(7, r.find(',') - 7)) << r;
     EXPECT_EQ(j["seed"].get<uint64_t>(), r.back() == '1' ? 1u : 2u) << r;
   }
@@ -444,14 +433,14 @@ TEST_F(SweepRun, RunsEveryPointAndWritesTidyResults) {
   const auto all_rows_csv = read_csv(out_ / "results.csv");
   std::vector<std::map<std::string, std::string>> rows, class_rows;
   for (const auto& r : all_rows_csv) (r.at("class") == "all" ? rows : class_rows).push_back(r);
-  const auto j0 = nlohmann::json::parse(read_file(out_ / kRuns[0] / "summary.json"));
+  const auto j0 = nlohmann::json::parse(test::read_text_file(out_ / kRuns[0] / "summary.json"));
   const size_t buckets = j0["fct"]["buckets"].size();
   ASSERT_GT(buckets, 0u);
   ASSERT_EQ(rows.size(), 4 * (buckets + 1));
   ASSERT_EQ(class_rows.size(), 4 * 2u) << "default (hadoop) and incast in each run";
   for (const auto& r : class_rows) {
     EXPECT_EQ(r.at("bucket"), "all");
-    const auto j = nlohmann::json::parse(read_file(out_ / r.at("run") / "summary.json"));
+    const auto j = nlohmann::json::parse(test::read_text_file(out_ / r.at("run") / "summary.json"));
     const auto& c = j["fct"]["classes"][r.at("class")];
     EXPECT_EQ(std::stoull(r.at("count")), c["count"].get<uint64_t>()) << r.at("run") << " " << r.at("class");
     EXPECT_DOUBLE_EQ(std::stod(r.at("slowdown_p99")), c["slowdown"]["p99"].get<double>());
@@ -469,7 +458,7 @@ TEST_F(SweepRun, RunsEveryPointAndWritesTidyResults) {
     ++per_run[r.at("run")];
     if (r.at("bucket") == "all") {
       ++all_rows[r.at("run")];
-      const auto j = nlohmann::json::parse(read_file(out_ / r.at("run") / "summary.json"));
+      const auto j = nlohmann::json::parse(test::read_text_file(out_ / r.at("run") / "summary.json"));
       EXPECT_EQ(std::stoull(r.at("count")), j["fct"]["count"].get<uint64_t>());
       EXPECT_DOUBLE_EQ(std::stod(r.at("fct_p99_us")), j["fct"]["fct_us"]["p99"].get<double>());
       EXPECT_EQ(std::stoull(r.at("pauses")), j["pfc"]["pauses_sent"].get<uint64_t>());
@@ -508,7 +497,7 @@ TEST_F(SweepRun, ThreadsKeepJobsTimesThreadsWithinTheCoresAndChangeNoResult) {
   EXPECT_NE(p.err.find("note: -j 1024 x --threads 2 is more than this machine's"), std::string::npos)
       << p.err;
   EXPECT_EQ(results_of(threaded), results);
-  const auto j = nlohmann::json::parse(read_file(threaded / kRuns[0] / "summary.json"));
+  const auto j = nlohmann::json::parse(test::read_text_file(threaded / kRuns[0] / "summary.json"));
   EXPECT_EQ(j["performance"]["parallel"]["threads"].get<int>(), 2);
 }
 
@@ -572,7 +561,7 @@ pid_t find_process(const std::vector<std::string>& parts) {
   for (const auto& e : fs::directory_iterator("/proc")) {
     const std::string name = e.path().filename().string();
     if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    std::string cmd = read_file(e.path() / "cmdline");
+    std::string cmd = test::read_text_file(e.path() / "cmdline");
     std::replace(cmd.begin(), cmd.end(), '\0', ' ');
     bool all = true;
     for (const auto& p : parts) all = all && cmd.find(p) != std::string::npos;
@@ -582,7 +571,7 @@ pid_t find_process(const std::vector<std::string>& parts) {
 }
 
 pid_t parent_of(pid_t pid) {
-  std::istringstream in(read_file(fs::path("/proc") / std::to_string(pid) / "stat"));
+  std::istringstream in(test::read_text_file(fs::path("/proc") / std::to_string(pid) / "stat"));
   std::string field;
   for (int i = 0; i < 4 && in >> field; ++i) {
   }
@@ -626,7 +615,7 @@ TEST_F(SweepRun, MpiLostRankFailsOnlyItsRun) {
 
 TEST_F(SweepRun, ResumesSkippingCompleteRunsAndRedoesADeletedOne) {
   ASSERT_EQ(sweep().code(), 0);
-  const std::string results = read_file(out_ / "results.csv");
+  const std::string results = test::read_text_file(out_ / "results.csv");
   std::map<std::string, fs::file_time_type> mtime;
   for (const auto& r : kRuns) mtime[r] = fs::last_write_time(out_ / r / "summary.json");
 
@@ -635,7 +624,7 @@ TEST_F(SweepRun, ResumesSkippingCompleteRunsAndRedoesADeletedOne) {
   EXPECT_EQ(count(again.out, "skipped"), 5u) << again.out;  // four runs, plus the summary line
   EXPECT_EQ(count(again.out, " done in "), 0u) << again.out;
   EXPECT_LT(again.seconds, 2.0);
-  EXPECT_EQ(read_file(out_ / "results.csv"), results);
+  EXPECT_EQ(test::read_text_file(out_ / "results.csv"), results);
   for (const auto& r : kRuns) EXPECT_EQ(fs::last_write_time(out_ / r / "summary.json"), mtime[r]) << r;
 
   // Deleting one summary.json makes that run (only) incomplete: it is run again, in place.
@@ -662,7 +651,7 @@ TEST_F(SweepRun, ResumesSkippingCompleteRunsAndRedoesADeletedOne) {
     }
     return out;
   };
-  EXPECT_EQ(strip(read_file(out_ / "results.csv")), strip(results));
+  EXPECT_EQ(strip(test::read_text_file(out_ / "results.csv")), strip(results));
 
   // --force re-runs everything.
   const Proc forced = sweep({"--force"});
@@ -675,14 +664,14 @@ TEST_F(SweepRun, ResumesSkippingCompleteRunsAndRedoesADeletedOne) {
 TEST_F(SweepRun, ResumeRedoesARunStoppedByACheck) {
   ASSERT_EQ(sweep().code(), 0);
   const fs::path summary = out_ / kRuns[1] / "summary.json";
-  auto j = nlohmann::json::parse(read_file(summary));
+  auto j = nlohmann::json::parse(test::read_text_file(summary));
   j["stopped"] = {{"reason", "deadlock"}, {"time_us", 1.0}, {"message", "a PFC cycle"}};
   write_file(summary, j.dump(2));
   const Proc again = sweep();
   ASSERT_EQ(again.code(), 0) << again.describe();
   EXPECT_EQ(count(again.out, "skipped (already complete)"), 3u) << again.out;
   EXPECT_NE(again.out.find(kRuns[1] + " done in"), std::string::npos) << again.out;
-  EXPECT_FALSE(nlohmann::json::parse(read_file(summary)).contains("stopped"));
+  EXPECT_FALSE(nlohmann::json::parse(test::read_text_file(summary)).contains("stopped"));
 }
 
 TEST_F(SweepRun, AFailingGridValueIsReportedAndTheOthersFinish) {
@@ -718,7 +707,7 @@ TEST_F(SweepRun, BadInputIsRejectedBeforeAnyRun) {
           tmp_->path());
   EXPECT_EQ(p.code(), 2) << p.describe();
   EXPECT_NE(p.err.find("holds no rocesim sweep"), std::string::npos) << p.err;
-  EXPECT_EQ(read_file(*tmp_ / "precious" / "notes.txt"), "keep me");
+  EXPECT_EQ(test::read_text_file(*tmp_ / "precious" / "notes.txt"), "keep me");
   EXPECT_FALSE(fs::exists(out_));
 }
 
@@ -777,7 +766,7 @@ TEST_F(SweepRun, ReportOnASweepEmbedsEveryFigure) {
   ASSERT_EQ(p.code(), 0) << p.describe();
   const fs::path html = out_ / "report.html";
   EXPECT_NE(p.out.find(fs::absolute(html).string()), std::string::npos) << p.out;
-  const std::string page = read_file(html);
+  const std::string page = test::read_text_file(html);
   EXPECT_GE(count(page, "<img src=\"data:image/png;base64,"), 6u);
   for (const char* caption : {"FCT slowdown vs flow size, load 0.3", "FCT slowdown vs flow size, load 0.6",
                               "FCT vs load", "Rates and queue over time", "PFC pauses per scheme",
@@ -799,7 +788,7 @@ TEST_F(SweepRun, ReportOnARunAndOnNothing) {
   const Proc p = cli({"report", run.string(), "-q"}, tmp_->path());
   ASSERT_EQ(p.code(), 0) << p.describe();
   EXPECT_EQ(p.out, fs::absolute(run / "report.html").string() + "\n");
-  const std::string page = read_file(run / "report.html");
+  const std::string page = test::read_text_file(run / "report.html");
   EXPECT_GE(count(page, "<img src=\"data:image/png;base64,"), 2u);
   for (const char* caption : {"FCT slowdown vs flow size", "Flow completion times by flow size", "Counters"})
     EXPECT_NE(page.find(caption), std::string::npos) << caption;

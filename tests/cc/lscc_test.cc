@@ -1,4 +1,4 @@
-// Cross-datacenter RDMA (seed 004; algorithms.md 2.10, 3.4, 3.5): the long-haul fabric (BDP headroom,
+// Cross-datacenter RDMA (LSCC paper; algorithms.md 2.10, 3.4, 3.5): the long-haul fabric (BDP headroom,
 // per-port PFC thresholds), LSCC's rate calculation (Alg. 1) and loops, HPCC*'s direct INT, SWING's relay.
 #include "cc/lscc.h"
 
@@ -29,10 +29,10 @@ namespace {
 
 constexpr Bytes kLsccLong = 100'000'000'000LL;
 
-// The seed's micro-benchmark fabric, shrunk: k = 2 fat-trees with two hosts per ToR (4 hosts per DC).
+// The LSCC paper's micro-benchmark fabric, shrunk: k = 2 fat-trees with two hosts per ToR (4 hosts per DC).
 TopoSpec tiny_cross_dc() { return cross_dc({.k = 2, .hosts_per_edge = 2}); }
 
-// Static PFC 300/100 KB in the DCs, 5 MB / 4.8 MB on long-haul ports [seed 004].
+// Static PFC 300/100 KB in the DCs, 5 MB / 4.8 MB on long-haul ports [LSCC paper].
 SwitchSettings lscc_switch() {
   SwitchSettings sw;
   sw.pfc_mode = PfcThresholdMode::kStatic;
@@ -103,7 +103,7 @@ TEST(LsccRateCalc, CountsTheAdjustmentsInFlightOnce) {
 
 TEST(CrossDc, ShapeAndLongHaulLink) {
   const TopoSpec t = cross_dc({});
-  EXPECT_EQ(t.num_hosts(), 32);  // k = 4: 16 hosts per DC, 2 per ToR [seed 004 Fig. 1]
+  EXPECT_EQ(t.num_hosts(), 32);  // k = 4: 16 hosts per DC, 2 per ToR [LSCC paper Fig. 1]
   EXPECT_EQ(t.num_nodes, 32 + 2 * 20 + 2);
   int long_links = 0;
   for (const LinkSpec& l : t.links) {
@@ -274,8 +274,8 @@ TEST(Lscc, PfcOnlyPausesTheLongHaulLinkInTheSameIncast) {
   EXPECT_GT(net.sw(eb).port(long_port(net, eb)).stats.pause_sent, 0u);
 }
 
-// HPCC* (seed 004 section V): direct INT from the near egress switch; the sources hold the long-haul ingress
-// queue bounded without long-haul PAUSEs and keep the link busy.
+// HPCC* (LSCC paper section V): direct INT from the near egress switch; the sources hold the long-haul
+// ingress queue bounded without long-haul PAUSEs and keep the link busy.
 TEST(HpccStar, DirectIntKeepsTheLongHaulLinkPauseFree) {
   HpccStarSettings s;
   s.hpcc = HpccSettings::for_nic_rate(Rate::from_gbps(40));
@@ -293,8 +293,8 @@ TEST(HpccStar, DirectIntKeepsTheLongHaulLinkPauseFree) {
 
 namespace {
 
-// lscc/load at `load` (scenarios/lscc/load.toml, the seed's two k = 4 fat-trees, WebSearch) for `scheme`:
-// PAUSEs sent across the long-haul link and the peak egress_b buffer.
+// lscc/load at `load` (scenarios/lscc/load.toml, the LSCC paper's two k = 4 fat-trees, WebSearch) for
+// `scheme`: PAUSEs sent across the long-haul link and the peak egress_b buffer.
 std::pair<uint64_t, Bytes> run_load(const std::string& scheme, double load, int stop_us) {
   const Scenario s = load_scenario(std::string(ROCESIM_SCENARIO_DIR) + "/lscc/load.toml",
                                    {"cc.scheme=" + scheme, "traffic[0].load=" + std::to_string(load),

@@ -1,4 +1,4 @@
-// Mercury (seed 000; algorithms.md 3.1): port-state detection at switches and window-carrying CNPs.
+// Mercury (Mercury paper; algorithms.md 3.1): port-state detection at switches and window-carrying CNPs.
 #include "cc/mercury.h"
 
 #include <gtest/gtest.h>

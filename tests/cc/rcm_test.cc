@@ -1,4 +1,4 @@
-// RCM (seed 001; algorithms.md 3.2) and the input-and-output queued switch model it runs on.
+// RCM (RCM paper; algorithms.md 3.2) and the input-and-output queued switch model it runs on.
 #include "cc/rcm.h"
 
 #include <gtest/gtest.h>
@@ -77,7 +77,7 @@ BurstRun run_burst(std::unique_ptr<CongestionControl> cc) {
   return r;
 }
 
-// rcm/victim (seed 001 Fig. 7) on the k = 12 fat-tree: S1..S4 = h3, h4, h0, h1 -> D0 = h39 and the victim
+// rcm/victim (RCM paper Fig. 7) on the k = 12 fat-tree: S1..S4 = h3, h4, h0, h1 -> D0 = h39 and the victim
 // Sv = h2 -> Dv = h9, long flows (ECMP seed 1 maps S1, S2, Sv through one aggregation switch).
 std::vector<FlowSpec> rcm_victim_flows() {
   const Bytes big = 100'000'000'000LL;
@@ -137,7 +137,7 @@ TEST(SwitchModel, IoqIncastLosslessWithinLimits) {
 }
 
 // The crossbar serves inputs round robin: a burst entering s1 by its own port takes half the output
-// while four incast flows share the other input (seed 001 Fig. 6: 50 and 12.5 Gb/s), under DCQCN.
+// while four incast flows share the other input (RCM paper Fig. 6: 50 and 12.5 Gb/s), under DCQCN.
 TEST(SwitchModel, IoqCrossbarRoundRobinAmongInputs) {
   const BurstRun r = run_burst(std::make_unique<Dcqcn>(DcqcnSettings::mellanox(Rate::from_gbps(100))));
   EXPECT_EQ(r.drops, 0u);
@@ -233,7 +233,7 @@ TEST(Rcm, WithoutCrdNothingHappens) {
   EXPECT_NEAR(mean_gbps(r, 4, 160, 190), mean_gbps(d, 4, 160, 190), 0.01);
 }
 
-// rcm/victim (seed 001 Fig. 7) on the k = 12 fat-tree: S1 = h3, S2 = h4 (via SW_L1_5 = agg 509, then two
+// rcm/victim (RCM paper Fig. 7) on the k = 12 fat-tree: S1 = h3, S2 = h4 (via SW_L1_5 = agg 509, then two
 // different cores) and S3 = h0, S4 = h1 (via agg 504) send to D0 = h39; Sv = h2 -> h9 shares e0's uplink
 // to 509 with S1 and S2. Once the incast's back-pressure reaches 509, its congested input from e0 sends
 // CNs naming the harmful flows of every congested output it feeds (S1's and S2's core ports), and e0's
@@ -281,7 +281,7 @@ TEST(Rcm, VictimEdgeHoldsIncastFlowsNotVictim) {
 
 namespace {
 
-// rcm/victim (seed 001 Fig. 7) with back-pressure alone: the switches mark no ECN, so the hosts' DCQCN
+// rcm/victim (RCM paper Fig. 7) with back-pressure alone: the switches mark no ECN, so the hosts' DCQCN
 // never cuts and only PFC (and, under RCM, the switches' hop-by-hop control) acts. The paper's DCQCN
 // curve, Sv ~25 Gb/s, is exactly that head-of-line outcome of PFC. VOQ inputs, as in the paper.
 // S1..S4 = h3, h4, h0, h1 -> D0 = h39; Sv = h2 -> Dv = h9 shares e0's uplink with S1 and S2.

@@ -30,6 +30,7 @@
 #include "config/hpcc_config.h"
 #include "config/profiles.h"
 #include "config/scenario.h"
+#include "file_util.h"
 #include "net/network.h"
 #include "net/switch.h"
 #include "stats/writers.h"
@@ -42,13 +43,6 @@ using namespace rocesim;
 namespace {
 
 const std::string kData = std::string(ROCESIM_TEST_DIR) + "/data/hpcc";
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::vector<std::vector<std::string>> rows_of(const std::string& text) {
   std::vector<std::vector<std::string>> rows;
@@ -558,7 +552,7 @@ TEST(HpccCli, RunsAConfigAndWritesFctAndPfcWhereItSays) {
   EXPECT_NE(r.out.find("warning: mix/config.txt:8: TRACE_FILE is not supported"), std::string::npos) << r.out;
 
   // fct.txt: sip dip sport dport size start_ns fct_ns standalone_ns, in completion order.
-  const auto fct = rows_of(slurp(tmp.path() / "mix" / "fct_topology_flow_dcqcn.txt"));
+  const auto fct = rows_of(test::read_text_file(tmp.path() / "mix" / "fct_topology_flow_dcqcn.txt"));
   ASSERT_EQ(fct.size(), 6u);
   const std::map<std::string, std::string> standalone = {
       // by "sip dip size" (ideal FCTs by hand)
@@ -576,11 +570,12 @@ TEST(HpccCli, RunsAConfigAndWritesFctAndPfcWhereItSays) {
     EXPECT_GE(finish, last_finish);
     last_finish = finish;
   }
-  EXPECT_EQ(slurp(tmp.path() / "mix" / "fct_topology_flow_dcqcn.txt"), slurp(tmp.path() / "out" / "fct.txt"));
+  EXPECT_EQ(test::read_text_file(tmp.path() / "mix" / "fct_topology_flow_dcqcn.txt"),
+            test::read_text_file(tmp.path() / "out" / "fct.txt"));
 
   // pfc.txt: time_ns node node_type ifindex 1/0, one line per frame received: as many as were sent.
-  const auto pfc = rows_of(slurp(tmp.path() / "mix" / "pfc_topology_flow_dcqcn.txt"));
-  const auto summary = nlohmann::json::parse(slurp(tmp.path() / "out" / "summary.json"));
+  const auto pfc = rows_of(test::read_text_file(tmp.path() / "mix" / "pfc_topology_flow_dcqcn.txt"));
+  const auto summary = nlohmann::json::parse(test::read_text_file(tmp.path() / "out" / "summary.json"));
   const uint64_t frames =
       summary["pfc"]["pauses_sent"].get<uint64_t>() + summary["pfc"]["resumes_sent"].get<uint64_t>();
   ASSERT_GT(frames, 0u) << "the incast should pause";
@@ -600,7 +595,8 @@ TEST(HpccCli, RunsAConfigAndWritesFctAndPfcWhereItSays) {
   // The resolved scenario reruns as a plain scenario.
   const Cli again = run_cli(tmp.path(), "run out/scenario.resolved.toml -o out2 -q");
   ASSERT_EQ(again.code, 0) << again.out;
-  EXPECT_EQ(slurp(tmp.path() / "out" / "flows.csv"), slurp(tmp.path() / "out2" / "flows.csv"));
+  EXPECT_EQ(test::read_text_file(tmp.path() / "out" / "flows.csv"),
+            test::read_text_file(tmp.path() / "out2" / "flows.csv"));
 }
 
 TEST(HpccCli, RunsATopologyAndFlowFileWithoutAScenario) {
@@ -608,12 +604,13 @@ TEST(HpccCli, RunsATopologyAndFlowFileWithoutAScenario) {
   const Cli r = run_cli(tmp.path(), "run --topology-file '" + kData + "/mix/topology.txt' --flow-file '" +
                                         kData + "/mix/flow.txt' --scheme dcqcn --profile hpcc-sim -o out -q");
   ASSERT_EQ(r.code, 0) << r.out;
-  const toml::table resolved = toml::parse(slurp(tmp.path() / "out" / "scenario.resolved.toml"));
+  const toml::table resolved =
+      toml::parse(test::read_text_file(tmp.path() / "out" / "scenario.resolved.toml"));
   EXPECT_EQ(at(resolved, "profile").value_or(std::string()), "hpcc-sim");
   EXPECT_EQ(at(resolved, "cc.scheme").value_or(std::string()), "dcqcn");
   EXPECT_EQ(at(resolved, "switch.buffer_bytes").value_or(int64_t{0}), 32 << 20);
   EXPECT_EQ(at(resolved, "duration_ms").value_or(0.0), 4000.0);
-  EXPECT_EQ(rows_of(slurp(tmp.path() / "out" / "fct.txt")).size(), 6u);
+  EXPECT_EQ(rows_of(test::read_text_file(tmp.path() / "out" / "fct.txt")).size(), 6u);
 
   const Cli help = run_cli(tmp.path(), "run --help");
   for (const char* opt :
@@ -648,10 +645,10 @@ TEST(HpccCli, RefusesToOverwriteAnFctTxtItDidNotWrite) {
             std::string::npos)
       << refused.out;
   EXPECT_NE(refused.out.find("--force"), std::string::npos) << refused.out;
-  EXPECT_EQ(slurp(fct), "ns-3 output\n");
+  EXPECT_EQ(test::read_text_file(fct), "ns-3 output\n");
   const Cli forced = run_cli(tmp.path(), "run --hpcc-config mix/config.txt -q --force");
   ASSERT_EQ(forced.code, 0) << forced.out;
-  EXPECT_EQ(rows_of(slurp(fct)).size(), 6u);
+  EXPECT_EQ(rows_of(test::read_text_file(fct)).size(), 6u);
   EXPECT_TRUE(fs::exists(fct.string() + ".rocesim"));
   // rocesim's own output is replaced without --force.
   const Cli again = run_cli(tmp.path(), "run --hpcc-config mix/config.txt -q");

@@ -146,7 +146,7 @@ TEST(SelectiveRepeat, WindowedQpRecovers) {
   EXPECT_EQ(r.net->stats().retransmitted_packets, 2u);
 }
 
-// Regression (issue 51): a QP waiting for its window when the NACK came was rewound, but nothing woke the
+// Regression: a QP waiting for its window when the NACK came was rewound, but nothing woke the
 // NIC's port (Host::activate returns early for a QP already in the send list) and the timer, finding
 // nothing in flight, did not re-arm: the flow never finished. Window schemes (DCTCP, HPCC, ...) in lossy
 // runs hit it. The NACK now wakes the port (Host::wake), as the timeout does.
@@ -158,7 +158,7 @@ TEST(GoBackN, WindowedQpRecoversAfterANack) {
   EXPECT_EQ(r.net->stats().timeouts, 0u);  // the NACKs recovered both losses
 }
 
-// Regression (issue 51): with PFC on, go-back-N had no timer, so a lost last packet (a lossy wire, or a
+// Regression: with PFC on, go-back-N had no timer, so a lost last packet (a lossy wire, or a
 // reordered one whose NACK the receiver held back for nack_interval) left the flow waiting forever. Its
 // timer now runs whatever the flow control, as an RC queue pair's does.
 TEST(GoBackN, LostTailIsRecoveredByTheTimerUnderPfc) {
@@ -176,7 +176,7 @@ TEST(GoBackN, LostTailIsRecoveredByTheTimerUnderPfc) {
   }
 }
 
-// Regression (issue 51, found by the scenario fuzzer): the receiver answered a duplicate only when it
+// Regression (found by the scenario fuzzer): the receiver answered a duplicate only when it
 // reached its next expected byte. When the ACKs of a flow's end were lost, the timeout sent the sender back
 // to a point far below that, its window let it resend only packets the receiver had, none of them was
 // answered, and it timed out and resent them for ever. Every duplicate is now answered.

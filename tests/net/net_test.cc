@@ -464,8 +464,8 @@ TEST(NetworkPartitions, ChosenFromTheFabricSizeAndKeepPodsTogether) {
   EXPECT_THROW(flat.set_partitions(2), std::invalid_argument);
 }
 
-// The memory estimate counts what grows with the network, the routing tables first (issue 23: a k = 48
-// fat-tree passed it and reached 7.6 GB before it was killed), and set-up reports progress.
+// The memory estimate counts what grows with the network, the routing tables first (a k = 48
+// fat-tree once passed it and reached 7.6 GB before it was killed), and set-up reports progress.
 TEST(NetworkSetup, MemoryEstimateCountsTheRoutingTables) {
   FatTreeParams p;
   p.k = 48;

@@ -7,12 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <set>
 
 #include "../../fuzz/harness.h"
 #include "app/run.h"
 #include "cc/none.h"
+#include "file_util.h"
 #include "net/checks.h"
 #include "net/host.h"
 #include "net/network.h"
@@ -270,8 +270,7 @@ size_t replay(const std::string& format, void (*fn)(const uint8_t*, size_t)) {
     if (!fs::exists(dir)) continue;
     for (const auto& e : fs::directory_iterator(dir)) {
       if (!e.is_regular_file() || e.path().extension() == ".md") continue;
-      std::ifstream in(e.path(), std::ios::binary);
-      const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string bytes = read_text_file(e.path());
       SCOPED_TRACE(e.path().string());
       fn(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
       ++n;
@@ -317,13 +316,10 @@ TEST(Invariants, CliCheckFlagGivesIdenticalFlowsCsv) {
   const std::string base = bin + " run " + (dir / "s.toml").string() + " -q -o ";
   ASSERT_EQ(std::system((base + (dir / "plain").string() + " > /dev/null 2>&1").c_str()), 0);
   ASSERT_EQ(std::system((base + (dir / "checked").string() + " --check > /dev/null 2>&1").c_str()), 0);
-  auto read = [](const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  };
-  const std::string a = read(dir / "plain/flows.csv"), b = read(dir / "checked/flows.csv");
+  const std::string a = read_text_file(dir / "plain/flows.csv"),
+                    b = read_text_file(dir / "checked/flows.csv");
   EXPECT_FALSE(a.empty());
   EXPECT_EQ(a, b);
-  EXPECT_NE(read(dir / "checked/summary.json").find("invariant_samples"), std::string::npos);
+  EXPECT_NE(read_text_file(dir / "checked/summary.json").find("invariant_samples"), std::string::npos);
   fs::remove_all(dir);
 }

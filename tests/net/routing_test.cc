@@ -144,7 +144,7 @@ TEST(Routing, SprayAndAdaptiveBeatEcmpOnACollidingPermutation) {
   }
 }
 
-// Regression (issue 51): packets overtaken on another path are not lost. Selective repeat took the first
+// Regression: packets overtaken on another path are not taken for lost. Selective repeat took the first
 // SACK above a hole for a loss (IRN's rule, nic.loss_detection = "dupthresh"), so spraying made it resend
 // packets that were never dropped; with the reorder window (RACK-style, the default) a lossless sprayed
 // run with an incast beside a permutation retransmits nothing, though packets arrive out of

@@ -1,5 +1,5 @@
 // Virtual output queues in the input-and-output queued switch model (switch.input_queueing = "voq";
-// seed 001 sec. 4.1: "virtual input queues (VOQ) at the input port").
+// RCM paper sec. 4.1: "virtual input queues (VOQ) at the input port").
 #include <gtest/gtest.h>
 
 #include <algorithm>

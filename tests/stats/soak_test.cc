@@ -1,4 +1,4 @@
-// Flat memory however many flows a run has (issue 10, item 6): finished flows stream to flows.csv/fct.txt
+// Flat memory however many flows a run has: finished flows stream to flows.csv/fct.txt
 // (stats/flow_stream.h) and their statistics go to bounded summaries (stats/value_summary.h), exact up to
 // kExactSummaryLimit values and within kSketchRelError past it. bench/soak_flows.cc runs the 1 M-flow soak.
 #include <fmt/format.h>
@@ -19,6 +19,7 @@
 
 #include "app/run.h"
 #include "config/scenario.h"
+#include "file_util.h"
 #include "net/network.h"
 #include "stats/fct_stats.h"
 #include "stats/flow_stream.h"
@@ -46,13 +47,6 @@ class TempDir {
  private:
   fs::path path_;
 };
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // v[ceil(q n) - 1] of the sorted values `v`, as stats/fct_stats.h defines percentiles.
 double exact_rank(const std::vector<double>& v, size_t num, size_t den) {
@@ -226,9 +220,9 @@ TEST(FlowStreamWriter, FilesEqualTheAllInMemoryWriters) {
       EXPECT_EQ(w.pending(), recs.size() - 17);
     }
     w.finish();
-    EXPECT_EQ(slurp(o.flows_csv), flows_csv_of(recs, labels));
-    EXPECT_EQ(slurp(o.fct_txt[0]), fct_txt_of(recs));
-    EXPECT_EQ(slurp(o.fct_txt[1]), fct_txt_of(recs));
+    EXPECT_EQ(test::read_text_file(o.flows_csv), flows_csv_of(recs, labels));
+    EXPECT_EQ(test::read_text_file(o.fct_txt[0]), fct_txt_of(recs));
+    EXPECT_EQ(test::read_text_file(o.fct_txt[1]), fct_txt_of(recs));
     size_t files = 0;
     for ([[maybe_unused]] const auto& e : fs::directory_iterator(tmp.path())) ++files;
     EXPECT_EQ(files, 3u);  // the spilled runs are gone
@@ -245,7 +239,7 @@ TEST(FlowStreamWriter, ReorderBufferStaysSmallWhenEveryFlowFinishes) {
   EXPECT_EQ(w.pending(), 0u);
   EXPECT_LE(w.max_pending_seen(), 200u);
   w.finish();
-  EXPECT_EQ(slurp(o.flows_csv), flows_csv_of(recs, {"default"}));
+  EXPECT_EQ(test::read_text_file(o.flows_csv), flows_csv_of(recs, {"default"}));
 }
 
 // A 20,000-flow run (2,000 under the sanitizers): no record is retained, the QP pool stays at the peak
@@ -295,13 +289,13 @@ fct_hpcc = true
   kept.keep_flows = true;
   const RunResult r2 = run_scenario(s, kept);
   ASSERT_EQ(r2.flows.size(), n);
-  const std::string csv = slurp(a.path() / "run" / "flows.csv");
+  const std::string csv = test::read_text_file(a.path() / "run" / "flows.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), static_cast<long>(n + 1));
   EXPECT_EQ(csv, flows_csv_of(r2.flows, s.class_labels));
-  EXPECT_EQ(csv, slurp(b.path() / "run" / "flows.csv"));
-  EXPECT_EQ(slurp(a.path() / "run" / "fct.txt"), fct_txt_of(r2.flows));
-  const auto j1 = nlohmann::json::parse(slurp(a.path() / "run" / "summary.json"));
-  const auto j2 = nlohmann::json::parse(slurp(b.path() / "run" / "summary.json"));
+  EXPECT_EQ(csv, test::read_text_file(b.path() / "run" / "flows.csv"));
+  EXPECT_EQ(test::read_text_file(a.path() / "run" / "fct.txt"), fct_txt_of(r2.flows));
+  const auto j1 = nlohmann::json::parse(test::read_text_file(a.path() / "run" / "summary.json"));
+  const auto j2 = nlohmann::json::parse(test::read_text_file(b.path() / "run" / "summary.json"));
   const nlohmann::json all = to_json(compute_fct_stats(r2.flows, SizeBuckets::from_edges(s.size_buckets),
                                                        s.class_labels, s.short_flow_bytes));
   EXPECT_EQ(j1["fct"].dump(), j2["fct"].dump());
