@@ -258,7 +258,8 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   run->add_flag("--check", a.check,
                 "Invariant mode: verify buffer, ingress, queue, PFC-state and per-flow byte counters at "
                 "sampled times and stop at the first violation");
-  run->add_option("--check-interval-us", a.check_interval_us, "With --check: sampling period (simulated us; at least 10 ns per packet alive)")
+  run->add_option("--check-interval-us", a.check_interval_us,
+                  "With --check: sampling period (simulated us; at least 10 ns per packet alive)")
       ->check(CLI::PositiveNumber);
   run->add_option("--watchdog-ms", a.watchdog_ms,
                   "Stop when no payload reaches any receiver for this long (simulated ms) while flows are "
