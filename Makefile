@@ -153,9 +153,13 @@ FORMAT_FILES = $$(find src tests bench fuzz -name '*.cc' -o -name '*.h')
 format:
 	clang-format -i $(FORMAT_FILES)
 
-# Every C++ file as .clang-format writes it (make test runs this; `make format` fixes what it reports).
+# Every C++ file as .clang-format writes it (make test runs this; `make format` fixes what it reports), and
+# the Python (the rocesim package, the tools, their tests, the scenario scripts) free of what pyflakes reports:
+# unused imports and variables, undefined names, redefinitions.
+PYFLAKES_DIRS = python tools tests/tools scenarios
 format-check: setup
 	@clang-format --dry-run --Werror $(FORMAT_FILES) || { echo "not formatted: run make format" >&2; exit 1; }
+	@/usr/bin/python3 -m pyflakes $(PYFLAKES_DIRS) || { echo "pyflakes: fix the Python above" >&2; exit 1; }
 
 clean:
 	rm -rf $(BUILD)

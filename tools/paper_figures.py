@@ -15,8 +15,8 @@ Claims are not measured here: reproduce/<paper>.toml holds each claim and its ru
 evaluates them. This script prints the claims of the scenario with the values and verdicts that
 `rocesim reproduce` last stored in docs/reproduction/.
 
-Needs matplotlib (Debian python3-matplotlib; use /usr/bin/python3). The simulator is build/rocesim
-(or $ROCESIM).
+Needs matplotlib and pandas (Debian python3-matplotlib, python3-pandas; use /usr/bin/python3). The simulator is
+build/rocesim (or $ROCESIM).
 """
 
 import argparse
@@ -104,23 +104,24 @@ def flow_series(run, fid):
 
 
 def queue_series(run, node, peer):
-    t, b = [], []
-    for r in rp.read_csv(os.path.join(run.path, "queues.csv")):
-        if r["node"] == node and r["peer"] == peer:
-            t.append(float(r["time_us"]))
-            b.append(float(r["queue_bytes"]))
-    return np.array(t), np.array(b)
+    q = run.data.queues
+    if q is None:
+        return np.array([]), np.array([])
+    m = (q["node"] == node) & (q["peer"] == peer)
+    return q["time_us"][m].to_numpy(dtype=float), q["queue_bytes"][m].to_numpy(dtype=float)
 
 
 def pause_events(run, node=None, peer=None):
-    """Start times (us) and durations (us, nan while open) of the paused intervals of node's port to peer."""
-    out = []
-    for r in rp.read_csv(os.path.join(run.path, "pfc.csv")):
-        if (node and r["node"] != node) or (peer and r["peer"] != peer):
-            continue
-        if r["event"] == "pause":
-            out.append(float(r["time_us"]))
-    return np.array(out)
+    """Start times (us) of the paused intervals of node's port to peer."""
+    p = run.data.pfc
+    if p is None:
+        return np.array([])
+    m = p["event"] == "pause"
+    if node:
+        m &= p["node"] == node
+    if peer:
+        m &= p["peer"] == peer
+    return p["time_us"][m].to_numpy(dtype=float)
 
 
 def summary_fct(run, part, stat):
@@ -212,11 +213,8 @@ def fct_row(run):
     r["pauses"] = run.summary.get("pfc", {}).get("pauses_sent", 0)
     r["flows"] = run.summary.get("flows", {}).get("finished", 0)
     r["complete"] = run.summary.get("complete", True)
-    q = []
-    if run.file("queues.csv"):
-        for row in rp.read_csv(run.file("queues.csv")):
-            q.append(float(row["queue_bytes"]))
-    r["maxq_kb"] = max(q) / 1e3 if q else float("nan")
+    q = run.data.queues
+    r["maxq_kb"] = float(q["queue_bytes"].max()) / 1e3 if q is not None and len(q) else float("nan")
     return r
 
 
@@ -262,8 +260,7 @@ def icc_burst_fcts(runs):
         run = next(iter(by_load.values()))
         fl = run.flows()
         burst = np.array([fl["fct_us"][i] for i, c in enumerate(fl["class"]) if c in ("burst", "hb")])
-        rows = rp.read_csv(os.path.join(run.path, "flows.csv"))
-        victim = [float(r["fct_us"]) for r in rows if r["id"] == "1"]
+        victim = fl["fct_us"][fl["id"] == 1].tolist()
         res[s] = dict(victim_fct=victim[0] if victim else float("nan"),
                       burst_avg=float(np.mean(burst)) if len(burst) else float("nan"),
                       burst_p99=rp.nearest_rank(burst, 0.99))

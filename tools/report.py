@@ -88,6 +88,12 @@ def figures_html(figs):
     return "\n".join(parts) if parts else "<p>No figures: the directory holds no data to plot.</p>"
 
 
+def count_text(v):
+    """A count of results.csv as written there: an integer, or empty when the run did not report it."""
+    f = rp.to_float(v)
+    return "" if math.isnan(f) else f"{int(f)}" if f == int(f) else f"{f}"
+
+
 def mean(vals):
     v = [rp.to_float(x) for x in vals]
     v = [x for x in v if not math.isnan(x)]
@@ -138,8 +144,8 @@ def sweep_sections(d):
                 ("simulated (ms)", "simulated_ms"), ("wall (s)", "wall_seconds")]
     run_rows = []
     for r in sw.all_rows:
-        flows = f"{r.get('flows_finished', '')} / {r.get('flows_started', '')}"
-        complete = "yes" if r.get("complete") in ("1", "true") else "no (time limit)"
+        flows = f"{count_text(r.get('flows_finished'))} / {count_text(r.get('flows_started'))}"
+        complete = "yes" if rp.to_float(r.get("complete"), 0) == 1 else "no (time limit)"
         run_rows.append([r.get(k, "") for k in grid] + [flows, complete] +
                         [r.get(c, "") for _, c in run_cols[2:]])
     runs = table(grid + [c for c, _ in run_cols], run_rows,

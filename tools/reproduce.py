@@ -72,7 +72,6 @@ import html
 import json
 import math
 import os
-import shutil
 import shlex
 import subprocess
 import sys
@@ -82,7 +81,8 @@ from collections import OrderedDict
 from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocesim_common import MetricError, jain, mean_ci95, nearest_rank, ratio, read_csv, reduction, to_float  # noqa: E402
+from rocesim_common import (MetricError, jain, mean_ci95, nearest_rank, ratio, reduction, rocesim,  # noqa: E402
+                             to_float)
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(TOOLS)
@@ -264,12 +264,6 @@ def load_manifests(man_dir):
 # Results of one run
 
 
-def _csv(path):
-    if not os.path.exists(path):
-        raise MetricError(f"{os.path.basename(path)} missing in {os.path.dirname(path)} (monitor not enabled?)")
-    return read_csv(path)
-
-
 def _match_port(row, port):
     """port: 'NODE:PEER' (names as in the scenario, case-insensitive)."""
     node, _, peer = port.partition(":")
@@ -284,11 +278,19 @@ class RunData:
         self._cache = {}
         if not os.path.isfile(os.path.join(path, "summary.json")):
             raise MetricError(f"{path}: no complete run")
+        self.data = rocesim.Run(path)  # reads each file on first use
 
     def _load(self, name):
+        """summary.json (a dict), or a CSV file's rows (dicts of its typed columns)."""
         if name not in self._cache:
-            p = os.path.join(self.path, name)
-            self._cache[name] = json.load(open(p)) if name.endswith(".json") else _csv(p)
+            if name == "summary.json":
+                self._cache[name] = self.data.summary
+            else:
+                df = getattr(self.data, rocesim.readers.RUN_TABLES[name][1])
+                if df is None:
+                    p = os.path.join(self.path, name)
+                    raise MetricError(f"{name} missing in {os.path.dirname(p)} (monitor not enabled?)")
+                self._cache[name] = df.to_dict("records")
         return self._cache[name]
 
     def summary(self, dotted):
@@ -451,10 +453,7 @@ class RunData:
                 if r["switch"].lower() == switch.lower()]
         if not rows:
             raise MetricError(f"no buffer samples of {switch}")
-        for b, c in rows:
-            if c >= q:
-                return b
-        return rows[-1][0]
+        return rocesim.cdf_quantile([b for b, _ in rows], [c for _, c in rows], q)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -475,9 +474,9 @@ def sweep_args(sw, scale, seeds=1):
     return grid, sets
 
 
-def run_sweep(rocesim, scen_dir, out_dir, sw, scale, jobs, force, quiet, mpi=None, seeds=1):
+def run_sweep(rocesim_bin, scen_dir, out_dir, sw, scale, jobs, force, quiet, mpi=None, seeds=1):
     grid, sets = sweep_args(sw, scale, seeds)
-    cmd = [rocesim, "sweep", os.path.join(scen_dir, sw["scenario"]), "-o", out_dir, "-q"]
+    cmd = [rocesim_bin, "sweep", os.path.join(scen_dir, sw["scenario"]), "-o", out_dir, "-q"]
     # With an MPI launcher ("mpirun -np 64"), each sweep runs over its ranks (docs/cluster.md); else -j.
     cmd = shlex.split(mpi) + cmd + ["--mpi"] if mpi else cmd + ["-j", str(jobs)]
     cmd += ["--grid"] + grid
@@ -504,7 +503,9 @@ def run_sweep(rocesim, scen_dir, out_dir, sw, scale, jobs, force, quiet, mpi=Non
         print(f"    {'done' if ok else 'FAILED'} in {wall:.1f} s{tail}", flush=True)
     out = {"ok": ok, "wall_s": wall, "grid": grid, "sets": sets, "rc": r.returncode}
     if ok:  # each run's own wall time (one core each): what a cluster's ranks would share
-        walls = [to_float(row.get("wall_seconds")) for row in read_csv(os.path.join(out_dir, "results.csv"))
+        results = os.path.join(out_dir, "results.csv")
+        rows = rocesim.read_results(results).to_dict("records") if os.path.exists(results) else []
+        walls = [to_float(row.get("wall_seconds")) for row in rows
                  if row.get("bucket", "all") == "all" and row.get("class", "all") == "all"]
         walls = [w for w in walls if not math.isnan(w)]
         out["runs"] = len(walls)
@@ -520,7 +521,7 @@ class SweepIndex:
         self.runs = []
         m = os.path.join(path, "sweep.json")
         if os.path.exists(m):
-            for name in json.load(open(m)).get("runs", []):
+            for name in rocesim.read_sweep_manifest(m).get("runs", []):
                 vals = dict(kv.split("=", 1) for kv in name.split(",") if "=" in kv)
                 self.runs.append((vals, os.path.join(path, safe_dir_name(name))))
 
@@ -545,8 +546,7 @@ def resolved_value(run_dir, key):
     run's scenario.resolved.toml, as a string (None when absent)."""
     key = {"scheme": "cc.scheme", "load": "traffic[0].load"}.get(key, key)
     try:
-        with open(os.path.join(run_dir, "scenario.resolved.toml"), "rb") as f:
-            v = tomllib.load(f)
+        v = rocesim.read_scenario(os.path.join(run_dir, "scenario.resolved.toml"))
     except (OSError, tomllib.TOMLDecodeError):
         return None
     for part in key.replace("[", ".[").split("."):

@@ -1,14 +1,23 @@
-"""Helpers shared by the tools (reproduce.py, rocesim_plots.py, report.py): reading numbers and CSV files of
-result directories, nearest-rank percentiles as summary.json computes them, and the arithmetic of claims
-(ratio, reduction, Jain's index). Standard library only, so that reproduce.py's claims need no numpy.
+"""Helpers shared by the tools (reproduce.py, rocesim_plots.py, report.py, paper_figures.py): the rocesim
+package of this checkout (python/rocesim: the readers of every result file and the one percentile rule, nearest
+rank as summary.json computes it), reading numbers, and the arithmetic of claims (ratio, reduction, Jain's
+index, confidence intervals).
 
 Tested by tests/tools/tools_test.py (class Common).
 """
 
-import csv
 import math
 import os
-from fractions import Fraction
+import sys
+
+# The package from this checkout, whether or not it is installed (pip install -e python/).
+PYTHON_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
+if PYTHON_DIR not in sys.path:
+    sys.path.insert(0, PYTHON_DIR)
+import rocesim  # noqa: E402
+from rocesim import nearest_rank  # noqa: E402  (the tools' one percentile rule)
+
+__all__ = ["rocesim", "nearest_rank", "MetricError", "to_float", "ratio", "reduction", "jain", "mean_ci95"]
 
 
 class MetricError(Exception):
@@ -21,27 +30,6 @@ def to_float(v, default=math.nan):
         return float(v)
     except (TypeError, ValueError):
         return default
-
-
-def read_csv(path):
-    """Rows of a CSV file as dicts (empty list when absent)."""
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def nearest_rank(values, q):
-    """The q-quantile (0 < q <= 1) by nearest rank, as summary.json computes it: the value of rank
-    ceil(q x n) among the n sorted values, the rank in exact arithmetic (q = 0.3 of 10 values is rank 3,
-    where 0.3 * 10 in floating point is 3.0000000000000004). NaN when there are no values."""
-    v = values.copy() if hasattr(values, "dtype") else list(values)  # a numpy array sorts as one
-    v.sort()
-    if len(v) == 0:
-        return math.nan
-    exact_q = q if isinstance(q, Fraction) else Fraction(repr(float(q)))
-    rank = max(1, min(len(v), math.ceil(exact_q * len(v))))
-    return float(v[rank - 1])
 
 
 def ratio(a, b):

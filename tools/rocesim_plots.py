@@ -22,12 +22,11 @@ writes the PNGs (default DIR/figures/) and prints their paths. Figures whose dat
   pfc                PFC PAUSE frames and paused time per scheme (summary.json / results.csv)
   buffer_cdf         CDF of switch buffer occupancy per scheme (buffer.csv from [monitors])
 
-Needs matplotlib and numpy (Debian: python3-matplotlib; use /usr/bin/python3).
+Needs matplotlib, numpy and pandas (Debian: python3-matplotlib, python3-pandas; use /usr/bin/python3). The
+rocesim package of python/ reads the results (tools/rocesim_common.py puts it on the path).
 """
 
 import argparse
-import csv
-import json
 import math
 import os
 import sys
@@ -41,8 +40,9 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-# read_csv, to_float and nearest_rank are used here and by report.py through this module.
-from rocesim_common import mean_ci95, nearest_rank, read_csv, to_float  # noqa: E402,F401
+# The rocesim package (python/rocesim) reads every file; to_float and nearest_rank are used here and by
+# report.py through this module.
+from rocesim_common import mean_ci95, nearest_rank, rocesim, to_float  # noqa: E402
 
 # Small multiples wrap after MAX_COLS panels (figures stay about 1,400 px wide whatever the sweep's shape);
 # a figure shows at most MAX_RUNS runs (its caption says when some are left out).
@@ -80,12 +80,13 @@ def is_sweep_dir(d):
 
 
 class Run:
-    """One run directory: summary.json, flows.csv and the optional monitor CSVs (read lazily)."""
+    """One run directory (`data`: the rocesim package's Run, which reads each file on first use), with the
+    label and grid values it has in a figure."""
 
     def __init__(self, path, label=None, values=None):
         self.path = path
-        with open(os.path.join(path, "summary.json")) as f:
-            self.summary = json.load(f)
+        self.data = rocesim.Run(path)
+        self.summary = self.data.summary
         self.label = label or self.summary.get("scheme", os.path.basename(path))
         self.values = values or {}
         self._flows = None
@@ -97,15 +98,17 @@ class Run:
     def flows(self):
         """flows.csv as numpy arrays: size, slowdown, fct_us, id, src, dst and the class labels."""
         if self._flows is None:
-            rows = read_csv(os.path.join(self.path, "flows.csv"))
+            df = self.data.flows
+            n = 0 if df is None else len(df)
+
+            def col(name, dtype):
+                return np.array([], dtype=dtype) if not n else df[name].to_numpy(dtype=dtype, copy=True)
+
             self._flows = {
-                "id": np.array([int(r["id"]) for r in rows], dtype=np.int64),
-                "src": np.array([int(r["src"]) for r in rows], dtype=np.int64),
-                "dst": np.array([int(r["dst"]) for r in rows], dtype=np.int64),
-                "size": np.array([to_float(r["size_bytes"]) for r in rows]),
-                "fct_us": np.array([to_float(r["fct_us"]) for r in rows]),
-                "slowdown": np.array([to_float(r["slowdown"]) for r in rows]),
-                "class": [r.get("class", "default") for r in rows],
+                "id": col("id", np.int64), "src": col("src", np.int64), "dst": col("dst", np.int64),
+                "size": col("size_bytes", float), "fct_us": col("fct_us", float),
+                "slowdown": col("slowdown", float),
+                "class": df["class"].tolist() if n and "class" in df else ["default"] * n,
             }
         return self._flows
 
@@ -120,16 +123,10 @@ class Sweep:
 
     def __init__(self, path):
         self.path = path
-        self.rows = read_csv(os.path.join(path, "results.csv"))
-        manifest = os.path.join(path, "sweep.json")
-        self.manifest = {}
-        if os.path.exists(manifest):
-            with open(manifest) as f:
-                self.manifest = json.load(f)
-        self.grid = [a["key"] for a in self.manifest.get("grid", [])]
-        if not self.grid and self.rows:  # no manifest: the columns before "run" are the grid
-            cols = list(self.rows[0].keys())
-            self.grid = cols[: cols.index("run")] if "run" in cols else []
+        data = rocesim.Sweep(path)  # results.csv (numbers as numbers, grid values as written) and sweep.json
+        self.rows = data.results.to_dict("records")
+        self.manifest = data.manifest
+        self.grid = data.grid
         # Per-class rows (results.csv "class" column: a class label; "all" or absent: every flow).
         self.class_rows = [r for r in self.rows if r.get("class", "all") != "all"]
         self.rows = [r for r in self.rows if r.get("class", "all") == "all"]
@@ -359,35 +356,32 @@ def fig_fct_vs_load(sweep, out_dir, name="fct_vs_load"):
 
 def read_rates(run):
     """rates.csv -> ({flow id: (t_us[], gbps[])}, {port id: (t_us[], gbps[])})."""
-    p = run.file("rates.csv")
+    df = run.data.rates
     flows, ports = defaultdict(lambda: ([], [])), defaultdict(lambda: ([], []))
-    if not p:
+    if df is None:
         return {}, {}
-    with open(p, newline="") as f:
-        for r in csv.DictReader(f):
-            d = flows if r["kind"] == "flow" else ports
-            t, g = d[r["id"]]
-            t.append(float(r["time_us"]))
-            g.append(float(r["gbps"]))
+    for kind, ident, t_us, gbps in zip(df["kind"].tolist(), df["id"].tolist(), df["time_us"].tolist(),
+                                       df["gbps"].tolist()):
+        t, g = (flows if kind == "flow" else ports)[ident]
+        t.append(t_us)
+        g.append(gbps)
     return dict(flows), dict(ports)
 
 
 def read_queues(run, window=None, name="queues.csv", arrow="\u2192"):
     """queues.csv -> {"NODE\u2192PEER": (t_us[], bytes[])}, optionally within (t0, t1) us. Also reads
     input_queues.csv (same columns; draw it with arrow="\u2190": NODE's input from PEER)."""
-    p = run.file(name)
-    if not p:
+    df = run.data.input_queues if name == "input_queues.csv" else run.data.queues
+    if df is None:
         return {}
     qs = defaultdict(lambda: ([], []))
-    with open(p, newline="") as f:
-        for r in csv.DictReader(f):
-            t = float(r["time_us"])
-            if window and not (window[0] <= t <= window[1]):
-                continue
-            k = f"{r['node']}{arrow}{r['peer']}"
-            a, b = qs[k]
-            a.append(t)
-            b.append(float(r["queue_bytes"]))
+    for t, node, peer, q in zip(df["time_us"].tolist(), df["node"].tolist(), df["peer"].tolist(),
+                                df["queue_bytes"].tolist()):
+        if window and not (window[0] <= t <= window[1]):
+            continue
+        a, b = qs[f"{node}{arrow}{peer}"]
+        a.append(t)
+        b.append(float(q))
     return dict(qs)
 
 
@@ -810,10 +804,12 @@ def fig_pfc_run(run, out_dir, name="pfc", top=12):
 def read_buffer_cdfs(run):
     """buffer.csv -> {switch: (bytes[], cdf[])}."""
     out = defaultdict(lambda: ([], []))
-    for r in read_csv(run.file("buffer.csv") or ""):
-        b, c = out[r["switch"]]
-        b.append(float(r["buffer_bytes"]))
-        c.append(float(r["cdf"]))
+    df = run.data.buffer
+    if df is not None:
+        for sw, nbytes, cdf in zip(df["switch"].tolist(), df["buffer_bytes"].tolist(), df["cdf"].tolist()):
+            b, c = out[sw]
+            b.append(float(nbytes))
+            c.append(float(cdf))
     return dict(out)
 
 
@@ -842,8 +838,7 @@ def fig_buffer_cdf(groups, out_dir, name="buffer_cdf", title_suffix=""):
     grid = np.linspace(0, vmax * 1.02 if vmax > 0 else 1, 600)
 
     def p99(b, c):
-        i = np.searchsorted(np.array(c), 0.99)
-        return b[min(i, len(b) - 1)]
+        return rocesim.cdf_quantile(b, c, 0.99)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for i, (label, cdfs) in enumerate(data.items()):
@@ -876,12 +871,12 @@ def fig_buffer_cdf(groups, out_dir, name="buffer_cdf", title_suffix=""):
 def read_steps(run, iteration=None):
     """{job: (iteration, [(step, start_us, finish_us)])} from collective_steps.csv: `iteration`, or each
     job's last finished iteration (steady state); times relative to the iteration's start."""
-    steps_csv, coll_csv = run.file("collective_steps.csv"), run.file("collectives.csv")
-    if not steps_csv or not coll_csv:
+    steps_df, coll_df = run.data.collective_steps, run.data.collectives
+    if steps_df is None or coll_df is None:
         return {}
     starts, chosen = {}, {}
-    for r in read_csv(coll_csv):
-        if r["finish_us"] == "":
+    for r in coll_df.to_dict("records"):
+        if math.isnan(r["finish_us"]):  # an iteration the run's end cut short
             continue
         it = int(r["iteration"])
         starts[(r["job"], it)] = to_float(r["start_us"])
@@ -889,9 +884,9 @@ def read_steps(run, iteration=None):
             if iteration is not None or it >= chosen.get(r["job"], -1):
                 chosen[r["job"]] = it
     out = OrderedDict()
-    for r in read_csv(steps_csv):
+    for r in steps_df.to_dict("records"):
         job, it = r["job"], int(r["iteration"])
-        if chosen.get(job) != it or r["finish_us"] == "":
+        if chosen.get(job) != it or math.isnan(r["finish_us"]):
             continue
         t0 = starts[(job, it)]
         out.setdefault(job, (it, []))[1].append(
@@ -924,12 +919,12 @@ def fig_step_timeline(run, out_dir, name="collective_steps", max_jobs=4):
 
 def job_iterations(run):
     """{job: [duration_us of each finished iteration]} from collectives.csv."""
-    p = run.file("collectives.csv")
+    df = run.data.collectives
     out = OrderedDict()
-    if p:
-        for r in read_csv(p):
-            if r["duration_us"] != "":
-                out.setdefault(r["job"], []).append(to_float(r["duration_us"]))
+    if df is not None:
+        for job, d in zip(df["job"].tolist(), df["duration_us"].tolist()):
+            if not math.isnan(d):
+                out.setdefault(job, []).append(d)
     return out
 
 

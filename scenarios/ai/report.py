@@ -10,20 +10,21 @@
                                         alone, and the victim slow-down (their ratio)
 """
 import argparse
-import json
 import os
 import sys
+
+# The rocesim package of this checkout (python/rocesim): the readers of the result files.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import rocesim  # noqa: E402
 
 
 def runs(sweep):
     """(grid dict, summary) of every complete run of a sweep directory."""
     out = []
     for name in sorted(os.listdir(sweep)):
-        path = os.path.join(sweep, name, "summary.json")
-        if not os.path.isfile(path):
+        if not os.path.isfile(os.path.join(sweep, name, "summary.json")):
             continue
-        with open(path) as f:
-            s = json.load(f)
+        s = rocesim.Run(os.path.join(sweep, name)).summary
         grid = dict(kv.split("=", 1) for kv in name.split(",") if "=" in kv)
         grid.setdefault("scheme", s["scheme"])
         out.append((grid, s))

@@ -5,49 +5,38 @@ Usage:
   /usr/bin/python3 scenarios/lscc/figures.py RUN_DIR [RUN_DIR ...]   micro-benchmarks (stability, convergence,
         fairness, motivation): per-flow rates and queues over time -> RUN_DIR/lscc_rates.png, and a table:
         per-flow mean rate over the last 20 % of the run, Jain's fairness index, first 5 ms window from which all
-        flows stay within 10 % of their fair share (stability: N flows sharing 40 Gb/s), remote queue mean/p95 then.
+        flows stay within 10 % of their fair share (stability: N flows sharing 40 Gb/s), remote queue mean/p95 then
+        (p95 by nearest rank, as summary.json's percentiles).
   /usr/bin/python3 scenarios/lscc/figures.py SWEEP_DIR                lscc/load sweep: average and p95 FCT,
         average PFC pause time per node (egress paused time summed per node, over the nodes that paused), PAUSEs sent across the long-haul link, egress buffer CDF p50/p95
         -> SWEEP_DIR/lscc_load.png, lscc_buffer_cdf.png and a table.
 """
-import csv
-import json
 import os
 import sys
 
-
-def load_json(p):
-    with open(p) as f:
-        return json.load(f)
-
-
-def pct(v, q):
-    v = sorted(v)
-    if not v:
-        return float("nan")
-    return v[min(len(v) - 1, max(0, int(round(q * (len(v) - 1)))))]
+# The rocesim package of this checkout (python/rocesim): the readers of the result files, nearest_rank.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import rocesim  # noqa: E402
 
 
-def flow_series(d):
+def flow_series(run):
+    """{flow id: [(t_us, gbps)]} from rates.csv."""
     s = {}
-    p = os.path.join(d, "rates.csv")
-    if not os.path.exists(p):
-        return s
-    with open(p) as f:
-        for r in csv.DictReader(f):
-            if r["kind"] == "flow":
-                s.setdefault(int(r["id"]), []).append((float(r["time_us"]), float(r["gbps"])))
+    df = run.rates
+    if df is not None:
+        for kind, fid, t, g in zip(df["kind"], df["id"], df["time_us"].tolist(), df["gbps"].tolist()):
+            if kind == "flow":
+                s.setdefault(int(fid), []).append((t, g))
     return s
 
 
-def queue_series(d):
+def queue_series(run):
+    """{"NODE->PEER": [(t_us, bytes)]} from queues.csv."""
     s = {}
-    p = os.path.join(d, "queues.csv")
-    if not os.path.exists(p):
-        return s
-    with open(p) as f:
-        for r in csv.DictReader(f):
-            s.setdefault(r["node"] + "->" + r["peer"], []).append((float(r["time_us"]), float(r["queue_bytes"])))
+    df = run.queues
+    if df is not None:
+        for node, peer, t, q in zip(df["node"], df["peer"], df["time_us"].tolist(), df["queue_bytes"].tolist()):
+            s.setdefault(node + "->" + peer, []).append((t, float(q)))
     return s
 
 
@@ -61,9 +50,10 @@ def micro(dirs):
     print(f"{'run':40s} {'scheme':10s} {'flows Gb/s (last 20 %)':34s} {'Jain':>5s} {'t_fair ms':>9s} "
           f"{'Q mean MB':>9s} {'Q p95 MB':>8s}")
     for d in dirs:
-        summ = load_json(os.path.join(d, "summary.json"))
-        rates = flow_series(d)
-        queues = queue_series(d)
+        run = rocesim.Run(d)
+        summ = run.summary
+        rates = flow_series(run)
+        queues = queue_series(run)
         end = summ.get("simulated_time_ms", 0) * 1000
         tail0 = 0.8 * end
         means = []
@@ -93,7 +83,7 @@ def micro(dirs):
         qmean = sum(qv) / len(qv) / 1e6 if qv else float("nan")
         print(f"{os.path.basename(os.path.normpath(d)):40s} {summ.get('scheme', '?'):10s} "
               f"{' '.join(f'{m:5.1f}' for m in means):34s} {jain:5.3f} {t_fair:9.1f} {qmean:9.2f} "
-              f"{pct(qv, 0.95) / 1e6:8.2f}")
+              f"{rocesim.nearest_rank(qv, 0.95) / 1e6:8.2f}")
         if plt:
             fig, ax = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
             for fid in sorted(rates):
@@ -118,20 +108,13 @@ def load_sweep(d):
         import matplotlib.pyplot as plt
     except ImportError:
         plt = None
-    runs = load_json(os.path.join(d, "manifest.json"))["runs"] if os.path.exists(os.path.join(d, "manifest.json")) \
-        else sorted(x for x in os.listdir(d) if os.path.isdir(os.path.join(d, x)))
     rows = []
     cdfs = {}
-    for r in runs:
-        rd = os.path.join(d, r)
-        if not os.path.exists(os.path.join(rd, "summary.json")):
-            continue
-        s = load_json(os.path.join(rd, "summary.json"))
+    for run in rocesim.Sweep(d).runs.values():  # the complete runs
+        s = run.summary
         load = None
         try:
-            import tomllib
-            with open(os.path.join(rd, "scenario.resolved.toml"), "rb") as f:
-                load = tomllib.load(f)["traffic"][0]["load"]
+            load = run.scenario["traffic"][0]["load"]
         except Exception:
             pass
         fct = s["fct"]["fct_us"] if "fct_us" in s.get("fct", {}) else s["fct"].get("all", {})
@@ -143,17 +126,12 @@ def load_sweep(d):
         long_pauses = sum(p["pauses_sent"] for p in ports
                           if {p["node_name"], p["peer_name"]} == {"egress_a", "egress_b"})
         buf = {}
-        bp = os.path.join(rd, "buffer.csv")
-        if os.path.exists(bp):
-            with open(bp) as f:
-                for x in csv.DictReader(f):
-                    buf.setdefault(x["switch"], []).append((float(x["buffer_bytes"]), float(x["cdf"])))
+        if run.buffer is not None:
+            for sw, b, c in zip(run.buffer["switch"], run.buffer["buffer_bytes"].tolist(), run.buffer["cdf"].tolist()):
+                buf.setdefault(sw, []).append((float(b), c))
         def q(sw, p):
             v = buf.get(sw, [])
-            for b, c in v:
-                if c >= p:
-                    return b / 1e6
-            return float("nan")
+            return rocesim.cdf_quantile([b for b, _ in v], [c for _, c in v], p) / 1e6
         sw = "egress_b"
         rows.append(dict(scheme=s["scheme"], load=load, avg=fct.get("avg", float("nan")),
                          p95=fct.get("p95", float("nan")), paused_node=sum(per_node.values()) / max(1, len(nodes)),

@@ -10,18 +10,23 @@ Prints the numbers the paper's claims are about; draws the figure when -o is giv
 """
 import argparse
 import collections
-import csv
 import os
 import sys
+
+# The rocesim package of this checkout (python/rocesim): the readers of the result files.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import rocesim  # noqa: E402
 
 
 def rates(run):
     """{flow id: [(t_us, gbps)]} from rates.csv."""
     out = collections.defaultdict(list)
-    with open(os.path.join(run, "rates.csv")) as f:
-        for r in csv.DictReader(f):
-            if r["kind"] == "flow":
-                out[int(r["id"])].append((float(r["time_us"]), float(r["gbps"])))
+    df = rocesim.Run(run).rates
+    if df is None:
+        sys.exit(f"{run}: no rates.csv (the scenario's monitors.flow_rates)")
+    for kind, fid, t, g in zip(df["kind"], df["id"], df["time_us"].tolist(), df["gbps"].tolist()):
+        if kind == "flow":
+            out[int(fid)].append((t, g))
     return out
 
 
@@ -31,8 +36,9 @@ def mean_between(series, t0, t1):
 
 
 def flows(run):
-    with open(os.path.join(run, "flows.csv")) as f:
-        return [r for r in csv.DictReader(f) if r["finish_us"] not in ("", "-1")]
+    """The finished flows of flows.csv, as dicts of its columns."""
+    df = rocesim.Run(run).flows
+    return [r for r in df.to_dict("records") if r["finish_us"] == r["finish_us"] and r["finish_us"] != -1]
 
 
 def plot_rates(runs, labels, out, title, t0, t1):

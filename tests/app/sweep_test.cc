@@ -216,7 +216,7 @@ size_t count(const std::string& hay, const std::string& needle) {
 }
 
 bool have_matplotlib() {
-  return std::system("/usr/bin/python3 -c 'import matplotlib, numpy' >/dev/null 2>&1") == 0;
+  return std::system("/usr/bin/python3 -c 'import matplotlib, numpy, pandas' >/dev/null 2>&1") == 0;
 }
 
 const std::vector<std::string> kRuns = {"scheme=dcqcn,seed=1", "scheme=dcqcn,seed=2", "scheme=none,seed=1",
@@ -756,7 +756,7 @@ TEST_F(SweepRun, InterruptStopsTheRunsAndLeavesNoPartialDirectories) {
 // Report
 
 TEST_F(SweepRun, ReportOnASweepEmbedsEveryFigure) {
-  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
+  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib, numpy and pandas is not installed";
   ASSERT_EQ(cli({"sweep", (*tmp_ / "tiny.toml").string(), "--grid", "scheme=dcqcn,none", "load=0.3,0.6", "-j",
                  "2", "-o", out_.string()},
                 tmp_->path())
@@ -779,7 +779,7 @@ TEST_F(SweepRun, ReportOnASweepEmbedsEveryFigure) {
 }
 
 TEST_F(SweepRun, ReportOnARunAndOnNothing) {
-  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
+  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib, numpy and pandas is not installed";
   const fs::path run = *tmp_ / "run";
   ASSERT_EQ(cli({"run", (*tmp_ / "tiny.toml").string(), "-q", "-o", run.string(), "--set", "cc.scheme=none"},
                 tmp_->path())
@@ -800,10 +800,12 @@ TEST_F(SweepRun, ReportOnARunAndOnNothing) {
 }
 
 TEST(Tools, PythonUnitTests) {
-  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
-  // The Python tools never run a C++ binary: the sanitizers have nothing to check here.
-  if (std::getenv("ROCESIM_SANITIZED")) GTEST_SKIP() << "no C++ code runs; the Release run has these tests";
-  const std::string cmd = "/usr/bin/python3 " + std::string(ROCESIM_TEST_DIR) + "/tools/tools_test.py 2>&1";
+  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib, numpy and pandas is not installed";
+  // The Python package and tools (python/, tools/) run this build's program; what they test is Python, so
+  // the Release pass runs them and the sanitizer builds skip them.
+  if (std::getenv("ROCESIM_SANITIZED")) GTEST_SKIP() << "Python tests; the Release run has them";
+  const std::string cmd = "ROCESIM_BIN=" + std::string(ROCESIM_BINARY) + " /usr/bin/python3 " +
+                          std::string(ROCESIM_TEST_DIR) + "/tools/tools_test.py 2>&1";
   FILE* f = popen(cmd.c_str(), "r");
   ASSERT_NE(f, nullptr);
   std::string out;

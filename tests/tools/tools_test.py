@@ -1,6 +1,10 @@
 """Unit tests of tools/rocesim_common.py (the helpers every tool shares), and of tools/rocesim_plots.py and
-tools/report.py on synthetic directories (run by sweep_test.cc's
-Tools.PythonUnitTests through /usr/bin/python3, or directly: /usr/bin/python3 tests/tools/tools_test.py).
+tools/report.py on synthetic directories.
+
+Run by sweep_test.cc's Tools.PythonUnitTests through /usr/bin/python3, or directly:
+/usr/bin/python3 tests/tools/tools_test.py. Run as a program, this file runs every *_test.py of tests/tools/
+(package_test.py: the rocesim package of python/ on real runs; notebook_test.py: docs/notebooks/example.ipynb),
+as /usr/bin/python3 -m unittest discover -s tests/tools -p '*_test.py' does.
 
 Covers what a real sweep in the C++ tests does not: percentiles as summary.json computes them, size bins,
 a sweep without flows.csv (bucket fallback), runs without monitor files (figures skipped, no error), input
@@ -168,10 +172,14 @@ def make_sweep(d, flows_csv=True, buffers=("16MB",), grid=None, **run_opts):
 
 class Common(unittest.TestCase):
     def test_one_definition_of_each_helper(self):
-        for name in ("nearest_rank", "read_csv", "to_float"):
+        for name in ("nearest_rank", "to_float"):
             self.assertIs(getattr(rp, name), getattr(common, name), name)
         for name in ("nearest_rank", "reduction", "ratio", "jain", "to_float", "MetricError"):
             self.assertIs(getattr(reproduce, name), getattr(common, name), name)
+        # The percentile rule and the readers are the rocesim package's (python/rocesim).
+        self.assertIs(common.nearest_rank, common.rocesim.nearest_rank)
+        self.assertEqual(os.path.dirname(os.path.abspath(common.rocesim.__file__)),
+                         os.path.join(common.PYTHON_DIR, "rocesim"))  # this checkout's, installed or not
 
     def test_nearest_rank_is_exact(self):
         v = list(range(1, 11))
@@ -199,11 +207,10 @@ class Common(unittest.TestCase):
         with self.assertRaises(common.MetricError):
             common.jain([0, 0])
 
-    def test_to_float_and_read_csv(self):
+    def test_to_float(self):
         self.assertEqual(common.to_float("2.5"), 2.5)
         self.assertTrue(math.isnan(common.to_float("")))
         self.assertEqual(common.to_float(None, 0.0), 0.0)
-        self.assertEqual(common.read_csv("/nonexistent/rocesim/x.csv"), [])
 
 
 class Seeds(unittest.TestCase):
@@ -498,4 +505,6 @@ class Reports(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=1)
+    # Every test of tests/tools/ (the ctest entry runs this file).
+    suite = unittest.defaultTestLoader.discover(os.path.dirname(os.path.abspath(__file__)), pattern="*_test.py")
+    sys.exit(0 if unittest.TextTestRunner(verbosity=1).run(suite).wasSuccessful() else 1)
