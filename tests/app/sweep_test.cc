@@ -756,7 +756,8 @@ TEST_F(SweepRun, InterruptStopsTheRunsAndLeavesNoPartialDirectories) {
 // Report
 
 TEST_F(SweepRun, ReportOnASweepEmbedsEveryFigure) {
-  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib, numpy and pandas is not installed";
+  if (!have_matplotlib())
+    GTEST_SKIP() << "/usr/bin/python3 with matplotlib, numpy and pandas is not installed";
   ASSERT_EQ(cli({"sweep", (*tmp_ / "tiny.toml").string(), "--grid", "scheme=dcqcn,none", "load=0.3,0.6", "-j",
                  "2", "-o", out_.string()},
                 tmp_->path())
@@ -779,7 +780,8 @@ TEST_F(SweepRun, ReportOnASweepEmbedsEveryFigure) {
 }
 
 TEST_F(SweepRun, ReportOnARunAndOnNothing) {
-  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib, numpy and pandas is not installed";
+  if (!have_matplotlib())
+    GTEST_SKIP() << "/usr/bin/python3 with matplotlib, numpy and pandas is not installed";
   const fs::path run = *tmp_ / "run";
   ASSERT_EQ(cli({"run", (*tmp_ / "tiny.toml").string(), "-q", "-o", run.string(), "--set", "cc.scheme=none"},
                 tmp_->path())
@@ -800,7 +802,8 @@ TEST_F(SweepRun, ReportOnARunAndOnNothing) {
 }
 
 TEST(Tools, PythonUnitTests) {
-  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib, numpy and pandas is not installed";
+  if (!have_matplotlib())
+    GTEST_SKIP() << "/usr/bin/python3 with matplotlib, numpy and pandas is not installed";
   // The Python package and tools (python/, tools/) run this build's program; what they test is Python, so
   // the Release pass runs them and the sanitizer builds skip them.
   if (std::getenv("ROCESIM_SANITIZED")) GTEST_SKIP() << "Python tests; the Release run has them";
