@@ -1,7 +1,7 @@
 // The include rule of docs/architecture.md: a folder of src/ includes only folders below it
-// (core < topo, workload < net < cc < stats < config < app), so that the layers form no cycle. Every
-// scheme's registry entry is in src/cc/ and listed in src/cc/registry.cc. And every document a comment in
-// src/ cites is in the repository's docs/.
+// (core < topo, workload < net < cc < stats < config < app), so that the layers form no cycle. No scheme
+// includes net/network.h (schemes call CcServices). Every scheme's registry entry is in src/cc/ and listed
+// in src/cc/registry.cc. And every document a comment in src/ cites is in the repository's docs/.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -50,6 +50,25 @@ TEST(Layers, EveryIncludeGoesDown) {
     }
   }
   EXPECT_GT(files, 50);
+}
+
+// A scheme reaches the network only through CcServices (net/cc_services.h, through net/cc_api.h;
+// docs/architecture.md, "Where a scheme plugs in"): no file of src/cc/ includes net/network.h.
+TEST(Layers, SchemesSeeOnlyCcServices) {
+  const fs::path cc = fs::path(ROCESIM_TEST_DIR).parent_path() / "src" / "cc";
+  const std::regex network(R"(^\s*#\s*include\s+"net/network\.h")");
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(cc)) {
+    if (!e.is_regular_file()) continue;
+    ++files;
+    std::ifstream in(e.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      EXPECT_FALSE(std::regex_search(line, network))
+          << "src/cc/" << fs::relative(e.path(), cc).string() << ":" << n
+          << ": a scheme includes net/network.h; it calls the network through CcServices (net/cc_services.h)";
+  }
+  EXPECT_GT(files, 20);
 }
 
 // A scheme lives in src/cc/ (docs/architecture.md, "Where a scheme plugs in"): the registry entry a scheme's

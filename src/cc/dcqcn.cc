@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "cc/registry.h"
-#include "net/network.h"
 
 namespace rocesim {
 

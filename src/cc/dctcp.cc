@@ -3,11 +3,10 @@
 #include <algorithm>
 
 #include "cc/registry.h"
-#include "net/network.h"
 
 namespace rocesim {
 
-void Dctcp::attach(Network& net) {
+void Dctcp::attach(CcServices& net) {
   CongestionControl::attach(net);
   t_ = s_.t > Time::zero() ? s_.t : net.max_base_rtt();
 }

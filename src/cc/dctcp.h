@@ -47,7 +47,7 @@ class Dctcp : public CongestionControl {
   }
   const DctcpSettings& settings() const { return s_; }
 
-  void attach(Network& net) override;
+  void attach(CcServices& net) override;
   void on_flow_start(Qp& qp) override;
   void on_line_rate_change(Qp& qp, Rate old_line) override;
   void on_ack(Qp& qp, const Packet& ack) override;

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "cc/registry.h"
-#include "net/network.h"
 
 namespace rocesim {
 
@@ -20,7 +19,7 @@ HpccSettings HpccSettings::paper(Rate nic_rate, int expected_flows) {
   return s;
 }
 
-void Hpcc::attach(Network& net) {
+void Hpcc::attach(CcServices& net) {
   CongestionControl::attach(net);
   t_ = s_.t > Time::zero() ? s_.t : net.max_base_rtt();
 }

@@ -56,7 +56,7 @@ class Hpcc : public CongestionControl {
   const HpccSettings& settings() const { return s_; }
   Time t() const { return t_; }
 
-  void attach(Network& net) override;
+  void attach(CcServices& net) override;
   void on_flow_start(Qp& qp) override;
   void on_line_rate_change(Qp& qp, Rate old_line) override;
   void on_ack(Qp& qp, const Packet& ack) override;

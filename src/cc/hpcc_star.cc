@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "cc/registry.h"
-#include "net/network.h"
 #include "net/switch.h"
 
 namespace rocesim {
@@ -20,7 +19,7 @@ std::unique_ptr<SwitchAgent> HpccStar::make_switch_agent(Switch& sw) {
   return std::make_unique<HpccStarAgent>(*net_, sw, hs_.rate);
 }
 
-// Effective window = min(W, W*) [seed 004: "W* is used only when it is smaller"].
+// Effective window = min(W, W*) [LSCC paper: "W* is used only when it is smaller"].
 void HpccStar::apply(Qp& qp, double w) {
   far_w_[qp.slot] = w;
   const Near& n = near_[qp.slot];
@@ -64,7 +63,7 @@ void HpccStar::on_cnp(Qp& qp, const Packet& cnp) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Direct INT for every internal data packet leaving on the long-haul link [seed 004 section V].
+// Direct INT for every internal data packet leaving on the long-haul link [LSCC paper section V].
 void HpccStarAgent::on_dequeue(Packet& p, int port) {
   LsccSwitchAgent::on_dequeue(p, port);
   const int i = long_index(port);
@@ -89,7 +88,7 @@ void HpccStarAgent::on_dequeue(Packet& p, int port) {
   ph.tx_bytes = sw_.port(port).tx_bytes + p.size;
   ph.qlen_bytes = static_cast<Bytes>(l.q_star);
   ph.rate = l.r_fb;
-  ph.extra = l.r_fb.bps;  // B* [seed 004: a 24-bit field per hop]
+  ph.extra = l.r_fb.bps;  // B* [LSCC paper: a 24-bit field per hop]
   d->n_hops = static_cast<uint8_t>(local + 1);
   d->size = static_cast<uint32_t>(nic.cnp_bytes + nic.int_base_bytes + (local + 1) * nic.int_hop_bytes);
   p.n_hops = 0;  // the ACK carries the remote hops only

@@ -1,4 +1,4 @@
-// HPCC* (seed 004 section V, docs/algorithms.md 3.5): HPCC with LSCC's near-source loop.
+// HPCC* (LSCC paper section V, docs/algorithms.md 3.5): HPCC with LSCC's near-source loop.
 //  - The rate calculation module is LSCC's (cc/lscc_rate.h): the receiving DC's egress switch feeds back
 //    the virtual bottleneck rate R every T.
 //  - The rate limiting module sends "direct INT" instead of direct CNPs (and keeps no flow table): for
@@ -24,7 +24,7 @@
 namespace rocesim {
 
 struct HpccStarSettings {
-  HpccSettings hpcc;      // both loops [seed 004: eta 95 %]
+  HpccSettings hpcc;      // both loops [LSCC paper: eta 95 %]
   LsccRateSettings rate;  // the rate calculation module, as LSCC's
 };
 
@@ -62,7 +62,7 @@ class HpccStar : public Hpcc {
 // The LSCC modules with direct INT (public for tests).
 class HpccStarAgent : public LsccSwitchAgent {
  public:
-  HpccStarAgent(Network& net, Switch& sw, const LsccRateSettings& s) : LsccSwitchAgent(net, sw, s) {}
+  HpccStarAgent(CcServices& net, Switch& sw, const LsccRateSettings& s) : LsccSwitchAgent(net, sw, s) {}
   void on_dequeue(Packet& p, int port) override;
   uint64_t direct_ints() const { return direct_ints_; }
 

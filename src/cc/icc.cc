@@ -5,7 +5,6 @@
 #include <tuple>
 
 #include "cc/registry.h"
-#include "net/network.h"
 #include "net/switch.h"
 
 namespace rocesim {
@@ -17,24 +16,14 @@ CcNeeds Icc::needs() const {
   return n;
 }
 
-void Icc::attach(Network& net) {
+void Icc::attach(CcServices& net) {
   CongestionControl::attach(net);
   if (s_.q_d_bytes > 0) {
     q_d_ = s_.q_d_bytes;
   } else {
     // Xoff = the smallest PFC threshold any switch port has with an empty buffer (static: Xoff; dynamic:
     // alpha x the free shared buffer).
-    double xoff = static_cast<double>(net.switch_settings().xoff_bytes);
-    bool first = true;
-    for (int id = 0; id < net.num_nodes(); ++id) {
-      if (net.is_host(id)) continue;
-      Switch& sw = net.sw(id);
-      for (size_t p = 0; p < sw.ports().size(); ++p) {
-        const double t = static_cast<double>(sw.pfc_threshold(static_cast<int>(p)));
-        if (first || t < xoff) xoff = t;
-        first = false;
-      }
-    }
+    const double xoff = static_cast<double>(net.min_pfc_threshold());
     q_d_ = std::min(static_cast<Bytes>(s_.q_d_fraction * xoff), s_.q_d_cap_bytes);
   }
 }
@@ -112,9 +101,9 @@ std::unique_ptr<SwitchAgent> Icc::make_switch_agent(Switch& sw) {
 
 // --- switch side ---
 
-IccAgent::IccAgent(Network& net, Switch& sw, const IccSettings& s)
+IccAgent::IccAgent(CcServices& net, Switch& sw, const IccSettings& s)
     : net_(net), sw_(sw), s_(s), ports_(sw.ports().size()) {
-  handler_ = net_.sim().add_handler(this, sw.handler());
+  handler_ = net_.add_handler(this, sw.handler());
 }
 
 // A qlenRate / lu sample of `port` (at most one per sample_interval).
@@ -167,7 +156,7 @@ void IccAgent::arm_timer(int port) {
   if (ps.timer_pending) return;
   ps.timer_pending = true;
   const Time at = std::max(net_.now(), ps.last_fb + s_.feedback_period);
-  net_.sim().at(at, handler_, 0, static_cast<uint64_t>(port));
+  net_.schedule_at(at, handler_, 0, static_cast<uint64_t>(port));
 }
 
 void IccAgent::on_event(uint32_t kind, uint64_t arg) {

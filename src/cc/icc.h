@@ -1,5 +1,5 @@
-// ICC (Wang et al., CMC 2023; seed 002): INT-based congestion identification at the switch egress,
-// feedback piggybacked on passing ACKs, sender rate rules. Rules: docs/algorithms.md 3.3.
+// ICC (Wang et al., CMC 2023, one of the seed papers): INT-based congestion identification at the switch
+// egress, feedback piggybacked on passing ACKs, sender rate rules. Rules: docs/algorithms.md 3.3.
 //
 // Switch (IccAgent), per egress port:
 //   samples   every >= sample_interval (5 us), at a data arrival or at the feedback timer: qlenRate =
@@ -55,9 +55,9 @@
 namespace rocesim {
 
 struct IccSettings {
-  double lu_threshold = 0.7;                 // LU_TH [seed 002]
-  Time sample_interval = Time::from_us(5);   // qlenRate2 taken 5 us after qlenRate1 [seed 002]
-  Time feedback_period = Time::from_us(15);  // periodic feedback [seed 002]
+  double lu_threshold = 0.7;                 // LU_TH [ICC paper]
+  Time sample_interval = Time::from_us(5);   // qlenRate2 taken 5 us after qlenRate1 [ICC paper]
+  Time feedback_period = Time::from_us(15);  // periodic feedback [ICC paper]
   Time flow_window = Time::from_us(15);      // nFlows counting window [interp]
   Time flow_idle = Time::from_us(1000);      // flow-memory entries idle this long are dropped [ours]
   Bytes q_d_bytes = 0;                       // Q_d; 0 = min(q_d_fraction x the smallest PFC threshold
@@ -86,7 +86,7 @@ class Icc : public CongestionControl {
   const IccSettings& settings() const { return s_; }
   Bytes q_d() const { return q_d_; }
 
-  void attach(Network& net) override;
+  void attach(CcServices& net) override;
   void on_flow_start(Qp& qp) override;
   void on_line_rate_change(Qp& qp, Rate old_line) override;
   void on_ack(Qp& qp, const Packet& ack) override;
@@ -125,7 +125,7 @@ class Icc : public CongestionControl {
 // The per-switch judgement, flow memory and feedback timers (public for tests).
 class IccAgent : public SwitchAgent, public EventHandler {
  public:
-  IccAgent(Network& net, Switch& sw, const IccSettings& s);
+  IccAgent(CcServices& net, Switch& sw, const IccSettings& s);
   void on_enqueue(Packet& p, int port) override;
   void on_control(Packet& p, int port) override;
   void on_event(uint32_t kind, uint64_t arg) override;
@@ -181,7 +181,7 @@ class IccAgent : public SwitchAgent, public EventHandler {
   void arm_timer(int port);
   void sweep();
 
-  Network& net_;
+  CcServices& net_;
   Switch& sw_;
   IccSettings s_;
   uint32_t handler_ = 0;

@@ -4,14 +4,13 @@
 
 #include "cc/registry.h"
 #include "core/rng.h"
-#include "net/network.h"
 #include "net/switch.h"
 
 namespace rocesim {
 
 DcqcnSettings Lscc::sender_settings(const LsccSettings& s) {
   DcqcnSettings d = s.rp;
-  // Normal CNPs from receivers: one per flow per normal_cnp_multiple x T_dcnp [seed 004: 10 x].
+  // Normal CNPs from receivers: one per flow per normal_cnp_multiple x T_dcnp [LSCC paper: 10 x].
   if (s.normal_cnp_multiple > 0) d.cnp_interval = s.direct_cnp_interval * s.normal_cnp_multiple;
   d.cnp_on_ack = false;
   return d;
@@ -30,14 +29,14 @@ std::unique_ptr<SwitchAgent> Lscc::make_switch_agent(Switch& sw) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-LsccAgent::LsccAgent(Network& net, Switch& sw, const LsccSettings& s)
+LsccAgent::LsccAgent(CcServices& net, Switch& sw, const LsccSettings& s)
     : LsccSwitchAgent(net, sw, s.rate), ls_(s) {
   size_t cap = 16;
   while (cap < static_cast<size_t>(std::max(1, s.flow_table_entries)) * 2) cap *= 2;  // load <= 1/2
   table_.assign(cap, Entry{});
   scratch_.reserve(cap);
   mask_ = cap - 1;
-  // Long-flow threshold: above one BDP of the (first) long-haul link [seed 004].
+  // Long-flow threshold: above one BDP of the (first) long-haul link [LSCC paper].
   long_flow_th_ = s.long_flow_bytes;
   if (long_flow_th_ <= 0 && !lp_.empty()) {
     const Port& p = sw.port(lp_[0].port);
@@ -109,7 +108,7 @@ void LsccAgent::on_control(Packet& p, int port) {
   }
 }
 
-// No ECN marking at the rate-calculation hop: packets that came over the long-haul link [seed 004].
+// No ECN marking at the rate-calculation hop: packets that came over the long-haul link [LSCC paper].
 bool LsccAgent::mark(Packet& p, int port) {
   (void)port;
   return !ls_.mark_at_rate_calc && p.in_port >= 0 && long_index(p.in_port) >= 0;

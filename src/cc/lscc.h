@@ -1,4 +1,4 @@
-// LSCC (seed 004, "link-segmented congestion control" across datacenters), as specified in
+// LSCC (LSCC paper, "link-segmented congestion control" across datacenters), as specified in
 // docs/algorithms.md 3.4. The long-haul link splits each cross-DC control loop in two:
 //  - far segment: the rate calculation module at the receiving DC's egress switch (Alg. 1, cc/lscc_rate.h)
 //    turns its long-haul ingress queue into a virtual bottleneck rate R, fed back every T;
@@ -11,7 +11,7 @@
 //    ResetTable every T drops flows idle for a period (see LsccSettings::flag_hold).
 // Sources run DCQCN unchanged (cc/dcqcn; values: LsccSettings::sender_defaults); receivers send normal
 // CNPs at a coarser interval, normal_cnp_multiple x T_dcnp (10 in the seed; 0 = none, "infinity").
-// ECN marking is off at the rate-calculation hop (packets that came over the long-haul link) [seed 004].
+// ECN marking is off at the rate-calculation hop (packets that came over the long-haul link) [LSCC paper].
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -40,12 +40,12 @@ struct LsccSettings {
     d.clamp_target = true;
     return d;
   }
-  // Sources: DCQCN with the Mellanox-recommended values [seed 004: "favourable values according to
+  // Sources: DCQCN with the Mellanox-recommended values [LSCC paper: "favourable values according to
   // Mellanox's recommendations"] = cc/dcqcn.h "mellanox"; the NP spacing is set from the two below.
   DcqcnSettings rp = sender_defaults();
   LsccRateSettings rate;                         // T, Q_ref, Q*_ref, delta R, R_min/R_max (cc/lscc_rate.h)
   Time direct_cnp_interval = Time::from_us(50);  // T_dcnp [interp; algorithms.md 3.4 (d)]
-  double normal_cnp_multiple = 10;               // normal CNP interval / T_dcnp [seed 004: 10]; 0 = never
+  double normal_cnp_multiple = 10;               // normal CNP interval / T_dcnp [LSCC paper: 10]; 0 = never
   double long_flow_bdp = 1.2;     // long-flow threshold in BDPs of the long-haul link [seed: "> BDP"]
   Bytes long_flow_bytes = 0;      // explicit threshold; 0 = long_flow_bdp x BDP
   int flow_table_entries = 1024;  // fixed flow-table capacity per switch [interp]
@@ -55,7 +55,7 @@ struct LsccSettings {
   // most of the time, and the pseudo queue grows without bound in lscc/stability once the flows pass the
   // long-flow threshold].
   Time flag_hold = Time::zero();
-  bool mark_at_rate_calc = false;  // RED at the rate-calculation hop [seed 004: disabled]
+  bool mark_at_rate_calc = false;  // RED at the rate-calculation hop [LSCC paper: disabled]
 };
 
 class Lscc : public Dcqcn {
@@ -74,7 +74,7 @@ class Lscc : public Dcqcn {
 // Both LSCC modules at an egress switch (public for tests and figures).
 class LsccAgent : public LsccSwitchAgent {
  public:
-  LsccAgent(Network& net, Switch& sw, const LsccSettings& s);
+  LsccAgent(CcServices& net, Switch& sw, const LsccSettings& s);
   void on_enqueue(Packet& p, int port) override;
   void on_control(Packet& p, int port) override;
   bool mark(Packet& p, int port) override;

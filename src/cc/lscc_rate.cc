@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "core/key_reader.h"
-#include "net/network.h"
 #include "net/switch.h"
 
 namespace rocesim {
@@ -53,9 +52,9 @@ bool LsccSwitchAgent::has_long_haul(Switch& sw) {
   return false;
 }
 
-LsccSwitchAgent::LsccSwitchAgent(Network& net, Switch& sw, const LsccRateSettings& s)
+LsccSwitchAgent::LsccSwitchAgent(CcServices& net, Switch& sw, const LsccRateSettings& s)
     : net_(net), sw_(sw), s_(s), lp_of_(sw.ports().size(), -1) {
-  handler_ = net.sim().add_handler(this, sw.handler());
+  handler_ = net.add_handler(this, sw.handler());
   for (const Port& p : sw.ports()) {
     if (!p.long_haul || !p.peer->is_switch()) continue;
     LongPort l;
@@ -79,7 +78,7 @@ LsccSwitchAgent::LsccSwitchAgent(Network& net, Switch& sw, const LsccRateSetting
 
 // Background events: the period timer never keeps an otherwise finished run going.
 void LsccSwitchAgent::schedule(Time after, uint32_t kind, uint64_t arg) {
-  net_.sim().after(after, handler_, kind | Simulator::kBackground, arg);
+  net_.schedule_after(after, handler_, kind | Simulator::kBackground, arg);
 }
 
 void LsccSwitchAgent::on_event(uint32_t kind, uint64_t arg) {
@@ -124,7 +123,7 @@ void LsccSwitchAgent::period() {
     const double unit = s_.rate_unit.bps > 0 ? s_.rate_unit.bps : 1;
     Packet* m = net_.pool().get();
     m->type = PktType::kCtrl;
-    m->prio = 0;  // top priority [seed 004]
+    m->prio = 0;  // top priority [LSCC paper]
     m->src = sw_.id();
     m->dst = l.peer;
     m->size = static_cast<uint32_t>(s_.message_bytes);

@@ -1,4 +1,4 @@
-// The link-segmented loop shared by LSCC and HPCC* (seed 004, docs/algorithms.md 3.4 and 3.5): the
+// The link-segmented loop shared by LSCC and HPCC* (LSCC paper, docs/algorithms.md 3.4 and 3.5): the
 // two modules at the DC egress switches of a long-haul link (LinkSpec::long_haul).
 //  - Rate calculation (Alg. 1) at the *receiving* egress switch, on the long-haul port's ingress: every T
 //    it measures BR (long-haul ingress bytes the switch forwarded in the last T, over T) and the ingress
@@ -24,14 +24,13 @@
 
 namespace rocesim {
 
-class Network;
 class Switch;
 
 struct LsccRateSettings {
-  Time period = Time::from_us(200);      // T [seed 004 ns-3: 200 us]
-  Bytes q_ref_bytes = 2'000'000;         // Q_ref [seed 004 micro-benchmarks: 2 MB; large scale 5 MB]
-  Bytes q_star_ref_bytes = 2'000'000;    // Q*_ref [seed 004: = Q_ref]
-  Rate delta_r = Rate::from_gbps(1);     // delta R [seed 004 ns-3: 1 Gb/s]
+  Time period = Time::from_us(200);      // T [LSCC paper's ns-3: 200 us]
+  Bytes q_ref_bytes = 2'000'000;         // Q_ref [LSCC paper's micro-benchmarks: 2 MB; large scale 5 MB]
+  Bytes q_star_ref_bytes = 2'000'000;    // Q*_ref [LSCC paper: = Q_ref]
+  Rate delta_r = Rate::from_gbps(1);     // delta R [LSCC paper's ns-3: 1 Gb/s]
   Rate min_rate = Rate::from_gbps(1);    // R_min [interp, algorithms.md 3.4 (d)]
   double max_rate_fraction = 0.95;       // R_max = 0.95 x C_long [interp]
   Rate rate_unit = Rate::from_mbps(10);  // delta F, the feedback message's rate unit [interp]
@@ -72,7 +71,7 @@ class LsccSwitchAgent : public SwitchAgent, public EventHandler {
 
   // Raises the long-haul ports' static Xoff/Xon to long_haul_xoff_bytes, or 4 x Q_ref when 0 (see the
   // constructor).
-  LsccSwitchAgent(Network& net, Switch& sw, const LsccRateSettings& s);
+  LsccSwitchAgent(CcServices& net, Switch& sw, const LsccRateSettings& s);
   // True when the switch has at least one long-haul port (else the scheme installs no agent).
   static bool has_long_haul(Switch& sw);
 
@@ -115,7 +114,7 @@ class LsccSwitchAgent : public SwitchAgent, public EventHandler {
     (void)arg;
   }
 
-  Network& net_;
+  CcServices& net_;
   Switch& sw_;
   LsccRateSettings s_;
   std::vector<LongPort> lp_;

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "cc/registry.h"
-#include "net/network.h"
 #include "net/switch.h"
 
 namespace rocesim {
@@ -15,7 +14,7 @@ CcNeeds Mercury::needs() const {
   return n;
 }
 
-void Mercury::attach(Network& net) {
+void Mercury::attach(CcServices& net) {
   Dcqcn::attach(net);
   base_rtt_ = ms_.base_rtt > Time::zero() ? ms_.base_rtt : net.max_base_rtt();
 }
@@ -24,7 +23,7 @@ std::unique_ptr<SwitchAgent> Mercury::make_switch_agent(Switch& sw) {
   return std::make_unique<MercuryAgent>(*net_, sw, ms_, base_rtt_);
 }
 
-// Algorithm 2 line 20 ("Rate_recovery": cwnd = C x baseRTT), also the initial window [seed 000 text:
+// Algorithm 2 line 20 ("Rate_recovery": cwnd = C x baseRTT), also the initial window [Mercury paper text:
 // "Initially, the window sizes are uniformly set to C x baseRTT"]. C is the sender NIC's rate.
 Bytes Mercury::initial_window(const Qp& qp) const {
   const Bytes mtu = net_->nic_settings().mtu_bytes;
@@ -52,7 +51,7 @@ void Mercury::on_increase_event(Qp& qp) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-MercuryAgent::MercuryAgent(Network& net, Switch& sw, const MercurySettings& s, Time base_rtt)
+MercuryAgent::MercuryAgent(CcServices& net, Switch& sw, const MercurySettings& s, Time base_rtt)
     : net_(net),
       sw_(sw),
       s_(s),

@@ -1,4 +1,4 @@
-// Mercury (seed 000, "fast and accurate congestion detection and window-based notification") as
+// Mercury (Mercury paper, "fast and accurate congestion detection and window-based notification") as
 // specified in docs/algorithms.md section 3.1 (Algorithm 1 + Algorithm 2 of the paper with the
 // lines the paper's text garbles restored there). The switch is both congestion point and notification
 // point:
@@ -28,17 +28,18 @@
 namespace rocesim {
 
 struct MercurySettings {
-  // Reaction point: DCQCN [seed 000: "we adopt DCQCN by default"; its baselines use "the parameter settings
-  // recommended in their papers", i.e. one DCQCN RP for Mercury and DCQCN alike]. Default: the variant of
-  // [cc.dcqcn] ("mellanox"), so Mercury and the DCQCN baseline share the RP; variant = "paper" for both
-  // gives the seed's literal setting (measured on mercury/small-hadoop: with "paper" for Mercury only, its
-  // p99 was 24.3 ms vs DCQCN-mellanox 14.1 ms; with one RP for both the gap is 16.0 vs 14.1 ms (mellanox)
+  // Reaction point: DCQCN [Mercury paper: "we adopt DCQCN by default"; its baselines use "the parameter
+  // settings recommended in their papers", i.e. one DCQCN RP for Mercury and DCQCN alike]. Default: the
+  // variant of [cc.dcqcn] ("mellanox"), so Mercury and the DCQCN baseline share the RP; variant = "paper" for
+  // both gives the seed's literal setting (measured on mercury/small-hadoop: with "paper" for Mercury only,
+  // its p99 was 24.3 ms vs DCQCN-mellanox 14.1 ms; with one RP for both the gap is 16.0 vs 14.1 ms (mellanox)
   // and 24.3 vs 19.9 ms (paper)).
   DcqcnSettings rp = DcqcnSettings::for_variant("mellanox", Rate::from_gbps(40));
-  Time check_period = Time::from_us(10);  // T, the Undetermined re-check [seed 000: "We set ... T to 10us"]
-  Bytes threshold_bytes = 0;              // Th; 0 = the port's ECN Kmin [interp: the seed gives no value]
+  Time check_period =
+      Time::from_us(10);      // T, the Undetermined re-check [Mercury paper: "We set ... T to 10us"]
+  Bytes threshold_bytes = 0;  // Th; 0 = the port's ECN Kmin [interp: the seed gives no value]
   Time cnp_interval = Time::from_us(50);  // T_cnp, one CNP per flow per switch, first immediate [interp]
-  Time base_rtt = Time::zero();           // baseRTT; zero = the network's max base RTT [seed 000]
+  Time base_rtt = Time::zero();           // baseRTT; zero = the network's max base RTT [Mercury paper]
   bool window = true;                     // CNPs carry windows and senders keep cwnd (false: rate only)
 };
 
@@ -48,7 +49,7 @@ class Mercury : public Dcqcn {
   std::string name() const override { return "mercury"; }
   CcNeeds needs() const override;
   const MercurySettings& mercury_settings() const { return ms_; }
-  void attach(Network& net) override;
+  void attach(CcServices& net) override;
 
   void on_flow_start(Qp& qp) override;
   void on_cnp(Qp& qp, const Packet& cnp) override;
@@ -78,7 +79,7 @@ class Mercury : public Dcqcn {
 // The per-switch detection state and flow tables (public for tests and monitors).
 class MercuryAgent : public SwitchAgent {
  public:
-  MercuryAgent(Network& net, Switch& sw, const MercurySettings& s, Time base_rtt);
+  MercuryAgent(CcServices& net, Switch& sw, const MercurySettings& s, Time base_rtt);
   void on_enqueue(Packet& p, int port) override;
   void on_dequeue(Packet& p, int port) override;
   void on_pfc(int port, int prio, bool paused) override;
@@ -108,7 +109,7 @@ class MercuryAgent : public SwitchAgent {
   }
   void send_cnp(const Packet& p, Bytes win);
 
-  Network& net_;
+  CcServices& net_;
   Switch& sw_;
   MercurySettings s_;
   Time base_rtt_;

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "cc/registry.h"
-#include "net/network.h"
 #include "net/switch.h"
 
 namespace rocesim {
@@ -19,9 +18,9 @@ std::unique_ptr<SwitchAgent> Pacc::make_switch_agent(Switch& sw) {
   return std::make_unique<PaccAgent>(*net_, sw, ps_);
 }
 
-PaccAgent::PaccAgent(Network& net, Switch& sw, const PaccSettings& s)
+PaccAgent::PaccAgent(CcServices& net, Switch& sw, const PaccSettings& s)
     : net_(net), sw_(sw), s_(s), q_(sw.ports().size() * kNumPriorities) {
-  handler_ = net_.sim().add_handler(this, sw.handler());
+  handler_ = net_.add_handler(this, sw.handler());
   const size_t n = sw.ports().size();
   q_ref_.resize(n);
   a_.resize(n);
@@ -52,7 +51,7 @@ void PaccAgent::on_enqueue(Packet& p, int port) {
   }
   if (!timer_armed_) {
     timer_armed_ = true;
-    net_.sim().after(s_.period, handler_, 0);
+    net_.schedule_after(s_.period, handler_, 0);
   }
 }
 
@@ -123,7 +122,7 @@ void PaccAgent::on_event(uint32_t kind, uint64_t arg) {
   }
   if (!active_.empty()) {
     timer_armed_ = true;
-    net_.sim().after(s_.period, handler_, 0);
+    net_.schedule_after(s_.period, handler_, 0);
   }
 }
 

@@ -4,8 +4,8 @@
 // each flow's packets in the period: credit += p x pkts, a CNP to the flow's source when credit >= 1
 // (at most one per flow per period; the fractional credit carries over). The reaction point is DCQCN's,
 // unchanged; receivers send no CNPs and switches do no RED marking.
-// Only T_upd = 80 us is confirmed (seed 000); Q_ref, the gains, the cap on p and the RP's target clamp are
-// our interpretation and calibration (see PaccSettings).
+// Only T_upd = 80 us is confirmed (Mercury paper); Q_ref, the gains, the cap on p and the RP's target clamp
+// are our interpretation and calibration (see PaccSettings).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -25,7 +25,7 @@ struct PaccSettings {
   // halfway back to it as soon as the CNPs stop (the 8-to-1 incast then swings between an empty queue and
   // the PFC limit instead of settling).
   DcqcnSettings rp = pacc_rp(Rate::from_gbps(100));
-  Time period = Time::from_us(80);  // T_upd [seed 000: "80 us by default"]
+  Time period = Time::from_us(80);  // T_upd [Mercury paper: "80 us by default"]
   Bytes q_ref_bytes = 0;            // Q_ref; 0 = the port's ECN Kmin [interp]
   // PI gains per byte of queue, as multiples of 1/BDP (BDP = port rate x the network's longest base RTT):
   // a = a_per_bdp / BDP per period, b = b_per_bdp / BDP [interp: algorithms.md 2.8's starting point,
@@ -69,7 +69,7 @@ class Pacc : public Dcqcn {
 // The per-switch PI controller and flow table (public for tests and monitors).
 class PaccAgent : public SwitchAgent, public EventHandler {
  public:
-  PaccAgent(Network& net, Switch& sw, const PaccSettings& s);
+  PaccAgent(CcServices& net, Switch& sw, const PaccSettings& s);
   void on_enqueue(Packet& p, int port) override;
   void on_event(uint32_t kind, uint64_t arg) override;
 
@@ -96,7 +96,7 @@ class PaccAgent : public SwitchAgent, public EventHandler {
   static size_t idx(int port, int prio) { return static_cast<size_t>(port) * kNumPriorities + prio; }
   void update(size_t i);
 
-  Network& net_;
+  CcServices& net_;
   Switch& sw_;
   PaccSettings s_;
   uint32_t handler_ = 0;

@@ -1,13 +1,13 @@
 // Per-QP state of a scheme, indexed by the QP's slot (Qp::slot). The QP pool reuses slots, so a slot's state
 // is reset when a flow starts on it. The network grows the vector with its pool, between simulation windows
-// (Network::register_qp_state), so that it never moves while partitions run on several threads.
+// (CcServices::register_qp_state), so that it never moves while partitions run on several threads.
 #pragma once
 #include <algorithm>
 #include <cstddef>
 #include <mutex>
 #include <vector>
 
-#include "net/network.h"
+#include "net/cc_services.h"
 #include "net/qp.h"
 
 namespace rocesim {
@@ -16,7 +16,7 @@ template <typename T>
 class PerQp {
  public:
   // The state of the flow that starts on `qp`, reset to `fresh`.
-  T& start(const Network& net, const Qp& qp, const T& fresh = T{}) {
+  T& start(const CcServices& net, const Qp& qp, const T& fresh = T{}) {
     std::call_once(registered_, [&] {
       net.register_qp_state([this](size_t n) {
         if (v_.size() < n) v_.resize(n);

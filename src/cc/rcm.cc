@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "cc/registry.h"
-#include "net/network.h"
 #include "net/switch.h"
+#include "topo/topology.h"
 
 namespace rocesim {
 
@@ -21,7 +21,7 @@ uint64_t mix(uint64_t k) {
 }
 }  // namespace
 
-void Rcm::attach(Network& net) {
+void Rcm::attach(CcServices& net) {
   Dcqcn::attach(net);
   // SAR's flowlet gap: a flow may move only once the packets it sent before can have left the old path,
   // i.e. the longest base RTT plus a full input and output queue drained at every switch of the path
@@ -49,7 +49,7 @@ void Rcm::attach(Network& net) {
                                  : ss.output_queue_bytes;
     if (far >= 0)
       for (auto [node, port] : net.path_of(hosts.front(), far, 0, 0))
-        if (!net.is_host(node)) drain += tx_time(per_switch, net.node(node).port(port).rate);
+        if (!net.is_host(node)) drain += tx_time(per_switch, net.port_rate(node, port));
     flowlet_gap_ = net.max_base_rtt() + drain;
   }
 }
@@ -103,12 +103,12 @@ std::unique_ptr<SwitchAgent> Rcm::make_switch_agent(Switch& sw) {
   return std::make_unique<RcmAgent>(*net_, sw, *this);
 }
 
-RcmAgent::RcmAgent(Network& net, Switch& sw, Rcm& scheme)
+RcmAgent::RcmAgent(CcServices& net, Switch& sw, Rcm& scheme)
     : net_(net), sw_(sw), scheme_(scheme), s_(scheme.rcm_settings()) {
   g_d_ = 0.5 / s_.fb_max;  // F_bmax x G_d = 1/2 [seed Eq. 4]
   gap_ = scheme.flowlet_gap();
   rng_ = Rng::stream(net.seed(), "rcm", static_cast<uint64_t>(sw.id()));
-  handler_ = net.sim().add_handler(this, sw.handler());
+  handler_ = net.add_handler(this, sw.handler());
   const size_t n = sw.ports().size();
   in_q_.assign(n, {});
   out_q_.assign(n, {});
@@ -468,7 +468,7 @@ bool RcmAgent::on_crossbar_idle(int out_port) {
   if (s_.rcc_edge_strict && (s.edge || remote_flag(out_port))) {
     if (!s.kick_pending) {
       s.kick_pending = true;
-      net_.sim().at(std::max(s.window_end, net_.now()), handler_, 0, static_cast<uint64_t>(out_port));
+      net_.schedule_at(std::max(s.window_end, net_.now()), handler_, 0, static_cast<uint64_t>(out_port));
     }
     return false;
   }

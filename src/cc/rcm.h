@@ -1,4 +1,4 @@
-// RCM, Regional Congestion Mitigation (seed 001; docs/algorithms.md section 3.2): hop-by-hop,
+// RCM, Regional Congestion Mitigation (RCM paper; docs/algorithms.md section 3.2): hop-by-hop,
 // switch-to-switch congestion control whose feedback never reaches a host. Four switch modules:
 //   CRD  congestion region detection (seed sec. 3.2): a QCN-style congestion measure per input and
 //        output queue, F_b = Q_off + w_q x Q_delta (Eq. 1), computed on sampled arrivals; F_b > 0 on an
@@ -40,11 +40,10 @@
 
 namespace rocesim {
 
-class Network;
 class Switch;
 
 struct RcmSettings {
-  // Hosts: DCQCN with the Mellanox 100 G defaults [seed 001 sec. 4.1].
+  // Hosts: DCQCN with the Mellanox 100 G defaults [RCM paper sec. 4.1].
   DcqcnSettings host = DcqcnSettings::mellanox(Rate::from_gbps(100));
   // Modules, each switchable for ablations.
   bool crd = true, cfr = true, rcc = true, sar = true;
@@ -102,7 +101,7 @@ class Rcm : public Dcqcn {
  public:
   explicit Rcm(const RcmSettings& s) : Dcqcn(s.host), rs_(s) {}
   std::string name() const override { return "rcm"; }
-  void attach(Network& net) override;
+  void attach(CcServices& net) override;
   std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
   const RcmSettings& rcm_settings() const { return rs_; }
   Time flowlet_gap() const { return flowlet_gap_; }  // SAR's, resolved at attach
@@ -138,7 +137,7 @@ class Rcm : public Dcqcn {
 // (hold, on_crossbar_idle: RCC) and the choice among equal-cost ports (select_port: SAR).
 class RcmAgent : public SwitchAgent, public InputAgent, public EventHandler {
  public:
-  RcmAgent(Network& net, Switch& sw, Rcm& scheme);
+  RcmAgent(CcServices& net, Switch& sw, Rcm& scheme);
 
   // SwitchAgent
   void on_enqueue(Packet& p, int port) override;
@@ -221,7 +220,7 @@ class RcmAgent : public SwitchAgent, public InputAgent, public EventHandler {
   void cfr_sample(PortState& s, const Packet& p);
   bool congested(int port) const;
 
-  Network& net_;
+  CcServices& net_;
   Switch& sw_;
   Rcm& scheme_;
   const RcmSettings& s_;

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "cc/registry.h"
-#include "net/network.h"
 #include "net/switch.h"
 
 namespace rocesim {
@@ -14,7 +13,7 @@ std::unique_ptr<SwitchAgent> Swing::make_switch_agent(Switch& sw) {
   return nullptr;
 }
 
-SwingAgent::SwingAgent(Network& net, Switch& sw, const SwingSettings& s)
+SwingAgent::SwingAgent(CcServices& net, Switch& sw, const SwingSettings& s)
     : net_(net), sw_(sw), s_(s), is_long_(sw.ports().size(), false) {
   const Bytes mtu = net.nic_settings().mtu_bytes + net.nic_settings().header_bytes;
   for (const Port& p : sw.ports()) {

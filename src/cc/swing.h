@@ -19,7 +19,6 @@
 
 namespace rocesim {
 
-class Network;
 class Switch;
 
 struct SwingSettings {
@@ -46,12 +45,12 @@ class Swing : public CongestionControl {
 
 class SwingAgent : public SwitchAgent {
  public:
-  SwingAgent(Network& net, Switch& sw, const SwingSettings& s);
+  SwingAgent(CcServices& net, Switch& sw, const SwingSettings& s);
   void on_pfc(int port, int prio, bool paused) override;
   uint64_t relayed_pauses() const { return relayed_; }
 
  private:
-  Network& net_;
+  CcServices& net_;
   Switch& sw_;
   SwingSettings s_;
   std::vector<int> long_ports_;

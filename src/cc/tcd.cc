@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "cc/registry.h"
-#include "net/network.h"
 #include "net/switch.h"
 
 namespace rocesim {
@@ -17,7 +16,7 @@ Time tcd_max_ton(Rate c, double epsilon, Bytes mtu, Time t_p, Bytes xoff_minus_x
 // ---------------------------------------------------------------------------------------------------
 // Switch agent
 
-TcdAgent::TcdAgent(Switch& sw, Network& net, const TcdSettings& s) : sw_(sw), net_(net), s_(s) {
+TcdAgent::TcdAgent(Switch& sw, CcServices& net, const TcdSettings& s) : sw_(sw), net_(net), s_(s) {
   const size_t n = sw.ports().size();
   st_.assign(n * kNumPriorities, {});
   max_ton_.assign(n, Time::zero());
@@ -32,7 +31,7 @@ TcdAgent::TcdAgent(Switch& sw, Network& net, const TcdSettings& s) : sw_(sw), ne
     Time m = s.max_ton;
     if (m <= Time::zero()) {
       if (ss.credit_enabled) {
-        m = ss.credit_period;  // T_on = R_d T_c / (R_d + eps C) <= T_c [seed 003, eq. 4]
+        m = ss.credit_period;  // T_on = R_d T_c / (R_d + eps C) <= T_c [TCD paper, eq. 4]
       } else {
         Bytes b = s.xoff_minus_xon_bytes;
         if (b <= 0) b = ss.pfc_mode == PfcThresholdMode::kStatic ? ss.xoff_bytes - ss.xon_bytes : 2 * mtu;

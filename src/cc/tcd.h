@@ -23,8 +23,6 @@
 
 namespace rocesim {
 
-class Network;
-
 // max(T_on) under PFC (algorithms.md 2.9): (B1 - B0) / (eps C) + tau (1 + 1 / (2 eps)),
 // tau = 2 MTU / C + 2 t_p, B1 - B0 = Xoff - Xon. Reproduces 34.4 / 26.96 / 24.48 us at 40/100/200 Gb/s
 // with eps 0.05, MTU 1000 B, t_p 1 us, Xoff - Xon = 2 MTU.
@@ -34,11 +32,11 @@ inline Time tcd_max_ton(Rate c, double epsilon, Bytes mtu, Time t_p) {
 }
 
 struct TcdSettings {
-  double epsilon = 0.05;             // [seed 003: 0.05; 0.04 in the DPDK testbed]
-  Bytes xoff_minus_xon_bytes = 0;    // B1 - B0; 0 = static PFC's Xoff - Xon, else 2 MTU [seed 003]
+  double epsilon = 0.05;             // [TCD paper: 0.05; 0.04 in the DPDK testbed]
+  Bytes xoff_minus_xon_bytes = 0;    // B1 - B0; 0 = static PFC's Xoff - Xon, else 2 MTU [TCD paper]
   Time max_ton = Time::zero();       // 0 = the formula per port (rate, link delay as t_p, NIC MTU);
-                                     //   under credit flow control: the credit period T_c [seed 003]
-  Time timer_period = Time::zero();  // T; 0 = max(T_on) of the port [seed 003]
+                                     //   under credit flow control: the credit period T_c [TCD paper]
+  Time timer_period = Time::zero();  // T; 0 = max(T_on) of the port [TCD paper]
   Bytes k_bytes = 0;                 // K; 0 = the port's DCQCN Kmin (single threshold) [algorithms.md 2.9]
   Bytes k_low_bytes = 0;             // K_low; 0 = K [interp]
 };
@@ -48,7 +46,7 @@ enum class TcdState : uint8_t { kNonCongestion, kCongestion, kUndetermined };
 // The switch agent (public for tests).
 class TcdAgent : public SwitchAgent {
  public:
-  TcdAgent(Switch& sw, Network& net, const TcdSettings& s);
+  TcdAgent(Switch& sw, CcServices& net, const TcdSettings& s);
   void on_pfc(int port, int prio, bool paused) override;
   bool mark(Packet& p, int port) override;
 
@@ -74,7 +72,7 @@ class TcdAgent : public SwitchAgent {
   static size_t idx(int port, int prio) { return static_cast<size_t>(port) * 8 + static_cast<size_t>(prio); }
 
   Switch& sw_;
-  Network& net_;
+  CcServices& net_;
   TcdSettings s_;
   std::vector<PortPrio> st_;
   std::vector<Time> max_ton_, period_;

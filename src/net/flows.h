@@ -29,27 +29,19 @@ class Fabric;
 
 class FlowTable final : private DependentFlows::Releaser {
  public:
-  // `nic` is the network's, which outlives this.
-  FlowTable(Fabric& fabric, Simulator& sim, CongestionControl& cc, const NicSettings& nic)
-      : fabric_(fabric), sim_(sim), cc_(cc), nic_(nic) {}
+  // `qps` (the QP slots, which schemes read through CcServices) and `nic` are the network's, which outlive
+  // this.
+  FlowTable(Fabric& fabric, Simulator& sim, StablePool<Qp, 1024>& qps, CongestionControl& cc,
+            const NicSettings& nic)
+      : fabric_(fabric), sim_(sim), cc_(cc), nic_(nic), qps_(qps) {}
   FlowTable(const FlowTable&) = delete;
   FlowTable& operator=(const FlowTable&) = delete;
   // Sizes the per-host source ports and selective repeat's window for the built fabric.
   void prepare();
 
   // --- QP slots ---
+  // (The QP of a packet: CcServices::qp_of, Network::sender_qp_of.)
   Qp& qp(uint32_t slot) { return qps_[slot]; }
-  // The QP a packet belongs to, or nullptr when that flow has finished (stale packet).
-  Qp* qp_of(const Packet& p) {
-    if (p.qp >= qps_.capacity()) return nullptr;
-    Qp& q = qps_[p.qp];
-    return (q.in_use && q.tag == p.qp_tag) ? &q : nullptr;
-  }
-  // The QP of a packet for its sender: nullptr once the sender has finished the flow.
-  Qp* sender_qp_of(const Packet& p) {
-    Qp* q = qp_of(p);
-    return q && !q->sender_done ? q : nullptr;
-  }
   // The live QP of a flow (linear scan: for tests and monitors), or nullptr when finished.
   Qp* find_flow(uint64_t flow_id);
   size_t capacity() const { return qps_.capacity(); }
@@ -108,7 +100,7 @@ class FlowTable final : private DependentFlows::Releaser {
   Simulator& sim_;
   CongestionControl& cc_;
   const NicSettings& nic_;
-  StablePool<Qp, 1024> qps_;
+  StablePool<Qp, 1024>& qps_;
   mutable std::mutex qp_state_mutex_;
   mutable std::vector<std::function<void(size_t)>> qp_state_;
   int sack_window_ = 0;

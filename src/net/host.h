@@ -30,7 +30,8 @@ class Host : public Node {
   // kReorder: a QP's reorder window ended (arg as kRto's).
   enum HostEvent : uint32_t { kRxDone = kNodeKinds, kRto, kFlowStart, kQpTimer, kReorder };
   friend class Network;
-  friend class FlowTable;  // posts kFlowStart
+  friend class CcServices;  // schedule_qp_timer posts kQpTimer
+  friend class FlowTable;   // posts kFlowStart
   Packet* dequeue(Port& port) override;
   bool has_backlog(const Port& port) const override;
   void on_node_event(uint32_t kind, uint64_t arg) override;

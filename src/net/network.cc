@@ -17,13 +17,11 @@ CcNeeds needs_with_nic(const CongestionControl& cc, const NicSettings& nic) {
 
 Network::Network(const TopoSpec& topo, const SwitchSettings& sw, const NicSettings& nic, uint64_t seed,
                  std::unique_ptr<CongestionControl> cc, const SetupProgress& setup_progress)
-    : sw_(sw),
-      nic_(nic),
-      seed_(seed),
+    : CcServices(sw, nic, seed),
       cc_(std::move(cc)),
       needs_(needs_with_nic(*cc_, nic_)),
       fabric_(topo, nic_),
-      flows_(fabric_, sim_, *cc_, nic_),
+      flows_(fabric_, sim_, qps_, *cc_, nic_),
       run_(sim_, fabric_, flows_, results_, *cc_) {
   if (needs_.int_stamping) sw_.int_enabled = true;
   if (!needs_.ecn_marking) sw_.ecn_enabled = false;
@@ -48,26 +46,61 @@ void Network::run(Time until, bool stop_when_done, const std::function<void(Time
   run_.run(until, stop_when_done, progress);
 }
 
-// --- services for schemes ----------------------------------------------------------------------------
-void Network::set_rate(Qp& qp, Rate r) {
+// --- services for schemes (CcServices) ---------------------------------------------------------------
+Network& CcServices::net() { return static_cast<Network&>(*this); }
+const Network& CcServices::net() const { return static_cast<const Network&>(*this); }
+NetPartition& CcServices::first_partition() { return net().run_.first(); }
+
+void CcServices::register_qp_state(std::function<void(size_t)> grow) const {
+  net().flows_.register_qp_state(std::move(grow));
+}
+const TopoSpec& CcServices::topo() const { return net().fabric_.topo(); }
+bool CcServices::is_host(int node) const { return !net().fabric_.is_switch(node); }
+Rate CcServices::port_rate(int node, int port) const { return net().fabric_.node(node).ports()[port].rate; }
+
+Bytes CcServices::min_pfc_threshold() const {
+  const Fabric& f = net().fabric_;
+  Bytes least = sw_.xoff_bytes;
+  bool first = true;
+  for (int id = 0; id < f.num_nodes(); ++id) {
+    if (!f.is_switch(id)) continue;
+    const auto& sw = static_cast<const Switch&>(f.node(id));
+    for (size_t p = 0; p < sw.ports().size(); ++p) {
+      const Bytes t = sw.pfc_threshold(static_cast<int>(p));
+      if (first || t < least) least = t;
+      first = false;
+    }
+  }
+  return least;
+}
+
+std::vector<std::pair<int, int>> CcServices::path_of(int src, int dst, uint16_t sport, uint16_t dport) const {
+  return net().fabric_.path_of(src, dst, sport, dport);
+}
+Time CcServices::base_rtt(int src, int dst, uint16_t sport, uint16_t dport) const {
+  return net().fabric_.base_rtt(src, dst, sport, dport);
+}
+Time CcServices::max_base_rtt() const { return net().fabric_.max_base_rtt(); }
+
+void CcServices::set_rate(Qp& qp, Rate r) {
   if (r == qp.rate) return;
   qp.rate = r;
   // Re-time the next packet from the last one at the new rate.
   if (qp.last_tx_size > 0) qp.next_avail = qp.last_tx + tx_time(qp.last_tx_size, r);
-  if (qp.active) host(qp.src).kick(0);
+  if (qp.active) net().host(qp.src).kick(0);
 }
 
-void Network::set_window(Qp& qp, Bytes w) {
+void CcServices::set_window(Qp& qp, Bytes w) {
   const bool grew = (w == 0 && qp.window != 0) || w > qp.window;
   qp.window = w;
-  if (grew && qp.active) host(qp.src).kick(0);
+  if (grew && qp.active) net().host(qp.src).kick(0);
 }
 
-void Network::schedule_qp_timer(Qp& qp, Time at, uint32_t kind) {
+void CcServices::schedule_qp_timer(Qp& qp, Time at, uint32_t kind) {
   // At the receiver when its code runs now (a receiver-side timer), else at the sender.
-  Host& receiver = host(qp.dst);
+  Host& receiver = net().host(qp.dst);
   const bool at_receiver = sim_.running_handler() == receiver.handler();
-  const Host& h = at_receiver ? receiver : host(qp.src);
+  const Host& h = at_receiver ? receiver : net().host(qp.src);
   sim_.at(at, h.handler(), Host::kQpTimer + (kind << 8), (static_cast<uint64_t>(qp.slot) << 32) | qp.tag);
 }
 
@@ -80,7 +113,7 @@ void Network::on_qp_timer(Host& at, uint32_t kind, uint64_t arg) {
   cc_->on_timer(qp, kind);
 }
 
-Packet* Network::make_cnp(const Qp& qp, int from_node) {
+Packet* CcServices::make_cnp(const Qp& qp, int from_node) {
   Packet* c = pool().get();
   c->type = PktType::kCnp;
   c->prio = 0;
@@ -92,16 +125,17 @@ Packet* Network::make_cnp(const Qp& qp, int from_node) {
   c->qp_tag = qp.tag;
   if (from_node == qp.dst) c->route = qp.rev_route;  // the ACKs' path
   c->size = static_cast<uint32_t>(nic_.cnp_bytes);
-  if (fabric_.is_switch(from_node)) c->flags |= Packet::kFlagFromSwitch;
+  if (net().fabric_.is_switch(from_node)) c->flags |= Packet::kFlagFromSwitch;
   return c;
 }
 
-void Network::inject(int from_node, Packet* p) {
-  if (fabric_.is_switch(from_node)) {
+void CcServices::inject(int from_node, Packet* p) {
+  Network& n = net();
+  if (n.fabric_.is_switch(from_node)) {
     p->in_port = -1;
-    sw(from_node).forward(p);
+    n.sw(from_node).forward(p);
   } else {
-    host(from_node).send_control(p);
+    n.host(from_node).send_control(p);
   }
 }
 

@@ -4,9 +4,10 @@
 // - FlowTable (net/flows.h): where flows come from, their QP slots, their start and completion;
 // - PartitionedRun (net/partitioned_run.h): partitions and windows, what happens between windows, ranks;
 // - RunResults (net/run_results.h): the finished flows' records, the class labels, the observers.
-// Network owns them, the settings, the scheme and the Simulator, forwards to them (inline where a packet
-// pays for it), and itself offers the services schemes call (set_rate, make_cnp, ...) and the link events
-// (net/link_events.cc).
+// Network owns them and the scheme, forwards to them (inline where a packet pays for it), and offers the link
+// events (net/link_events.cc). Its base CcServices (net/cc_services.h) is what schemes see of it: the
+// services they call (set_rate, make_cnp, ...), and the Simulator, the QP slots and the settings that the
+// inline ones read.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -18,6 +19,7 @@
 #include "core/rank_comm.h"
 #include "core/simulator.h"
 #include "net/cc_api.h"
+#include "net/cc_services.h"
 #include "net/fabric.h"
 #include "net/flow_record.h"
 #include "net/flows.h"
@@ -37,7 +39,7 @@ namespace rocesim {
 class Host;
 class Switch;
 
-class Network {
+class Network : public CcServices {
  public:
   using SetupProgress = Fabric::SetupProgress;
 
@@ -100,19 +102,12 @@ class Network {
   // (after gather_node_results on rank 0).
   void scheme_port_counters(int sw, int port, std::vector<std::pair<const char*, double>>& out) const;
 
+  // The clock (now), the packet pool and counters, the settings, the topology: CcServices.
   Simulator& sim() { return sim_; }
-  Time now() const { return sim_.now(); }
-  // The running partition's packet pool and counters (partition 0 between windows).
-  PacketPool& pool() { return part().pool; }
-  NetStats& counters() { return part().counters; }
   // Packets taken from the pools and not returned, over all partitions.
   int64_t packets_live() const { return run_.packets_live(); }
-  const TopoSpec& topo() const { return fabric_.topo(); }
-  const SwitchSettings& switch_settings() const { return sw_; }
-  const NicSettings& nic_settings() const { return nic_; }
   CongestionControl& cc() { return *cc_; }
   const CcNeeds& cc_needs() const { return needs_; }
-  uint64_t seed() const { return seed_; }
   // The counters of all partitions, summed.
   NetStats stats() const { return run_.stats(); }
   NetObservers& observers() { return results_.observers(); }
@@ -125,22 +120,20 @@ class Network {
   // --- nodes (Fabric) ---
   int num_nodes() const { return fabric_.num_nodes(); }
   Node& node(int id) { return fabric_.node(id); }
-  bool is_host(int id) const { return !fabric_.is_switch(id); }
   Host& host(int id);
   Switch& sw(int id);
 
-  // --- QPs (FlowTable) ---
-  Qp& qp(uint32_t slot) { return flows_.qp(slot); }
+  // --- QPs (FlowTable; qp, qp_of, qp_capacity: CcServices) ---
   // The live QP of a flow (linear scan: for tests and monitors), or nullptr when finished.
   Qp* find_flow(uint64_t flow_id) { return flows_.find_flow(flow_id); }
-  size_t qp_capacity() const { return flows_.capacity(); }
   size_t live_qps() const { return flows_.live(); }
-  // The QP a packet belongs to, or nullptr when that flow has finished (stale packet).
-  // A QP's slot is freed at the first window boundary on the lookahead grid after its sender finished
-  // (docs/parallel.md), so its receiver sees it until then.
-  Qp* qp_of(const Packet& p) { return flows_.qp_of(p); }
-  // The QP of a packet for its sender: nullptr once the sender has finished the flow.
-  Qp* sender_qp_of(const Packet& p) { return flows_.sender_qp_of(p); }
+  // The QP of a packet for its sender: nullptr once the sender has finished the flow. (Its receiver finds
+  // it with qp_of until its slot is freed, at the first window boundary on the lookahead grid after that:
+  // docs/parallel.md.)
+  Qp* sender_qp_of(const Packet& p) {
+    Qp* q = qp_of(p);
+    return q && !q->sender_done ? q : nullptr;
+  }
   // Selective repeat (NicSettings::LossRecovery::kSelective): packets tracked beyond the cumulative ACK
   // (0 under go-back-N), and the two ring bitmaps of a QP slot, indexed by packet number (seq / MTU)
   // modulo that window: the receiver's packets held out of order, the sender's packets SACKed.
@@ -148,22 +141,8 @@ class Network {
   int sack_window_packets() const { return flows_.sack_window_packets(); }
   uint64_t* rx_sack_bits(uint32_t slot) { return flows_.rx_sack_bits(slot); }
   uint64_t* tx_sack_bits(uint32_t slot) { return flows_.tx_sack_bits(slot); }
-  // Per-QP state of a scheme (cc/per_qp.h) registers how to grow it: the network grows every such array
-  // before a window in which a new QP slot is used, so that none grows while partitions run.
-  void register_qp_state(std::function<void(size_t)> grow) const {
-    flows_.register_qp_state(std::move(grow));
-  }
-
-  // --- services for schemes ---
-  void set_rate(Qp& qp, Rate r);  // re-times pacing and wakes the sender
-  void set_window(Qp& qp, Bytes w);
-  // A timer of the QP at the host running now (its sender, or its receiver for a receiver-side timer);
-  // CongestionControl::on_timer is called there.
-  void schedule_qp_timer(Qp& qp, Time at, uint32_t kind);
-  // Sends a CNP for `qp` to its source from node `from` (a receiver host or a switch).
-  Packet* make_cnp(const Qp& qp, int from_node);
-  // Hands a control packet created at `from` to that node's forwarding (switch) or NIC (host).
-  void inject(int from_node, Packet* p);
+  // The services for schemes (set_rate, set_window, schedule_qp_timer, make_cnp, inject, register_qp_state,
+  // ...) are CcServices'.
 
   // --- link events (net/link_events.h) ---
   // The run's link failures, recoveries, rate and loss changes, applied at their times; before the first
@@ -188,14 +167,7 @@ class Network {
   }
   // Tests: off, every switch routes every packet (the results are the same bytes).
   void set_route_cache(bool allowed) { fabric_.set_route_cache(allowed); }
-  // The hop-by-hop path a flow's packets take (ECMP-resolved), as (node, egress port) pairs.
-  std::vector<std::pair<int, int>> path_of(int src, int dst, uint16_t sport, uint16_t dport) const {
-    return fabric_.path_of(src, dst, sport, dport);
-  }
-  Time base_rtt(int src, int dst, uint16_t sport, uint16_t dport) const {
-    return fabric_.base_rtt(src, dst, sport, dport);
-  }
-  Time max_base_rtt() const { return fabric_.max_base_rtt(); }
+  // A flow's path, base RTT, the longest base RTT: CcServices (path_of, base_rtt, max_base_rtt).
   Time ideal_fct(Bytes size, int src, int dst, uint16_t sport, uint16_t dport) const {
     return fabric_.ideal_fct(size, src, dst, sport, dport);
   }
@@ -225,25 +197,18 @@ class Network {
   void on_qp_timer(Host& at, uint32_t kind, uint64_t arg);
 
  private:
+  friend class CcServices;  // its services, defined in network.cc
   friend class LinkEventTask;
   void apply_link_event(const LinkEvent& e);
   void wake_port(const Port& x);
   void fail_port(Port& x, const Port& peer);
   void follow_host_rate(const LinkEvent& e);  // a rate event on a host link: its flows' line rate
   void recompute_routes();
-  // The partition running now (its thread's), or partition 0 between windows.
-  NetPartition& part() {
-    void* p = sim_.current_user();
-    return p ? *static_cast<NetPartition*>(p) : run_.first();
-  }
   void log_call(NetPartition::Call c);
 
-  SwitchSettings sw_;
-  NicSettings nic_;
-  uint64_t seed_;
+  // The Simulator, the QP slots and the settings are CcServices'.
   std::unique_ptr<CongestionControl> cc_;
   CcNeeds needs_;
-  Simulator sim_;
   Fabric fabric_;
   FlowTable flows_;
   RunResults results_;

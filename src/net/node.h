@@ -146,6 +146,7 @@ class Node : public EventHandler {
   void set_handler(uint32_t h) { handler_ = h; }
   virtual bool is_switch() const = 0;
   std::vector<Port>& ports() { return ports_; }
+  const std::vector<Port>& ports() const { return ports_; }
   Port& port(int i) { return ports_[i]; }
 
   // A packet arrives on `in_port` (the whole packet has been received).
