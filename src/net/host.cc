@@ -277,7 +277,10 @@ Time Host::reorder_window(const Qp& qp) const {
 }
 
 Time Host::learned_lateness() const {
-  return net_.now() < late_epoch_end_ ? std::max(late_max_, late_max_prev_) : Time::zero();
+  const Time now = net_.now();
+  if (now < late_epoch_end_) return std::max(late_max_, late_max_prev_);
+  // The epoch of the last sample ended: it is the previous one now, for one epoch more.
+  return now < late_epoch_end_ + net_.nic_settings().lateness_epoch ? late_max_ : Time::zero();
 }
 
 void Host::note_if_late(Qp& qp, Bytes seq, Time sent_at) {
