@@ -35,17 +35,28 @@ void count_port_kind(std::vector<BufferSetAside::Ports>& kinds, const LinkSpec& 
     }
   kinds.push_back({l.rate, l.delay, l.long_haul, 1, h});
 }
+
+// Each switch's record of its ports (`add_port(record, node, link)` for every link end at a switch, in the
+// order Fabric::build_nodes gives the ports: one per link end, in link order), then those whose need exceeds
+// `budget`, the largest need first.
+template <typename Rec, typename AddPort, typename Need>
+std::vector<Rec> switches_over_budget(const TopoSpec& topo, Bytes budget, AddPort&& add_port, Need&& need) {
+  std::vector<Rec> all(static_cast<size_t>(topo.num_nodes));
+  for (const LinkSpec& l : topo.links)
+    for (const int node : {l.a, l.b})
+      if (topo.is_switch[node]) add_port(all[node], node, l);
+  std::vector<Rec> over;
+  for (Rec& r : all)
+    if (r.node >= 0 && budget < need(r)) over.push_back(std::move(r));
+  std::stable_sort(over.begin(), over.end(), [&](const Rec& x, const Rec& y) { return need(x) > need(y); });
+  return over;
+}
 }  // namespace
 
 std::vector<BufferSetAside> switches_short_of_buffer(const TopoSpec& topo, const SwitchSettings& s,
                                                      Bytes packet_bytes) {
-  std::vector<BufferSetAside> short_of;
-  if (!s.pfc_enabled || s.model != SwitchModel::kSharedBuffer) return short_of;
-  std::vector<BufferSetAside> all(static_cast<size_t>(topo.num_nodes));
-  // A switch's ports in the order Fabric::build_nodes gives them: one per link end, in link order.
-  auto add = [&](int node, const LinkSpec& l) {
-    if (!topo.is_switch[node]) return;
-    BufferSetAside& b = all[node];
+  if (!s.pfc_enabled || s.model != SwitchModel::kSharedBuffer) return {};
+  auto add = [&](BufferSetAside& b, int node, const LinkSpec& l) {
     b.node = node;
     b.packet_bytes = packet_bytes;
     ++b.ports;
@@ -54,16 +65,8 @@ std::vector<BufferSetAside> switches_short_of_buffer(const TopoSpec& topo, const
     if (s.pfc_mode == PfcThresholdMode::kDynamic) b.reserve_bytes += s.reserve_bytes;
     count_port_kind(b.kinds, l, h);
   };
-  for (const LinkSpec& l : topo.links) {
-    add(l.a, l);
-    add(l.b, l);
-  }
-  for (BufferSetAside& b : all)
-    if (b.node >= 0 && s.buffer_bytes < b.needed_bytes()) short_of.push_back(std::move(b));
-  std::stable_sort(short_of.begin(), short_of.end(), [](const BufferSetAside& x, const BufferSetAside& y) {
-    return x.needed_bytes() > y.needed_bytes();
-  });
-  return short_of;
+  return switches_over_budget<BufferSetAside>(topo, s.buffer_bytes, add,
+                                              [](const BufferSetAside& b) { return b.needed_bytes(); });
 }
 
 Bytes BufferCommitted::max_per_pair_bytes(Bytes buffer_bytes) const {
@@ -75,15 +78,11 @@ Bytes BufferCommitted::max_per_pair_bytes(Bytes buffer_bytes) const {
 
 std::vector<BufferCommitted> switches_over_committed(const TopoSpec& topo, const SwitchSettings& s,
                                                      Bytes packet_bytes, int priorities) {
-  std::vector<BufferCommitted> over;
   const bool credit = s.credit_enabled;
   const bool static_pfc =
       s.pfc_enabled && s.model == SwitchModel::kSharedBuffer && s.pfc_mode == PfcThresholdMode::kStatic;
-  if ((!credit && !static_pfc) || priorities <= 0) return over;
-  std::vector<BufferCommitted> all(static_cast<size_t>(topo.num_nodes));
-  auto add = [&](int node, const LinkSpec& l) {
-    if (!topo.is_switch[node]) return;
-    BufferCommitted& b = all[node];
+  if ((!credit && !static_pfc) || priorities <= 0) return {};
+  auto add = [&](BufferCommitted& b, int node, const LinkSpec& l) {
     b.node = node;
     b.priorities = priorities;
     ++b.ports;
@@ -100,26 +99,14 @@ std::vector<BufferCommitted> switches_over_committed(const TopoSpec& topo, const
     b.headroom_bytes += h;
     count_port_kind(b.kinds, l, h);
   };
-  for (const LinkSpec& l : topo.links) {
-    add(l.a, l);
-    add(l.b, l);
-  }
-  for (BufferCommitted& b : all)
-    if (b.node >= 0 && s.buffer_bytes < b.committed_bytes()) over.push_back(std::move(b));
-  std::stable_sort(over.begin(), over.end(), [](const BufferCommitted& x, const BufferCommitted& y) {
-    return x.committed_bytes() > y.committed_bytes();
-  });
-  return over;
+  return switches_over_budget<BufferCommitted>(topo, s.buffer_bytes, add,
+                                               [](const BufferCommitted& b) { return b.committed_bytes(); });
 }
 
 std::vector<InputQueueShort> switches_short_of_input_queue(const TopoSpec& topo, const SwitchSettings& s,
                                                            Bytes packet_bytes) {
-  std::vector<InputQueueShort> short_of;
-  if (!s.pfc_enabled || s.model != SwitchModel::kInputOutputQueued) return short_of;
-  std::vector<InputQueueShort> all(static_cast<size_t>(topo.num_nodes));
-  auto add = [&](int node, const LinkSpec& l) {
-    if (!topo.is_switch[node]) return;
-    InputQueueShort& q = all[node];
+  if (!s.pfc_enabled || s.model != SwitchModel::kInputOutputQueued) return {};
+  auto add = [&](InputQueueShort& q, int node, const LinkSpec& l) {
     const Bytes h = port_headroom_bytes(s, l.rate, l.delay, l.long_haul, packet_bytes);
     if (q.node >= 0 && h < q.port.headroom_bytes) return;
     if (q.node >= 0 && h == q.port.headroom_bytes) {
@@ -130,16 +117,8 @@ std::vector<InputQueueShort> switches_short_of_input_queue(const TopoSpec& topo,
     q.packet_bytes = packet_bytes;
     q.port = {l.rate, l.delay, l.long_haul, 1, h};
   };
-  for (const LinkSpec& l : topo.links) {
-    add(l.a, l);
-    add(l.b, l);
-  }
-  for (InputQueueShort& q : all)
-    if (q.node >= 0 && s.input_queue_bytes < q.needed_bytes()) short_of.push_back(q);
-  std::stable_sort(short_of.begin(), short_of.end(), [](const InputQueueShort& x, const InputQueueShort& y) {
-    return x.needed_bytes() > y.needed_bytes();
-  });
-  return short_of;
+  return switches_over_budget<InputQueueShort>(topo, s.input_queue_bytes, add,
+                                               [](const InputQueueShort& q) { return q.needed_bytes(); });
 }
 
 void SwitchMmu::configure(Rate host_rate, bool input_queues) {
