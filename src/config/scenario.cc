@@ -346,6 +346,7 @@ void read_nic(Config& c, NicSettings& n) {
       static_cast<int>(c.get_int(k + "reorder_window_lateness", n.reorder_window_lateness, 0, 1000));
   n.reorder_window_max = c.get_us(k + "reorder_window_max_us", n.reorder_window_max);
   n.lateness_epoch = c.get_us(k + "lateness_epoch_us", n.lateness_epoch, 0.001);
+  n.reorder_window_lossless = c.get_us(k + "reorder_window_lossless_us", n.reorder_window_lossless);
   n.sack_reorder_packets =
       static_cast<int>(c.get_int(k + "sack_reorder_packets", n.sack_reorder_packets, 1, 1 << 20));
   n.rto_low = c.get_us(k + "rto_low_us", n.rto_low, 0.001);

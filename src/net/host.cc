@@ -12,7 +12,9 @@ namespace {
 uint64_t qp_arg(uint32_t slot, uint32_t tag) { return (static_cast<uint64_t>(slot) << 32) | tag; }
 }  // namespace
 
-Host::Host(Network& net, int id) : Node(net, id) {}
+Host::Host(Network& net, int id)
+    : Node(net, id),
+      lossless_fabric_(net.switch_settings().pfc_enabled || net.switch_settings().credit_enabled) {}
 
 void Host::activate(uint32_t slot) {
   Qp& qp = net_.qp(slot);
@@ -273,7 +275,9 @@ Time Host::reorder_window(const Qp& qp) const {
   const Time srtt = qp.srtt > Time::zero() ? qp.srtt : qp.base_rtt;
   const Time by_srtt = std::min(srtt * qp.reo_mult, nic.rto_high);
   const Time by_lateness = std::min(learned_lateness() * nic.reorder_window_lateness, nic.reorder_window_max);
-  return std::max(by_srtt, by_lateness);
+  // On a lossless fabric a hole is far more often a late packet than a lost one: the window has a floor.
+  const Time floor = lossless_fabric_ ? nic.reorder_window_lossless : Time::zero();
+  return std::max({by_srtt, by_lateness, floor});
 }
 
 Time Host::learned_lateness() const {

@@ -81,6 +81,8 @@ class Host : public Node {
   Time late_max_;
   Time late_max_prev_;
   Time late_epoch_end_;
+  // The switches pause or grant credits (NicSettings::reorder_window_lossless applies).
+  bool lossless_fabric_;
 };
 
 }  // namespace rocesim
