@@ -324,8 +324,10 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
   auto* compare = app.add_subcommand(
       "compare-fct",
       "Per flow-size bucket slowdown p50/p95/p99 of an ns-3 HPCC simulator fct.txt beside a rocesim result, "
-      "with relative errors (docs/coming-from-hpcc-sim.md). Several REF RESULT pairs (the same experiment "
-      "on several inputs or seeds): the table compares the means of each bucket's quantiles over the pairs");
+      "with relative errors (docs/coming-from-hpcc-sim.md). REF and RESULT must hold the same flows (count, "
+      "sizes, starts within 1 ns); otherwise exit 2 naming the first flow that differs. Several REF RESULT "
+      "pairs (the same experiment on several inputs or seeds): the table compares the means of each "
+      "bucket's quantiles over the pairs");
   compare
       ->add_option(
           "files", a.files,
@@ -526,6 +528,14 @@ int compare_command(const CompareArgs& a) {
   for (size_t k = 0; k < a.files.size(); k += 2) {
     const FlowSlowdowns ref = read_hpcc_fct(a.files[k]);
     const FlowSlowdowns res = read_result_slowdowns(a.files[k + 1]);
+    // Tails of different flows compare nothing: the same flows, or no table.
+    if (const std::string diff = flows_differ(ref, res); !diff.empty())
+      throw InputError(res.source, 0,
+                       fmt::format("not the flows of {} (compare-fct compares the same flows: as many, each "
+                                   "with the same size and a start within 1 ns): {}. A run that ended before "
+                                   "every flow finished lists only the finished ones in flows.csv (its "
+                                   "summary.json counts the others)",
+                                   ref.source, diff));
     per_pair.push_back(compare_slowdowns(ref, res, buckets));
     fmt::print("slowdown (fct / standalone fct, clipped at 1): ref {} ({} flows) vs result {} ({} flows{})\n",
                ref.source, ref.flows.size(), res.source, res.flows.size(),

@@ -4,13 +4,16 @@
 
 #include <algorithm>
 #include <charconv>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string_view>
 
 #include "core/error.h"
 #include "core/text.h"
+#include "stats/writers.h"
 
 namespace rocesim {
 
@@ -24,6 +27,27 @@ bool parse_int(std::string_view s, int64_t& v) {
 bool parse_double(std::string_view s, double& v) {
   const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
   return r.ec == std::errc() && r.ptr == s.data() + s.size() && std::isfinite(v);
+}
+
+// A flows.csv time in microseconds ("12.345678", exact to the picosecond with its 6 decimals; further
+// decimals are below a picosecond and dropped) as picoseconds. False for anything else.
+bool parse_us(std::string_view s, int64_t& ps) {
+  const size_t dot = s.find('.');
+  const std::string_view whole = s.substr(0, dot);
+  int64_t us = 0;
+  if (whole.empty() || !parse_int(whole, us) || us < 0 || us > INT64_MAX / 1'000'000) return false;
+  int64_t frac = 0;
+  if (dot != std::string_view::npos) {
+    const std::string_view digits = s.substr(dot + 1);
+    if (digits.empty()) return false;
+    for (size_t i = 0; i < digits.size(); ++i) {
+      if (digits[i] < '0' || digits[i] > '9') return false;
+      if (i < 6) frac = frac * 10 + (digits[i] - '0');
+    }
+    for (size_t i = digits.size(); i < 6; ++i) frac *= 10;
+  }
+  ps = us * 1'000'000 + frac;
+  return ps >= 0;
 }
 
 std::ifstream open_or_throw(const std::string& path) {
@@ -54,12 +78,15 @@ FlowSlowdowns read_hpcc_fct(const std::string& path) {
       throw InputError(path, n, fmt::format("size_bytes (field 5): '{}' is not a positive integer", f[4]));
     if (!parse_int(f[5], start) || start < 0)
       throw InputError(path, n, fmt::format("start_ns (field 6): '{}' is not a non-negative integer", f[5]));
+    if (start > INT64_MAX / 1000)
+      throw InputError(path, n, fmt::format("start_ns (field 6): {} is too large (over 106 days)", start));
     if (!parse_int(f[6], fct) || fct < 0)
       throw InputError(path, n, fmt::format("fct_ns (field 7): '{}' is not a non-negative integer", f[6]));
     if (!parse_int(f[7], ideal) || ideal <= 0)
       throw InputError(path, n,
                        fmt::format("standalone_fct_ns (field 8): '{}' is not a positive integer", f[7]));
     out.flows.push_back({size, std::max(1.0, static_cast<double>(fct) / static_cast<double>(ideal))});
+    out.all.push_back({size, Time::from_ps(start * 1000), n});
   }
   if (out.flows.empty()) throw InputError(path, 0, "no flows: expected lines of the simulator's fct.txt");
   return out;
@@ -69,6 +96,7 @@ FlowSlowdowns read_flows_csv(const std::string& path) {
   std::ifstream in = open_or_throw(path);
   FlowSlowdowns out;
   out.source = path;
+  out.csv = true;
   std::string line;
   constexpr std::string_view kHeader =
       "id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,";
@@ -91,6 +119,11 @@ FlowSlowdowns read_flows_csv(const std::string& path) {
     int64_t size = 0;
     if (!parse_int(cols[3], size) || size <= 0)
       throw InputError(path, n, fmt::format("size_bytes: '{}' is not a positive integer", cols[3]));
+    int64_t start_ps = 0;
+    if (!parse_us(cols[4], start_ps))
+      throw InputError(path, n,
+                       fmt::format("start_us: '{}' is not a non-negative number of microseconds", cols[4]));
+    out.all.push_back({size, Time::from_ps(start_ps), n});
     if (cols[8].empty()) {  // unfinished, or no ideal FCT
       ++out.unfinished;
       continue;
@@ -115,6 +148,65 @@ FlowSlowdowns read_result_slowdowns(const std::string& path) {
   if (!fs::exists(path)) throw InputError(path, 0, "no such file or directory");
   if (fs::path(path).extension() == ".csv") return read_flows_csv(path);
   return read_hpcc_fct(path);
+}
+
+namespace {
+
+// A flow's start as its file writes it: start_ns of an fct.txt, start_us of a flows.csv.
+std::string start_text(const FlowSlowdowns& f, Time t) {
+  return f.csv ? "start_us " + format_time_us(t) : fmt::format("start_ns {}", t.ps / 1000);
+}
+
+std::string where(const FlowSlowdowns& f, const FlowIdentity& x) {
+  return fmt::format("{}:{}", f.source, x.line);
+}
+
+}  // namespace
+
+std::string flows_differ(const FlowSlowdowns& ref, const FlowSlowdowns& res) {
+  const auto by_start = [](const FlowIdentity& x, const FlowIdentity& y) {
+    return x.start.ps != y.start.ps
+               ? x.start.ps < y.start.ps
+               : (x.size_bytes != y.size_bytes ? x.size_bytes < y.size_bytes : x.line < y.line);
+  };
+  std::vector<FlowIdentity> a = ref.all, b = res.all;
+  std::sort(a.begin(), a.end(), by_start);
+  std::sort(b.begin(), b.end(), by_start);
+  const auto close = [](Time x, Time y) { return std::abs(x.ps - y.ps) <= kStartTolerance.ps; };
+  const std::string counts = a.size() == b.size() ? ""
+                                                  : fmt::format("{} flows in {}, {} in {}; ", a.size(),
+                                                                ref.source, b.size(), res.source);
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i].size_bytes == b[i].size_bytes && close(a[i].start, b[i].start)) continue;
+    // Starts this close may be ordered differently in the two files (each rounds its own way): the
+    // partner of a[i] may come a little later in b. (Starts further apart: the earlier flow has none.)
+    const bool same_start = close(a[i].start, b[i].start);
+    if (same_start) {
+      size_t j = i + 1;
+      while (j < b.size() && b[j].start.ps <= a[i].start.ps + kStartTolerance.ps &&
+             b[j].size_bytes != a[i].size_bytes)
+        ++j;
+      if (j < b.size() && b[j].start.ps <= a[i].start.ps + kStartTolerance.ps) {
+        std::rotate(b.begin() + static_cast<std::ptrdiff_t>(i), b.begin() + static_cast<std::ptrdiff_t>(j),
+                    b.begin() + static_cast<std::ptrdiff_t>(j) + 1);
+        continue;
+      }
+    }
+    const std::string what =
+        same_start ? fmt::format("size_bytes {} ({}) vs {} ({})", a[i].size_bytes, where(ref, a[i]),
+                                 b[i].size_bytes, where(res, b[i]))
+                   : fmt::format("{} ({}) vs {} ({})", start_text(ref, a[i].start), where(ref, a[i]),
+                                 start_text(res, b[i].start), where(res, b[i]));
+    return fmt::format("{}the first flow that differs, flow {} in start order: {}", counts, i, what);
+  }
+  if (a.size() == b.size()) return "";
+  const bool ref_longer = a.size() > b.size();
+  const FlowSlowdowns& f = ref_longer ? ref : res;
+  const FlowIdentity& x = (ref_longer ? a : b)[n];
+  return fmt::format(
+      "{}the first flow that differs, flow {} in start order: size_bytes {}, {} ({}), only in {}", counts, n,
+      x.size_bytes, start_text(f, x.start), where(f, x), ref_longer ? "the reference" : "the result");
 }
 
 std::vector<SlowdownRow> compare_slowdowns(const FlowSlowdowns& ref, const FlowSlowdowns& res,
@@ -190,8 +282,11 @@ std::string format_slowdown_table(const std::vector<SlowdownRow>& rows, size_t m
   for (const auto& r : rows) {
     if (r.ref_count == 0 && r.res_count == 0) continue;
     s += fmt::format("{:<12} {:>6} {:>6}", r.label, r.ref_count, r.res_count);
+    // A side without flows has no quantiles, and the error none either: "-" (not 0.00 and +0.0 %).
+    const auto value = [](size_t count, double v) { return count > 0 ? fmt::format("{:.2f}", v) : "-"; };
     for (int q = 0; q < 3; ++q)
-      s += fmt::format("  {:>6.2f} / {:>6.2f} ({:>+6.1f}%)", r.ref[q], r.res[q], 100 * r.err[q]);
+      s += fmt::format("  {:>6} / {:>6} ({:>7})", value(r.ref_count, r.ref[q]), value(r.res_count, r.res[q]),
+                       r.ref_count > 0 && r.res_count > 0 ? fmt::format("{:+.1f}%", 100 * r.err[q]) : "-");
     if (r.label != "all" && (r.ref_count < min_flows || r.res_count < min_flows)) s += "  (few flows)";
     s += "\n";
   }

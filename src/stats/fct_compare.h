@@ -16,10 +16,19 @@ struct SlowdownSample {
   double slowdown = 1;
 };
 
+// One flow of a file as the flow-set check sees it (flows_differ): its size, its start and its line.
+struct FlowIdentity {
+  Bytes size_bytes = 0;
+  Time start;    // fct.txt: its whole nanoseconds; flows.csv: exact to the picosecond
+  int line = 0;  // in its file, from 1
+};
+
 struct FlowSlowdowns {
   std::string source;                 // the file read
+  bool csv = false;                   // a flows.csv (start_us), else an fct.txt (start_ns)
   std::vector<SlowdownSample> flows;  // finished flows with a positive ideal FCT
   size_t unfinished = 0;              // flows.csv rows without an FCT (not in `flows`)
+  std::vector<FlowIdentity> all;      // every flow of the file, in its order (`flows` and the unfinished)
 };
 
 // The simulator's fct.txt: "sip dip sport dport size_bytes start_ns fct_ns standalone_fct_ns" per line
@@ -33,6 +42,20 @@ FlowSlowdowns read_flows_csv(const std::string& path);
 
 // A rocesim result: a directory holding flows.csv, a flows.csv file, or (any other file) an fct.txt.
 FlowSlowdowns read_result_slowdowns(const std::string& path);
+
+// Two flow starts are the same within this: fct.txt floors its starts to the nanosecond, and the ns-3
+// simulator's own start is its flow file's time in seconds as a double, floored to the nanosecond (half of
+// them 1 ns early; flow_file.start_times = "hpcc_sim" copies that), so the same flow may be written 1 ns
+// apart by two runs.
+inline constexpr Time kStartTolerance = Time::from_ps(1000);
+
+// Whether ref and res hold the same flows: as many, and, both taken in the order of their starts (then
+// sizes), each flow of one with the same size and a start within kStartTolerance of the other's (flows
+// whose starts are that close may pair up in either order). "" when they do; otherwise what differs: both
+// counts when they differ, and the first flow (its index in start order) without a partner, with its
+// size or start in each file and the lines they are on. compare-fct refuses to compare sets that differ:
+// the tails of different flows say nothing about the simulators.
+std::string flows_differ(const FlowSlowdowns& ref, const FlowSlowdowns& res);
 
 // p50 / p95 / p99 (nearest rank, stats/fct_stats.h summarize) of one size bucket, reference vs result;
 // err = result / reference - 1.
@@ -57,7 +80,8 @@ std::vector<SlowdownRow> compare_slowdowns(const FlowSlowdowns& ref, const FlowS
 std::vector<SlowdownRow> mean_slowdown_rows(const std::vector<std::vector<SlowdownRow>>& per_input);
 
 // The table `rocesim compare-fct` prints: one line per non-empty bucket and one for all flows; buckets
-// with fewer than min_flows reference flows are marked "(few flows)" and left out of the worst line.
+// with fewer than min_flows reference flows are marked "(few flows)" and left out of the worst line. A side
+// without flows in a bucket shows "-" for its quantiles and for the errors.
 std::string format_slowdown_table(const std::vector<SlowdownRow>& rows, size_t min_flows);
 
 // The table's last line: "worst (buckets with >= N flows): p50 ..% (bucket), p99 ..% (bucket)", or "" when

@@ -800,4 +800,55 @@ TEST_F(CliTest, CompareFctTablesOnePairOrTheMeanOfSeveral) {
   EXPECT_NE(p.out.find("compare-fct takes REF RESULT pairs, got 3 files"), std::string::npos) << p.describe();
 }
 
+// compare-fct refuses different flows: ws50's 1,218 flows against hd30's 5,023 (issue 48), and ws50 against
+// the same flows started 0-9 ns later (ws50p1), each naming the first flow that differs; no table.
+TEST_F(CliTest, CompareFctRefusesDifferentFlowSets) {
+  const std::string dir = std::string(ROCESIM_TEST_DIR) + "/data/ns3/";
+  const std::string ws50 = dir + "ws50/ns3_fct_ws50_dcqcn.txt", ws50p1 = dir + "ws50/ns3_fct_ws50p1_dcqcn.txt",
+                    hd30 = dir + "ns3_fct_hd30_dcqcn.txt";
+  Proc p = rocesim("compare-fct " + sh_quote(ws50) + " " + sh_quote(hd30));
+  EXPECT_EQ(p.code, 2) << p.describe();
+  EXPECT_NE(p.out.find("error: " + hd30 + ": not the flows of " + ws50), std::string::npos) << p.describe();
+  EXPECT_NE(p.out.find("1218 flows in " + ws50 + ", 5023 in " + hd30 +
+                       "; the first flow that differs, flow 0 in start order: start_ns 2000006702 (" + ws50 +
+                       ":2) vs start_ns 2000001516 (" + hd30 + ":1)"),
+            std::string::npos)
+      << p.describe();
+  EXPECT_EQ(p.out.find("p50 ref / res"), std::string::npos) << "no table: " << p.describe();
+  p = rocesim("compare-fct " + sh_quote(ws50) + " " + sh_quote(ws50p1));
+  EXPECT_EQ(p.code, 2) << p.describe();
+  EXPECT_NE(p.out.find("the first flow that differs, flow 0 in start order: start_ns 2000006702 (" + ws50 +
+                       ":2) vs start_ns 2000006705 (" + ws50p1 + ":"),
+            std::string::npos)
+      << p.describe();
+  EXPECT_EQ(p.out.find(" flows in "), std::string::npos) << "the same count: " << p.describe();
+  // In a pair after a good one too.
+  p = rocesim("compare-fct " + sh_quote(ws50) + " " + sh_quote(ws50) + " " + sh_quote(ws50) + " " +
+              sh_quote(hd30));
+  EXPECT_EQ(p.code, 2) << p.describe();
+  EXPECT_NE(p.out.find("not the flows of"), std::string::npos) << p.describe();
+}
+
+// A bucket that one side has no flows in (here the result's one 2 MB flow has no slowdown) shows "-" for
+// that side's quantiles and for the errors, not 0.00 and +0.0 %. Starts 1 ns later in flows.csv than in
+// fct.txt (the simulator's floor) still match.
+TEST_F(CliTest, CompareFctShowsDashesForAnEmptySide) {
+  const fs::path ref = tmp_ / "fct.txt", res = tmp_ / "flows.csv";
+  std::ofstream(ref) << "0b000101 0b000201 10000 100 1000 2000000000 3000 1000\n"
+                        "0b000101 0b000201 10001 100 2000000 2000000005 400000 200000\n"
+                        "0b000101 0b000201 10002 100 5000 2000000010 3000 1500\n";
+  std::ofstream(res) << "id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,class\n"
+                        "0,1,2,1000,2000000.000000,2000003.000000,3.000000,1.000000,3.000000,default\n"
+                        "1,1,2,2000000,2000000.006000,2000400.006000,400.000000,0.000000,,default\n"
+                        "2,1,2,5000,2000000.011000,2000003.011000,3.000000,1.500000,2.000000,default\n";
+  const Proc p = rocesim("compare-fct " + sh_quote(ref.string()) + " " + sh_quote(res.string()) +
+                         " --min-flows 1");
+  EXPECT_EQ(p.code, 0) << p.describe();
+  EXPECT_NE(p.out.find("1MB+              1      0    2.00 /      - (      -)"), std::string::npos)
+      << p.describe();
+  EXPECT_NE(p.out.find("0-10KB            2      2    2.00 /   2.00 (  +0.0%)"), std::string::npos)
+      << p.describe();
+  EXPECT_NE(p.out.find("1 unfinished left out"), std::string::npos) << p.describe();
+}
+
 }  // namespace
