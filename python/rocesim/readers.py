@@ -22,7 +22,7 @@ FLOWS = {"id": I, "src": I, "dst": I, "size_bytes": I, "start_us": F, "finish_us
 QUEUES = dict({"time_us": F, "node": S, "port": I, "peer": S, "queue_bytes": I},
               **{f"prio{p}_bytes": I for p in range(1, 8)}, link_up=I)
 INPUT_QUEUES = {"time_us": F, "node": S, "port": I, "peer": S, "queue_bytes": I}
-RATES = {"time_us": F, "kind": S, "id": S, "gbps": F}  # id: a flow id, or NODE:PEER for a port
+RATES = {"time_us": F, "kind": S, "id": S, "gbps": F}  # id: a flow id, or NODE:PEER(:PORT) for a port
 PFC = {"time_us": F, "node": S, "port": I, "peer": S, "prio": I, "event": S, "duration_us": F}
 CNPS = {"flow_id": I, "src": I, "dst": I, "cnps_received": I, "cnps_from_switches": I}
 BUFFER = {"switch": S, "buffer_bytes": I, "cdf": F}
@@ -77,7 +77,8 @@ def read_input_queues(path):
 
 def read_rates(path):
     """rates.csv: goodput of flows (kind "flow", id the flow id as text) and wire throughput of ports (kind
-    "port", id "NODE:PEER") per bin starting at time_us, in Gb/s."""
+    "port", id "NODE:PEER", or "NODE:PEER:PORT" for one of several monitored ports of NODE towards PEER) per
+    bin starting at time_us, in Gb/s."""
     return read_table(path, RATES)
 
 

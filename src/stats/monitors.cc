@@ -435,7 +435,7 @@ void Monitors::write_rates_csv(std::ostream& out) const {
     }
   }
   for (size_t i = 0; i < spec_.port_throughput.size(); ++i) {
-    const std::string name = csv_field(port_name(spec_.port_throughput[i]));
+    const std::string name = csv_field(rate_port_name(i));
     for (const auto& [t, bytes] : port_bins(i)) {
       fmt::format_to(std::back_inserter(buf), "{},port,{},{:.6f}\n", format_time_us(t), name,
                      gbps_of(bytes, spec_.rate_bin));
@@ -443,6 +443,14 @@ void Monitors::write_rates_csv(std::ostream& out) const {
     }
   }
   flush_buffer(out, buf);
+}
+
+std::string Monitors::rate_port_name(size_t i) const {
+  const PortRef& p = spec_.port_throughput[i];
+  for (const PortRef& q : spec_.port_throughput)
+    if (q.node == p.node && q.peer == p.peer && q.port != p.port)
+      return fmt::format("{}:{}", port_name(p), p.port);
+  return port_name(p);
 }
 
 void Monitors::write_pfc_csv(std::ostream& out) const {
@@ -562,7 +570,7 @@ nlohmann::json Monitors::summary() {
         mx = std::max(mx, b);
       }
       if (total == 0) continue;
-      ports.emplace_back(total, nlohmann::json{{"port", port_name(spec_.port_throughput[i])},
+      ports.emplace_back(total, nlohmann::json{{"port", rate_port_name(i)},
                                                {"bytes", total},
                                                {"max_gbps", gbps_of(mx, spec_.rate_bin)}});
     }

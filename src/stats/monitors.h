@@ -149,6 +149,9 @@ class Monitors : public BarrierTask {
   void on_cnp(const Qp& qp, bool from_switch);
   std::string node_name(int id) const { return monitor_node_name(net_.topo(), id); }
   std::string port_name(const PortRef& p) const { return node_name(p.node) + ":" + node_name(p.peer); }
+  // rates.csv's id of port_throughput[i]: "NODE:PEER", or "NODE:PEER:PORT" (its index on NODE) when
+  // several monitored ports of NODE lead to PEER (parallel links), so that each is a series of its own.
+  std::string rate_port_name(size_t i) const;
 
   Network& net_;
   MonitorSpec spec_;

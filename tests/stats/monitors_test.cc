@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -280,6 +281,41 @@ TEST(Monitors, LineRateFlowRateAndPortThroughput) {
   EXPECT_EQ(rows[bins.size() + 1][1], "port");
   EXPECT_EQ(rows[bins.size() + 1][2], "s0:h1");
   EXPECT_EQ(rows.back()[2], "h1:s0");
+}
+
+// Two parallel links between switches s0 and s1 (nodes 2 and 3 of the file): "s0:s1" monitors both ports,
+// and each is a series of its own in rates.csv and in summary.json ("s0:s1:1", "s0:s1:2": the port index
+// on s0), not one series of both.
+TEST(Monitors, ParallelPortsAreSeparateRateSeries) {
+  TempDir dir;
+  fs::create_directories(dir.path());
+  const fs::path topo = dir.path() / "topo.txt";
+  std::ofstream(topo) << "4 2 4\n2 3\n0 2 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n"
+                         "2 3 100Gbps 1000ns 0\n2 3 100Gbps 1000ns 0\n";
+  std::string text = fmt::format(
+      "[topology]\nkind = \"file\"\nfile = \"{}\"\n[cc]\nscheme = \"none\"\n"
+      "[monitors]\nport_throughput = [\"s0:s1\", \"s0:h0\"]\nrate_bin_us = 10\n",
+      topo.string());
+  for (int i = 0; i < 8; ++i)
+    text += fmt::format("[[flows]]\nsrc = \"h0\"\ndst = \"h1\"\nsize_bytes = 100000\nstart_us = {}\n", i);
+  auto r = start(text, {});
+  run_to_end(*r);
+  ASSERT_EQ(r->net->stats().flows_finished, 8u);
+  std::ostringstream csv;
+  r->mon->write_rates_csv(csv);
+  std::map<std::string, double> gbps;  // summed over the bins
+  for (const auto& row : read_csv(csv.str()))
+    if (row[1] == "port") gbps[row[2]] += std::stod(row[3]);
+  ASSERT_EQ(gbps.size(), 3u) << csv.str();
+  EXPECT_TRUE(gbps.count("s0:s1:1") && gbps.count("s0:s1:2")) << csv.str();
+  EXPECT_TRUE(gbps.count("s0:h0")) << "a port alone keeps NODE:PEER: " << csv.str();
+  // Eight flows spread over both links (ECMP): each port carried data of its own.
+  EXPECT_GT(gbps["s0:s1:1"], 0);
+  EXPECT_GT(gbps["s0:s1:2"], 0);
+  std::set<std::string> top;
+  const nlohmann::json summary = r->mon->summary();
+  for (const auto& e : summary["rates"]["top_ports"]) top.insert(e["port"].get<std::string>());
+  EXPECT_EQ(top, (std::set<std::string>{"s0:s1:1", "s0:s1:2", "s0:h0"}));
 }
 
 TEST(Monitors, PfcEventsPairUpAndSumToPausedTime) {
