@@ -100,7 +100,65 @@ def mean(vals):
     return sum(v) / len(v) if v else float("nan")
 
 
+# Every drop kind of summary.json's "drops" (docs/user-guide.md), in this order; a kind this list does not
+# know is shown by its name.
+DROP_KINDS = [
+    ("data_buffer", "data packets dropped by a switch buffer"),
+    ("control_buffer", "control packets dropped by a switch buffer"),
+    ("wire", "packets lost on the wire (a link's loss rate: link_loss, [[events]] action = \"loss\")"),
+    ("link_failure", "packets and PFC frames lost on failed links ([[events]] action = \"down\")"),
+    ("unroutable", "packets with no route to their destination"),
+]
+
+
+def drop_rows(drops):
+    """[kind, what it counts, packets] for every kind of summary.json's "drops", then the total."""
+    known = dict(DROP_KINDS)
+    kinds = [k for k, _ in DROP_KINDS if k in drops] + [k for k in drops if k not in known]
+    rows = [[k, known.get(k, ""), drops[k]] for k in kinds]
+    total = sum(rp.to_float(drops[k], 0) for k in kinds)
+    return rows + [["all", "every kind above", total]]
+
+
+def drops_table(drops):
+    return table(["kind", "what", "packets"], drop_rows(drops), [False, False, True])
+
+
+def link_events_section(j):
+    """The run's link events (summary.json "link_events"): one row per event, "" without [[events]]."""
+    ev = j.get("link_events")
+    if not ev:
+        return ""
+    rows = [[e.get("time_us"), e.get("event", "")] for e in ev.get("log", [])]
+    note = (f'<p class="meta">{fnum(ev.get("route_updates"))} route recomputation(s); the time-series figures '
+            "mark each event with a vertical line.</p>")
+    return table(["time (\u00b5s)", "event"], rows, [True, False]) + "\n" + note
+
+
 # ----------------------------------------------------------------------------------------------------------
+
+
+def sweep_drops_section(sw):
+    """Per run, each drop kind and the number of link events (each run's summary.json), when some run dropped
+    packets or had link events; "" otherwise."""
+    runs = list(sw.runs.values())
+    kinds = []
+    for run in runs:
+        for k in run.summary.get("drops", {}):
+            if k not in kinds:
+                kinds.append(k)
+    order = [k for k, _ in DROP_KINDS if k in kinds] + [k for k in kinds if k not in dict(DROP_KINDS)]
+    any_event = any(run.summary.get("link_events") for run in runs)
+    if not any_event and not any(rp.to_float(run.summary.get("drops", {}).get(k), 0) > 0
+                                 for run in runs for k in order):
+        return ""
+    rows = []
+    for run in runs:
+        drops = run.summary.get("drops", {})
+        ev = run.summary.get("link_events") or {}
+        n_ev = sum(1 for e in ev.get("log", []) if e.get("event") != "routes recomputed")
+        rows.append([os.path.basename(run.path)] + [drops.get(k, "") for k in order] + [n_ev if ev else ""])
+    return table(["run"] + order + ["link events"], rows, [False] + [True] * (len(order) + 1))
 
 
 def sweep_sections(d):
@@ -176,6 +234,11 @@ def sweep_sections(d):
     body.append('<h2 id="summary">Summary by scheme and load (mean over seeds)</h2>\n' + summary)
     if class_table:
         body.append('<h2 id="classes">Per traffic class (mean over seeds)</h2>\n' + class_table)
+    drops = sweep_drops_section(sw)
+    if drops:
+        body.append('<h2 id="drops">Drops by kind and link events</h2>\n<p class="meta">Packets dropped per '
+                    "run and kind (summary.json drops; results.csv's drops column leaves link_failure out) "
+                    "and the link events applied ([[events]]).</p>\n" + drops)
     body.append('<h2 id="figures">Figures</h2>\n' + figures_html(figs))
     body.append('<h2 id="runs">Runs</h2>\n<p class="meta">One row per run directory (results.csv, bucket '
                 '"all"); FCT and slowdown over every finished flow.</p>\n' + runs)
@@ -230,10 +293,6 @@ def run_sections(d):
         ["PFC paused time, all ports (\u00b5s)", pfc.get("paused_time_us")],
         ["CNPs sent by receivers", cnp.get("sent_by_receivers")],
         ["CNPs sent by switches", cnp.get("sent_by_switches")],
-        ["data packets dropped (buffer)", drops.get("data_buffer")],
-        ["control packets dropped (buffer)", drops.get("control_buffer")],
-        ["packets lost on the wire (link error rate)", drops.get("wire")],
-        ["unroutable packets", drops.get("unroutable")],
         ["retransmitted packets", tr.get("retransmitted_packets")],
         ["timeouts", tr.get("timeouts")],
         ["peak switch buffer (bytes)", j.get("switch", {}).get("max_buffer_bytes")],
@@ -252,6 +311,10 @@ def run_sections(d):
     if jobs:
         body.append('<h2 id="jobs">Collective and trace jobs</h2>\n' + jobs)
     body.append("<h2>Counters</h2>\n" + table(["counter", "value"], counters, [False, True]))
+    body.append('<h2 id="drops">Drops by kind</h2>\n' + drops_table(drops))
+    events = link_events_section(j)
+    if events:
+        body.append('<h2 id="link-events">Link events</h2>\n' + events)
     body.append('<h2 id="figures">Figures</h2>\n' + figures_html(figs))
     return f"run {os.path.basename(os.path.abspath(d))}", "\n".join(body), figs
 

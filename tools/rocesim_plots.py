@@ -368,21 +368,100 @@ def read_rates(run):
     return dict(flows), dict(ports)
 
 
+def port_label(node, peer, port=None, arrow="\u2192"):
+    """A monitored port as the figures name it: "s0\u2192s3" (s0's port towards s3), with the port index on
+    the node when it is given ("s0 port 2\u2192s3", for parallel links)."""
+    return f"{node}{'' if port is None else f' port {port}'}{arrow}{peer}"
+
+
+def rate_port_label(ident):
+    """rates.csv's port id ("NODE:PEER", or "NODE:PEER:PORT" for one of several parallel ports) as a label."""
+    parts = str(ident).split(":")
+    if len(parts) == 3:
+        return port_label(parts[0], parts[1], parts[2])
+    if len(parts) == 2:
+        return port_label(parts[0], parts[1])
+    return str(ident)
+
+
 def read_queues(run, window=None, name="queues.csv", arrow="\u2192"):
-    """queues.csv -> {"NODE\u2192PEER": (t_us[], bytes[])}, optionally within (t0, t1) us. Also reads
-    input_queues.csv (same columns; draw it with arrow="\u2190": NODE's input from PEER)."""
+    """queues.csv -> {"NODE\u2192PEER": (t_us[], bytes[])}, optionally within (t0, t1) us; a port that shares
+    its node and peer with another monitored port (parallel links) is "NODE port K\u2192PEER", so that each
+    port is a series of its own. Also reads input_queues.csv (same columns; draw it with arrow="\u2190":
+    NODE's input from PEER)."""
     df = run.data.input_queues if name == "input_queues.csv" else run.data.queues
     if df is None:
         return {}
+    ports = defaultdict(set)
+    for node, port, peer in set(zip(df["node"].tolist(), df["port"].tolist(), df["peer"].tolist())):
+        ports[(node, peer)].add(port)
     qs = defaultdict(lambda: ([], []))
-    for t, node, peer, q in zip(df["time_us"].tolist(), df["node"].tolist(), df["peer"].tolist(),
-                                df["queue_bytes"].tolist()):
+    for t, node, port, peer, q in zip(df["time_us"].tolist(), df["node"].tolist(), df["port"].tolist(),
+                                      df["peer"].tolist(), df["queue_bytes"].tolist()):
         if window and not (window[0] <= t <= window[1]):
             continue
-        a, b = qs[f"{node}{arrow}{peer}"]
+        parallel = len(ports[(node, peer)]) > 1
+        a, b = qs[port_label(node, peer, int(port) if parallel else None, arrow)]
         a.append(t)
         b.append(float(q))
     return dict(qs)
+
+
+# Link events (summary.json "link_events"): a vertical line at each, in the colour of its kind.
+EVENT_STYLES = OrderedDict([
+    ("down", {"color": "#C00000", "ls": "-", "what": "a link went down"}),
+    ("up", {"color": "#009E73", "ls": "-", "what": "a link came back up"}),
+    ("rate", {"color": "#7F3FBF", "ls": "-", "what": "a link's rate changed"}),
+    ("loss", {"color": "#7F3FBF", "ls": "-.", "what": "a link's loss rate changed"}),
+    ("routes", {"color": "#666666", "ls": ":", "what": "routes recomputed"}),
+])
+
+
+def link_events(run):
+    """summary.json's link events: [(time_us, event text, kind)] in time order, kind one of EVENT_STYLES'
+    keys ("routes" for "routes recomputed"); [] for a run without [[events]]."""
+    log = (run.summary.get("link_events") or {}).get("log") or []
+    out = []
+    for e in log:
+        t, what = to_float(e.get("time_us")), str(e.get("event", ""))
+        if math.isnan(t):
+            continue
+        kind = what.split(" ", 1)[0]
+        out.append((t, what, kind if kind in EVENT_STYLES else "routes"))
+    return sorted(out, key=lambda e: e[0])
+
+
+def mark_link_events(ax, events, window, label=False):
+    """A vertical line on `ax` (x in ms) at each link event inside `window` (us); with `label`, the event's
+    text beside its line (route recomputations only as a line). Returns the events drawn."""
+    drawn = []
+    for t, what, kind in events:
+        if window and not (window[0] <= t <= window[1]):
+            continue
+        st = EVENT_STYLES[kind]
+        ax.axvline(t / 1e3, color=st["color"], ls=st["ls"], lw=1.0, alpha=0.85, zorder=1.5, gid="link-event")
+        if label and kind != "routes":
+            ax.text(t / 1e3, 0.98, f" {what}", transform=ax.get_xaxis_transform(), rotation=90, va="top",
+                    ha="left", fontsize=7, color=st["color"], clip_on=True)
+        drawn.append((t, what, kind))
+    return drawn
+
+
+def link_events_caption(drawn):
+    """The caption's sentence on the link-event lines drawn ([] -> "")."""
+    if not drawn:
+        return ""
+    kinds = [k for k in EVENT_STYLES if any(d[2] == k for d in drawn)]
+    names = {"#C00000": "red", "#009E73": "green", "#7F3FBF": "purple", "#666666": "grey"}
+    lines = {"-": "", "-.": "dash-dotted ", ":": "dotted "}
+    keys = "; ".join(f"{lines[EVENT_STYLES[k]['ls']]}{names[EVENT_STYLES[k]['color']]}: "
+                     f"{EVENT_STYLES[k]['what']}" for k in kinds)
+    seen = list(OrderedDict.fromkeys(f"{w} at {fmt_time_us(t)}" for t, w, _ in drawn))
+    return f"Vertical lines: link events (summary.json link_events; {keys}): {', '.join(seen)}."
+
+
+def fmt_time_us(t):
+    return f"{t / 1e3:g} ms" if t >= 1e4 else f"{t:g} \u00b5s"
 
 
 def pick_flows(run, rates, limit=8):
@@ -408,6 +487,17 @@ def pick_flows(run, rates, limit=8):
 
 FLOW_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 QUEUE_COLORS = ["#333333", "#D55E00", "#0072B2"]
+# Monitored ports' wire throughput, drawn over the flows: dashed lines, one colour each, then other dash
+# patterns once the colours are used up, so that no two ports share a line.
+PORT_COLORS = ["#000000", "#E69F00", "#56B4E9", "#CC79A7", "#009E73", "#F0E442", "#0072B2", "#D55E00"]
+PORT_DASHES = [(0, (5, 2)), (0, (2, 1.5)), (0, (6, 2, 1.5, 2)), (0, (1, 1))]
+
+
+def port_style(i):
+    """The line of the i-th monitored port: a colour of PORT_COLORS and a dash pattern, distinct for every i
+    below len(PORT_COLORS) x len(PORT_DASHES)."""
+    return {"color": PORT_COLORS[i % len(PORT_COLORS)],
+            "ls": PORT_DASHES[(i // len(PORT_COLORS)) % len(PORT_DASHES)]}
 
 
 def wrap_label(label, width=40):
@@ -467,11 +557,18 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
                 break
             t = flows[fid][0]
             t0, t1 = min(t0, t[0]), max(t1, t[-1])
+    events = [link_events(run) for run, *_ in data]
+    if not window:  # the link events inside the run too
+        for ev in events:
+            for t, *_ in ev:
+                t0, t1 = min(t0, t), max(t1, t)
     if not math.isfinite(t0):
         t0, t1 = 0.0, max(r.summary.get("simulated_time_ms", 1) for r, *_ in data) * 1e3
     if not window:
         pad = 0.1 * (t1 - t0) + 10
         window = (max(0.0, t0 - pad), t1 + pad)
+    # Every monitored port keeps its line style in every column.
+    port_order = list(OrderedDict.fromkeys(pid for _, _, ports, _, _ in data for pid in ports))
     # Queue rows: egress queues (queues.csv), then input queues (input_queues.csv): (kind, per-run data,
     # the keys shown, their peak, divisor, unit).
     panels = []
@@ -500,6 +597,7 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
             grid[(blocks - 1) * nrows + rr][i % ncols].set_visible(False)
     rmax = 0.0
     rate_axes = []
+    drawn = []  # link events drawn
     for i, (run, flows, ports, picked, what) in enumerate(data):
         c = i % ncols
         axes = grid[(i // ncols) * nrows:(i // ncols + 1) * nrows]
@@ -513,13 +611,16 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
                 rmax = max(rmax, max(g))
                 ax.step(np.array(t) / 1e3, g, where="post", lw=1.1, color=FLOW_COLORS[j % len(FLOW_COLORS)],
                         label=src if dst is None else f"flow {fid} ({src}\u2192{dst})")
-            for pid, (t, g) in ports.items():
+            for k, pid in enumerate(port_order):
+                if pid not in ports:
+                    continue
+                t, g = ports[pid]
                 t = np.array(t)
                 m = (t >= window[0]) & (t <= window[1])
                 if m.any():
                     rmax = max(rmax, float(np.max(np.array(g)[m])))
-                ax.step(t[m] / 1e3, np.array(g)[m], where="post", lw=1.3, color="black", ls="--",
-                        label=f"port {pid.replace(':', chr(0x2192))} (wire)")
+                ax.step(t[m] / 1e3, np.array(g)[m], where="post", lw=1.3, label=f"{rate_port_label(pid)} (wire)",
+                        **port_style(k))
             ax.set_title(wrap_label(f"{run.label}{title_suffix}") + ": rates", fontsize=9)
             if c == 0:
                 ax.set_ylabel("rate (Gb/s)")
@@ -543,6 +644,7 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
             r += 1
         for rr in range(nrows):
             axes[rr][c].set_xlim(window[0] / 1e3, window[1] / 1e3)
+            drawn.extend(mark_link_events(axes[rr][c], events[i], window, label=rr == 0))
         axes[nrows - 1][c].set_xlabel("simulated time (ms)")
     for ax in rate_axes:
         ax.set_ylim(0, rmax * 1.05 if rmax > 0 else 1)
@@ -552,7 +654,8 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
     if left_out > 0:
         cap.append(f"The first {len(data)} runs; {left_out} more are left out (see the tables).")
     if has_rates:
-        dashed = "; dashed: wire throughput of the monitored port" if any(d[2] for d in data) else ""
+        dashed = ("; dashed, one line per port: wire throughput of the monitored ports (NODE\u2192PEER: NODE's "
+                  "port towards PEER)") if any(d[2] for d in data) else ""
         cap.append(f"Rates: goodput per rate bin of {desc}{dashed}.")
     for kind, _, shown, *_ in panels:
         if kind == "egress":
@@ -561,6 +664,9 @@ def fig_timeseries(runs, out_dir, name="timeseries", title_suffix="", queues_sho
         else:
             cap.append(f"Input queues: the {len(shown)} monitored input queue(s) with the highest peak in this "
                        "window (NODE\u2190PEER: NODE's input from PEER; all priorities).")
+    ev = link_events_caption(drawn)
+    if ev:
+        cap.append(ev)
     return save(fig, out_dir, name), " ".join(cap)
 
 

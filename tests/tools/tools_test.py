@@ -9,12 +9,15 @@ as /usr/bin/python3 -m unittest discover -s tests/tools -p '*_test.py' does.
 Covers what a real sweep in the C++ tests does not: percentiles as summary.json computes them, size bins,
 a sweep without flows.csv (bucket fallback), runs without monitor files (figures skipped, no error), input
 queues (input_queues.csv) drawn beside the egress queues,
-several seeds (pooled), and a grid axis other than scheme/load/seed (part of the series label)."""
+several seeds (pooled), a grid axis other than scheme/load/seed (part of the series label), and link events
+(drops by kind, the events' table and their lines on the time series, one line per monitored port; also on a
+real run of scenarios/multipath/link_failure.toml when the rocesim binary is there)."""
 
 import csv
 import json
 import math
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -502,6 +505,192 @@ class Reports(unittest.TestCase):
         self.assertIn("Collective completion time per scheme", self.titles(figs))
         sw = rp.Sweep(d)
         self.assertEqual(rp.job_iterations(sw.runs_at("none")[0])["ar"], [60.0, 60.0])
+
+
+LINK_LOG = [{"time_us": 100.0, "event": "down s0-s3"}, {"time_us": 200.0, "event": "routes recomputed"},
+            {"time_us": 600.0, "event": "up s0-s3"}, {"time_us": 700.0, "event": "routes recomputed"}]
+# Monitored ports: two of s0, and two parallel ones of s1 towards s4 (rates.csv ids "NODE:PEER:PORT").
+PORT_IDS = ["s0:s3", "s0:s2", "s1:s4:1", "s1:s4:2"]
+
+
+def add_link_events(d, link_failure=57, ports=PORT_IDS):
+    """A run directory `d` (make_run with monitors) as a run with [[events]] writes it: summary.json's
+    link_events and drops.link_failure, and the monitored ports' rows in rates.csv."""
+    with open(os.path.join(d, "summary.json")) as f:
+        j = json.load(f)
+    j["drops"] = {"control_buffer": 0, "data_buffer": 0, "unroutable": 0, "wire": 3, "link_failure": link_failure}
+    j["link_events"] = {"log": LINK_LOG, "route_updates": 2}
+    with open(os.path.join(d, "summary.json"), "w") as f:
+        json.dump(j, f)
+    with open(os.path.join(d, "rates.csv"), "a", newline="") as f:
+        w = csv.writer(f)
+        for k, pid in enumerate(ports):
+            for t in range(50):
+                w.writerow([f"{t * 10:.6f}", "port", pid, 20 * k + (0 if 10 <= t < 60 else 5)])
+
+
+def timeseries_axes(test, d):
+    """fig_timeseries of run `d`: its caption and what the figure it saved holds (per visible axes: its lines
+    as (gid, x data, label, colour, line style), its texts)."""
+    saved = {}
+    save = rp.save
+
+    def keep(fig, out_dir, name):
+        saved["axes"] = [ax for ax in fig.axes if ax.get_visible()]
+        saved["lines"] = [[(ln.get_gid(), ln.get_xdata(), ln.get_label(), ln.get_color(), ln.get_linestyle())
+                           for ln in ax.get_lines()] for ax in saved["axes"]]
+        saved["texts"] = [[t.get_text() for t in ax.texts] for ax in saved["axes"]]
+        return save(fig, out_dir, name)
+
+    rp.save = keep
+    try:
+        path, cap = rp.fig_timeseries([rp.Run(d)], os.path.join(d, "figures"))
+    finally:
+        rp.save = save
+    test.assertTrue(path and os.path.isfile(path))
+    return cap, saved
+
+
+class LinkEventsAndPorts(unittest.TestCase):
+    """The report of a run with link events: its drops by kind, its events (a table, and a line at each on
+    the time series), and one line of its own for each monitored port (issue 48)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="rocesim_tools_test_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_report_has_drops_by_kind_and_the_events(self):
+        d = os.path.join(self.tmp, "run")
+        make_run(d, "dcqcn", 1, 0.5, monitors=True)
+        add_link_events(d)
+        out, figs = report.write_report(d)
+        page = read(out)
+        self.assertIn('<h2 id="drops">Drops by kind</h2>', page)
+        drops = page.split('<h2 id="drops">')[1].split("</table>")[0]
+        for kind, n in (("data_buffer", "0"), ("control_buffer", "0"), ("wire", "3"), ("link_failure", "57"),
+                        ("unroutable", "0"), ("all", "60")):
+            self.assertRegex(drops, f"<td>{kind}</td><td>[^<]*</td><td class=\"num\">{n}</td>")
+        self.assertIn("lost on failed links", drops)
+        self.assertIn('<h2 id="link-events">Link events</h2>', page)
+        events = page.split('<h2 id="link-events">')[1].split("</table>")[0]
+        for t, what in (("100", "down s0-s3"), ("200", "routes recomputed"), ("600", "up s0-s3")):
+            self.assertIn(f'<td class="num">{t}</td><td>{what}</td>', events)
+        self.assertIn("2 route recomputation(s)", page)
+        ts = [f for f in figs if f.title == "Rates and queue over time"]
+        self.assertEqual(len(ts), 1, [f.title for f in figs])
+        self.assertIn("Vertical lines: link events", ts[0].caption)
+        self.assertIn("down s0-s3 at 100 \u00b5s, routes recomputed at 200 \u00b5s, up s0-s3 at 600 \u00b5s", ts[0].caption)
+        self.assertIn(html_escape(ts[0].caption), page)
+
+    def test_events_are_lines_on_every_panel_and_labelled_on_the_top_one(self):
+        d = os.path.join(self.tmp, "run")
+        make_run(d, "dcqcn", 1, 0.5, monitors=True)
+        add_link_events(d)
+        cap, saved = timeseries_axes(self, d)
+        self.assertEqual(len(saved["axes"]), 2)  # rates, egress queues
+        for lines in saved["lines"]:
+            xs = sorted(float(x[0]) for gid, x, *_ in lines if gid == "link-event")
+            self.assertEqual(xs, [0.1, 0.2, 0.6, 0.7])  # ms
+        self.assertIn(" down s0-s3", saved["texts"][0])
+        self.assertIn(" up s0-s3", saved["texts"][0])
+        self.assertNotIn(" routes recomputed", saved["texts"][0])  # a line only
+        self.assertEqual(saved["texts"][1], [])
+        # Without events: no line, no sentence.
+        make_run(os.path.join(self.tmp, "plain"), "dcqcn", 1, 0.5, monitors=True)
+        cap, saved = timeseries_axes(self, os.path.join(self.tmp, "plain"))
+        self.assertFalse(any(gid == "link-event" for lines in saved["lines"] for gid, *_ in lines))
+        self.assertNotIn("Vertical lines", cap)
+
+    def test_each_monitored_port_is_a_line_of_its_own(self):
+        d = os.path.join(self.tmp, "run")
+        make_run(d, "dcqcn", 1, 0.5, monitors=True)
+        add_link_events(d)
+        _, saved = timeseries_axes(self, d)
+        ports = {label: (color, ls) for _, _, label, color, ls in saved["lines"][0] if label.endswith("(wire)")}
+        self.assertEqual(sorted(ports), sorted(["s0\u2192s3 (wire)", "s0\u2192s2 (wire)",
+                                                "s1 port 1\u2192s4 (wire)", "s1 port 2\u2192s4 (wire)"]))
+        self.assertEqual(len(set(ports.values())), 4, ports)  # no two share colour and dashes
+        # More ports than colours: the dash pattern tells them apart.
+        styles = [rp.port_style(i) for i in range(len(rp.PORT_COLORS) * len(rp.PORT_DASHES))]
+        self.assertEqual(len(set((s["color"], s["ls"]) for s in styles)), len(styles))
+        # Parallel egress queues are separate series too (queues.csv port column).
+        with open(os.path.join(d, "queues.csv"), "a", newline="") as f:
+            w = csv.writer(f)
+            for t in range(50):
+                w.writerow([f"{t * 10:.6f}", "s1", 2, "s4", 500, 0, 0, 500, 0, 0, 0, 0])
+                w.writerow([f"{t * 10:.6f}", "s1", 3, "s4", 700, 0, 0, 700, 0, 0, 0, 0])
+        self.assertEqual(set(rp.read_queues(rp.Run(d))), {"s0\u2192h1", "s1 port 2\u2192s4", "s1 port 3\u2192s4"})
+
+    def test_sweep_lists_drops_by_kind_per_run_when_there_are_any(self):
+        d = os.path.join(self.tmp, "sweep")
+        make_sweep(d)
+        out, _ = report.write_report(d)
+        self.assertNotIn("Drops by kind", read(out))  # no drop, no event: no table
+        run = sorted(n for n in os.listdir(d) if os.path.isdir(os.path.join(d, n)) and "=" in n)[0]
+        with open(os.path.join(d, run, "summary.json")) as f:
+            j = json.load(f)
+        j["drops"] = {"data_buffer": 0, "control_buffer": 0, "wire": 0, "unroutable": 0, "link_failure": 12}
+        j["link_events"] = {"log": LINK_LOG, "route_updates": 2}
+        with open(os.path.join(d, run, "summary.json"), "w") as f:
+            json.dump(j, f)
+        page = read(report.write_report(d)[0])
+        self.assertIn('<h2 id="drops">Drops by kind and link events</h2>', page)
+        section = page.split('<h2 id="drops">')[1].split("</table>")[0]
+        self.assertIn("<th>link_failure</th>", section)
+        self.assertRegex(section, f"<td>{re.escape(html_escape(run))}</td>(<td class=\"num\">0</td>){{3}}"
+                                  "<td class=\"num\">12</td><td class=\"num\">0</td><td class=\"num\">2</td>")
+
+
+try:
+    BINARY, NO_BINARY = common.rocesim.find_binary(), ""
+except common.rocesim.RocesimError as e:
+    BINARY, NO_BINARY = None, f"no rocesim binary ({e})"
+
+
+@unittest.skipIf(BINARY is None, NO_BINARY)
+class LinkFailureReport(unittest.TestCase):
+    """The report of a real run of scenarios/multipath/link_failure.toml (a spine link down at 100 us and up at
+    600 us, five monitored ports; < 1 s): the drops by kind as summary.json has them, the events in a table
+    and as lines, each monitored port a line of its own."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="rocesim_tools_test_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_report_of_a_run_with_a_link_failure(self):
+        run = common.rocesim.run("multipath/link_failure", out=os.path.join(self.tmp, "lf"), binary=BINARY)
+        drops = run.summary["drops"]
+        self.assertGreater(drops["link_failure"], 0)
+        out, figs = report.write_report(run.path)
+        page = read(out)
+        table = page.split('<h2 id="drops">Drops by kind</h2>')[1].split("</table>")[0]
+        self.assertIn(f'<td>link_failure</td><td>packets and PFC frames lost on failed links ([[events]] action = '
+                      f'&quot;down&quot;)</td><td class="num">{report.fnum(drops["link_failure"])}</td>', table)
+        self.assertIn(f'<td>all</td><td>every kind above</td><td class="num">{report.fnum(sum(drops.values()))}'
+                      "</td>", table)
+        events = page.split('<h2 id="link-events">Link events</h2>')[1].split("</table>")[0]
+        self.assertIn('<td class="num">100</td><td>down s0-s3</td>', events)
+        self.assertIn('<td class="num">600</td><td>up s0-s3</td>', events)
+        ts = [f for f in figs if f.title == "Rates and queue over time"]
+        self.assertEqual(len(ts), 1, [f.title for f in figs])
+        self.assertIn("down s0-s3 at 100 \u00b5s", ts[0].caption)
+        self.assertIn("up s0-s3 at 600 \u00b5s", ts[0].caption)
+        cap, saved = timeseries_axes(self, run.path)
+        xs = sorted(float(x[0]) for gid, x, *_ in saved["lines"][0] if gid == "link-event")
+        self.assertEqual(xs, [0.1, 0.2, 0.6, 0.7])  # down, routes recomputed, up, routes recomputed (ms)
+        ports = {label: (color, ls) for _, _, label, color, ls in saved["lines"][0] if label.endswith("(wire)")}
+        self.assertEqual(sorted(ports), sorted(f"{a}\u2192{b} (wire)" for a, b in
+                                               (("s0", "s3"), ("s3", "s0"), ("s0", "s2"), ("s0", "s4"), ("s0", "s5"))))
+        self.assertEqual(len(set(ports.values())), 5, ports)
+
+
+def html_escape(s):
+    import html
+    return html.escape(s)
 
 
 if __name__ == "__main__":
