@@ -804,8 +804,8 @@ TEST_F(CliTest, CompareFctTablesOnePairOrTheMeanOfSeveral) {
 // the same flows started 0-9 ns later (ws50p1), each naming the first flow that differs; no table.
 TEST_F(CliTest, CompareFctRefusesDifferentFlowSets) {
   const std::string dir = std::string(ROCESIM_TEST_DIR) + "/data/ns3/";
-  const std::string ws50 = dir + "ws50/ns3_fct_ws50_dcqcn.txt", ws50p1 = dir + "ws50/ns3_fct_ws50p1_dcqcn.txt",
-                    hd30 = dir + "ns3_fct_hd30_dcqcn.txt";
+  const std::string ws50 = dir + "ws50/ns3_fct_ws50_dcqcn.txt",
+                    ws50p1 = dir + "ws50/ns3_fct_ws50p1_dcqcn.txt", hd30 = dir + "ns3_fct_hd30_dcqcn.txt";
   Proc p = rocesim("compare-fct " + sh_quote(ws50) + " " + sh_quote(hd30));
   EXPECT_EQ(p.code, 2) << p.describe();
   EXPECT_NE(p.out.find("error: " + hd30 + ": not the flows of " + ws50), std::string::npos) << p.describe();
@@ -841,8 +841,8 @@ TEST_F(CliTest, CompareFctShowsDashesForAnEmptySide) {
                         "0,1,2,1000,2000000.000000,2000003.000000,3.000000,1.000000,3.000000,default\n"
                         "1,1,2,2000000,2000000.006000,2000400.006000,400.000000,0.000000,,default\n"
                         "2,1,2,5000,2000000.011000,2000003.011000,3.000000,1.500000,2.000000,default\n";
-  const Proc p = rocesim("compare-fct " + sh_quote(ref.string()) + " " + sh_quote(res.string()) +
-                         " --min-flows 1");
+  const Proc p =
+      rocesim("compare-fct " + sh_quote(ref.string()) + " " + sh_quote(res.string()) + " --min-flows 1");
   EXPECT_EQ(p.code, 0) << p.describe();
   EXPECT_NE(p.out.find("1MB+              1      0    2.00 /      - (      -)"), std::string::npos)
       << p.describe();

@@ -517,15 +517,18 @@ TEST(LinkEvents, ScenarioShowsTheFailureInItsOutputs) {
   EXPECT_TRUE(j["complete"].get<bool>());
   EXPECT_GT(j["drops"]["link_failure"].get<uint64_t>(), 0u);
   EXPECT_EQ(j["link_events"]["route_updates"].get<uint64_t>(), 2u);
-  EXPECT_EQ(j["link_events"]["log"][0]["event"].get<std::string>(), "down s0-s3");
+  EXPECT_EQ(j["link_events"]["log"][0]["event"].get<std::string>(), "down s0-s2");
+  // The failed link carried data (s2 -> s0): go-back-N NACKed the holes and resent from them.
+  EXPECT_GT(j["transport"]["retransmitted_packets"].get<uint64_t>(), 0u);
+  EXPECT_GT(j["transport"]["nacks_sent"].get<uint64_t>(), 0u);
   const std::string pfc = test::read_text_file(dir / "pfc.csv");
-  EXPECT_NE(pfc.find("100.000000,s0,5,s3,,link_down,\n"), std::string::npos) << pfc;
-  EXPECT_NE(pfc.find("100.000000,s3,0,s0,,link_down,\n"), std::string::npos) << pfc;
-  EXPECT_NE(pfc.find("600.000000,s0,5,s3,,link_up,\n"), std::string::npos) << pfc;
+  EXPECT_NE(pfc.find("100.000000,s0,4,s2,,link_down,\n"), std::string::npos) << pfc;
+  EXPECT_NE(pfc.find("100.000000,s2,0,s0,,link_down,\n"), std::string::npos) << pfc;
+  EXPECT_NE(pfc.find("600.000000,s0,4,s2,,link_up,\n"), std::string::npos) << pfc;
   const std::string queues = test::read_text_file(dir / "queues.csv");
   EXPECT_NE(queues.find(",prio7_bytes,link_up\n"), std::string::npos);
-  EXPECT_NE(queues.find("\n300.000000,s0,5,s3,0,0,0,0,0,0,0,0,0\n"), std::string::npos);
-  EXPECT_NE(queues.find("\n80.000000,s0,5,s3,"), std::string::npos);
+  EXPECT_NE(queues.find("\n300.000000,s0,4,s2,0,0,0,0,0,0,0,0,0\n"), std::string::npos);
+  EXPECT_NE(queues.find("\n80.000000,s0,4,s2,"), std::string::npos);
   fs::remove_all(dir);
 }
 
