@@ -397,6 +397,8 @@ void Host::send_ack(Qp& qp, const Packet& data, PktType type, uint8_t flags) {
   a->flags = flags;
   if (flags & (Packet::kFlagSack | Packet::kFlagDsack)) a->sack_seq = data.seq;
   if (flags & Packet::kFlagSack) ++net_.counters().sacks_sent;
+  if (flags & Packet::kFlagCongestion) ++net_.counters().cnp_acks_sent;
+  if (flags & Packet::kFlagEcnEcho) ++net_.counters().ecn_echo_acks_sent;
   Bytes size = nic.ack_bytes;
   if (needs.int_stamping) {
     if (data.hops) {
@@ -594,6 +596,7 @@ void Host::on_ack(Packet* p) {
     net_.pool().put(p);
     return;
   }
+  if (p->flags & Packet::kFlagCongestion) ++net_.counters().cnp_acks_received;
   if (net_.selective()) {
     on_ack_selective(*qp, *p);
     net_.cc().on_ack(*qp, *p);
@@ -650,7 +653,9 @@ void Host::on_cnp(Packet* p) {
   Qp* qp = net_.sender_qp_of(*p);
   if (qp) {
     ++qp->cnps_received;
-    if (net_.observers().on_cnp_received) net_.notify_cnp(*qp, (p->flags & Packet::kFlagFromSwitch) != 0);
+    const bool from_switch = (p->flags & Packet::kFlagFromSwitch) != 0;
+    ++(from_switch ? net_.counters().switch_cnps_received : net_.counters().cnps_received);
+    if (net_.observers().on_cnp_received) net_.notify_cnp(*qp, from_switch);
     net_.cc().on_cnp(*qp, *p);
   } else {
     ++net_.counters().stale_packets;

@@ -18,6 +18,11 @@ void merge_stats(NetStats& into, const NetStats& o) {
   into.cnps_sent += o.cnps_sent;
   into.ue_cnps_sent += o.ue_cnps_sent;
   into.cnps_from_switches += o.cnps_from_switches;
+  into.cnp_acks_sent += o.cnp_acks_sent;
+  into.cnps_received += o.cnps_received;
+  into.switch_cnps_received += o.switch_cnps_received;
+  into.cnp_acks_received += o.cnp_acks_received;
+  into.ecn_echo_acks_sent += o.ecn_echo_acks_sent;
   into.acks_sent += o.acks_sent;
   into.flows_started += o.flows_started;
   into.flows_finished += o.flows_finished;

@@ -34,6 +34,17 @@ struct NetStats {
   // Of cnps_sent: CNPs that report an undetermined queue (UE-marked data), not congestion (CE).
   uint64_t ue_cnps_sent = 0;
   uint64_t cnps_from_switches = 0;
+  // A receiver's congestion notification carried on an ACK instead of a CNP packet (Packet::kFlagCongestion,
+  // which a scheme asks for through RxDecision::ack_flags): ACKs sent with the flag.
+  uint64_t cnp_acks_sent = 0;
+  // Notifications that reached a live flow's sender: CNP packets of receivers, CNP packets of switches, ACKs
+  // with the congestion flag. One that arrives after its flow's sender finished counts in stale_packets
+  // instead, so each is at most its count sent.
+  uint64_t cnps_received = 0;
+  uint64_t switch_cnps_received = 0;
+  uint64_t cnp_acks_received = 0;
+  // ACKs with the ECN-echo flag (Packet::kFlagEcnEcho: a CE-marked packet since the receiver's last ACK).
+  uint64_t ecn_echo_acks_sent = 0;
   uint64_t acks_sent = 0;
   uint64_t flows_started = 0;
   uint64_t flows_finished = 0;
