@@ -291,8 +291,11 @@ def run_sections(d):
     counters = [
         ["PFC PAUSE frames sent", pfc.get("pauses_sent")],
         ["PFC paused time, all ports (\u00b5s)", pfc.get("paused_time_us")],
+        ["ECN marks by switches", j.get("ecn", {}).get("marked")],
         ["CNPs sent by receivers", cnp.get("sent_by_receivers")],
         ["CNPs sent by switches", cnp.get("sent_by_switches")],
+        ["CNPs sent on ACKs (receivers' flags, DCQCN cnp_on_ack)", cnp.get("sent_on_acks")],
+        ["CNPs received by senders (all kinds)", cnp.get("received")],
         ["retransmitted packets", tr.get("retransmitted_packets")],
         ["timeouts", tr.get("timeouts")],
         ["peak switch buffer (bytes)", j.get("switch", {}).get("max_buffer_bytes")],

@@ -47,9 +47,17 @@ void print_table(const Scenario& s, const RunResult& r, const std::string& out_d
   fmt::print("  {:<14} {:>8} {:>12.2f} {:>12.2f} {:>12.1f}\n", "all", all["count"].get<uint64_t>(),
              all["slowdown"]["p50"].get<double>(), all["slowdown"]["p99"].get<double>(),
              all["fct_us"]["p99"].get<double>());
-  fmt::print("  PFC pauses sent: {}   paused time: {:.1f} us   CNPs: {}\n",
-             j["pfc"]["pauses_sent"].get<uint64_t>(), j["pfc"]["paused_time_us"].get<double>(),
-             j["cnp"]["sent_by_receivers"].get<uint64_t>() + j["cnp"]["sent_by_switches"].get<uint64_t>());
+  fmt::print("  PFC pauses sent: {}   paused time: {:.1f} us\n", j["pfc"]["pauses_sent"].get<uint64_t>(),
+             j["pfc"]["paused_time_us"].get<double>());
+  // Congestion notifications, CNP packets and (DCQCN's per-ACK mode) flags on ACKs together.
+  const auto& cnp = j["cnp"];
+  const uint64_t on_acks = cnp["sent_on_acks"].get<uint64_t>() + cnp["received_on_acks"].get<uint64_t>();
+  fmt::print("  ECN marks: {}   CNPs: {} sent, {} received{}\n", j["ecn"]["marked"].get<uint64_t>(),
+             cnp["sent"].get<uint64_t>(), cnp["received"].get<uint64_t>(),
+             on_acks == 0
+                 ? std::string()
+                 : fmt::format(" (on ACKs: {} sent, {} received)", cnp["sent_on_acks"].get<uint64_t>(),
+                               cnp["received_on_acks"].get<uint64_t>()));
   // Every drop kind of summary.json's "drops", by its name there.
   std::vector<std::string> drops;
   uint64_t dropped = 0;

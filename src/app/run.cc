@@ -80,6 +80,50 @@ nlohmann::json pfc_summary(Network& net) {
       {"pauses_sent", pauses}, {"resumes_sent", resumes}, {"paused_time_us", paused_us}, {"ports", ports}};
 }
 
+// summary.json's "ecn": the CE marks the switches made (RED, or a scheme's agent where it replaces RED:
+// PCN's NP-ECN, TCD's), in all and by where the marking port leads, and the switches that marked most. Only
+// the kEcnTopSwitches switches with the most marks are listed, the rest summed: a k = 48 fat-tree has 2,880
+// switches, and a list of every marking one would outweigh the rest of the file (which sweeps read once per
+// run); the monitors' overviews are bounded the same way.
+constexpr size_t kEcnTopSwitches = 16;
+
+nlohmann::json ecn_summary(Network& net, const NetStats& st) {
+  uint64_t marked = 0, to_hosts = 0;
+  std::vector<std::pair<uint64_t, int>> by_switch;  // (marks, switch id) of the switches that marked
+  for (int id = 0; id < net.num_nodes(); ++id) {
+    Node& n = net.node(id);
+    if (!n.is_switch()) continue;
+    uint64_t m = 0;
+    for (const Port& p : n.ports()) {
+      m += p.stats.ecn_marked;
+      if (!p.peer->is_switch()) to_hosts += p.stats.ecn_marked;
+    }
+    marked += m;
+    if (m > 0) by_switch.emplace_back(m, id);
+  }
+  // Most marks first, then by id: the same order for any partitioning.
+  std::sort(by_switch.begin(), by_switch.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  const auto& names = net.topo().node_names;
+  nlohmann::json top = nlohmann::json::array();
+  uint64_t listed = 0;
+  for (size_t i = 0; i < by_switch.size() && i < kEcnTopSwitches; ++i) {
+    const auto [m, id] = by_switch[i];
+    top.push_back({{"node", id},
+                   {"node_name", names.size() > static_cast<size_t>(id) ? names[id] : std::to_string(id)},
+                   {"marked", m}});
+    listed += m;
+  }
+  return {{"marked", marked},
+          {"marked_to_hosts", to_hosts},
+          {"marked_to_switches", marked - to_hosts},
+          {"switches_marking", by_switch.size()},
+          {"top_switches", top},
+          {"other_switches_marked", marked - listed},
+          {"echo_acks_sent", st.ecn_echo_acks_sent}};
+}
+
 // The switch agents' named per-port counters (SwitchAgent::port_counters), ports with any non-zero value,
 // plus under "totals" their sums over all ports (the largest value for counters named max_*). Empty when the
 // scheme reports none.
@@ -320,7 +364,7 @@ void check_flows_started(const Scenario& s, Network& net, const DagRunner* jobs,
                     jobs->unreleased() + net.released_waiting(), net.now().ms()));
 }
 
-// summary.json's counters: flows, FCT, PFC, CNPs, drops, transport, switch, performance.
+// summary.json's counters: flows, FCT, PFC, ECN marks, CNPs, drops, transport, switch, performance.
 nlohmann::json summary_json(const Scenario& s, Network& net, const RunResult& res, const FctStats& fct,
                             const FlowsAfterEnd& after) {
   const NetStats& st = net.stats();
@@ -339,7 +383,18 @@ nlohmann::json summary_json(const Scenario& s, Network& net, const RunResult& re
   if (!res.warnings.empty()) j["warnings"] = res.warnings;
   j["fct"] = to_json(fct);
   j["pfc"] = pfc_summary(net);
-  j["cnp"] = {{"sent_by_receivers", st.cnps_sent}, {"sent_by_switches", st.cnps_from_switches}};
+  j["ecn"] = ecn_summary(net, st);
+  // Congestion notifications: CNP packets (of receivers and of switches) and, under DCQCN's per-ACK mode
+  // (the hpcc-sim profile), the flags receivers put on ACKs instead; each as sent and as it reached a live
+  // flow's sender.
+  j["cnp"] = {{"sent", st.cnps_sent + st.cnps_from_switches + st.cnp_acks_sent},
+              {"sent_by_receivers", st.cnps_sent},
+              {"sent_by_switches", st.cnps_from_switches},
+              {"sent_on_acks", st.cnp_acks_sent},
+              {"received", st.cnps_received + st.switch_cnps_received + st.cnp_acks_received},
+              {"received_from_receivers", st.cnps_received},
+              {"received_from_switches", st.switch_cnps_received},
+              {"received_on_acks", st.cnp_acks_received}};
   if (s.scheme == "dcqcn_tcd") j["cnp"]["ue_cnps_sent"] = st.ue_cnps_sent;  // of sent_by_receivers (TCD)
   j["drops"] = {{"data_buffer", st.data_drops},
                 {"control_buffer", st.ctrl_drops},

@@ -524,7 +524,7 @@ void append_run_rows(std::string& csv, const LeadColumns& cols, const SweepPoint
     }
     return std::to_string(s);
   };
-  tail.push_back(sum({"cnp/sent_by_receivers", "cnp/sent_by_switches"}));
+  tail.push_back(sum({"cnp/sent_by_receivers", "cnp/sent_by_switches", "cnp/sent_on_acks"}));
   tail.push_back(sum({"drops/data_buffer", "drops/control_buffer", "drops/wire", "drops/unroutable"}));
 
   const auto row = [&](const std::string& bucket, const std::string& cls, const nlohmann::json& b,

@@ -10,6 +10,9 @@
 //    (transport.retransmitted_packets <= drops.data_buffer + wire + link_failure + unroutable +
 //    transport.timeout_retransmissions; wire and link_failure also count lost ACKs, which only loosens
 //    the bound; a counter summary.json does not have yet counts as 0);
+//  - no congestion notification is received more often than sent (summary cnp.received_from_receivers <=
+//    sent_by_receivers, received_from_switches <= sent_by_switches, received_on_acks <= sent_on_acks), and
+//    the ECN marks add up (ecn.marked = marked_to_hosts + marked_to_switches);
 //  - no flow beats its ideal FCT, less what that formula counts which a flow alone need not wait for:
 //    net/ideal_fct.h's ideal (the ns-3 simulator's) adds one payload's serialization per hop to the
 //    transfer at the bottleneck, which double-counts a packet (store-and-forward of the first packet
@@ -267,6 +270,17 @@ inline CheckedRun run_checked(const Scenario& s, const InvariantOptions& o) {
           retx, lost, timeouts, counter(j, "transport", "spurious_retransmissions"),
           counter(j, "transport", "out_of_order_packets")));
   }
+  for (const auto& [sent, received] : {std::pair{"sent_by_receivers", "received_from_receivers"},
+                                       std::pair{"sent_by_switches", "received_from_switches"},
+                                       std::pair{"sent_on_acks", "received_on_acks"}})
+    if (counter(j, "cnp", received) > counter(j, "cnp", sent))
+      fail(fmt::format("cnp.{} = {} exceeds cnp.{} = {}", received, counter(j, "cnp", received), sent,
+                       counter(j, "cnp", sent)));
+  if (counter(j, "ecn", "marked") !=
+      counter(j, "ecn", "marked_to_hosts") + counter(j, "ecn", "marked_to_switches"))
+    fail(fmt::format("ecn.marked = {} is not marked_to_hosts {} + marked_to_switches {}",
+                     counter(j, "ecn", "marked"), counter(j, "ecn", "marked_to_hosts"),
+                     counter(j, "ecn", "marked_to_switches")));
   if (o.judge_ideal_fct) {
     int beaten = 0;
     std::string first;

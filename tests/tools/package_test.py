@@ -148,6 +148,13 @@ class LoadARun(unittest.TestCase):
         self.assertTrue(pauses["duration_us"].isna().all())  # an empty cell is NaN
         self.assertEqual(len(pauses), r.summary["monitors"]["pfc"]["pause_events"])
         self.assertEqual(set(kinds(r.cnps).values()), {"i"})
+        # cnps.csv counts the CNP packets that reached each flow's sender: summary.json's "cnp" counts them too.
+        cnp = r.summary["cnp"]
+        self.assertGreater(cnp["received"], 0)
+        self.assertEqual(int(r.cnps["cnps_received"].sum()),
+                         cnp["received_from_receivers"] + cnp["received_from_switches"])
+        self.assertEqual(int(r.cnps["cnps_from_switches"].sum()), cnp["received_from_switches"])
+        self.assertGreater(r.summary["ecn"]["marked"], 0)
         self.assertEqual(kinds(r.buffer), {"switch": "O", "buffer_bytes": "i", "cdf": "f"})
         self.assertTrue((r.buffer.groupby("switch")["cdf"].max() == 1.0).all())
         # fct.txt: the same flows, with the node ids its addresses stand for.
