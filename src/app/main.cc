@@ -12,8 +12,10 @@
 #include <iostream>
 #include <thread>
 
+#include "app/estimate.h"
 #include "app/mpi_run.h"
 #include "app/mpi_sweep.h"
+#include "app/progress.h"
 #include "app/run.h"
 #include "app/sweep.h"
 #include "cc/registry.h"
@@ -182,11 +184,14 @@ struct RunArgs {
   bool quiet = false, force = false, check = false;
   bool mpi = false;  // under mpirun: one run over the ranks
   double check_interval_us = 1, watchdog_ms = 50;
+  double progress_every_s = 60;  // without a terminal: a progress line this often (0 = none)
 };
 
 struct ValidateArgs {
   Source src;
   std::vector<std::string> sets;
+  double probe_s = 2;                         // the probe's wall seconds (0 = none)
+  const CLI::Option* probe_option = nullptr;  // to tell --probe-s given from its default
 };
 
 struct SweepArgs {
@@ -263,6 +268,12 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
                 "Replace a result directory that already holds results (and, with --hpcc-config, an fct.txt "
                 "or pfc.txt that rocesim did not write)");
   run->add_flag("-q,--quiet", a.quiet, "No progress line and no table");
+  run->add_option("--progress-every", a.progress_every_s,
+                  "When stderr is not a terminal (a batch job's log): a line 'progress: ...' every this many "
+                  "wall seconds with simulated time, work done, wall time, ETA and events/s (0 = none)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("SECONDS")
+      ->capture_default_str();
   run->add_flag("--check", a.check,
                 "Invariant mode: verify buffer, ingress, queue, PFC-state and per-flow byte counters at "
                 "sampled times and stop at the first violation");
@@ -279,8 +290,8 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
 CLI::App* add_validate_command(CLI::App& app, ValidateArgs& a) {
   auto* validate = app.add_subcommand(
       "validate",
-      "Check a scenario and every file a run would read (topology, CDFs, the whole flow file) and print the "
-      "values it resolves to");
+      "Check a scenario and every file a run would read (topology, CDFs, the whole flow file), estimate the "
+      "run's work and wall time (with a short probe run), and print the values it resolves to");
   validate->add_option("scenario", a.src.scenario, "Scenario file (TOML)");
   validate->add_option("--hpcc-config", a.src.hpcc_config,
                        "An ns-3 HPCC simulator config.txt: print the equivalent rocesim scenario and its "
@@ -288,6 +299,15 @@ CLI::App* add_validate_command(CLI::App& app, ValidateArgs& a) {
   validate->add_option("--profile", a.src.profile, "Parameter profile, e.g. hpcc-sim")
       ->check(CLI::IsMember(profile_names()));
   validate->add_option("--set", a.sets, "Override a scenario value")->type_name("KEY=VALUE");
+  a.probe_option =
+      validate
+          ->add_option("--probe-s", a.probe_s,
+                       "Run the scenario this many wall seconds to measure this machine's speed for the "
+                       "wall-time estimate (0 = no probe; without this option, none for a network above "
+                       "16384 nodes or 1 GB)")
+          ->check(CLI::NonNegativeNumber)
+          ->type_name("SECONDS")
+          ->capture_default_str();
   return validate;
 }
 
@@ -444,6 +464,7 @@ int run_command(const RunArgs& a) {
   opt.out_dir = a.out_dir;
   opt.fct_hpcc = a.fct_format == "hpcc";
   opt.progress = !a.quiet;
+  opt.progress_every_s = a.progress_every_s;
   opt.force = a.force;
   if (!a.out_dir.empty()) check_output_dir(a.out_dir, a.force);  // before spending time on the run
   opt.checks.invariants = a.check;
@@ -481,6 +502,7 @@ int mpi_run_command(const RunArgs& a) {
     RunOptions opt;
     opt.ranks = comm.get();
     opt.progress = root && !a.quiet;
+    opt.progress_every_s = a.progress_every_s;
     opt.checks.invariants = a.check;
     // Deadlock detection and the watchdog read every node at once: not across ranks.
     opt.checks.deadlock = false;
@@ -571,6 +593,77 @@ int compare_command(const CompareArgs& a) {
   return fail ? 1 : 0;
 }
 
+// A count for humans: "412", "28.8 M", "1.25 G".
+std::string human_count(double x) {
+  if (x < 1e6) return fmt::format("{:.0f}", x);
+  if (x < 1e9) return fmt::format("{:.1f} M", x / 1e6);
+  return fmt::format("{:.2f} G", x / 1e9);
+}
+
+std::string human_bytes(double b) {
+  return b >= 1e9   ? fmt::format("{:.1f} GB", b / 1e9)
+         : b >= 1e6 ? fmt::format("{:.1f} MB", b / 1e6)
+                    : fmt::format("{:.0f} KB", b / 1e3);
+}
+
+// Networks `validate` probes without being asked: set up in a few seconds (k = 32, 9,472 nodes: about
+// 2 s; k = 64, 70,656 nodes: 18 s, on the project's machine).
+constexpr int kProbeMaxNodes = 16384;
+constexpr int64_t kProbeMaxBytes = int64_t{1} << 30;
+
+// validate's estimate of the run's work and wall time (docs/user-guide.md, "How long a run will take"), as
+// comment lines that keep the output a valid scenario.
+void print_estimate(const Scenario& s, const ValidateArgs& a, int64_t need) {
+  const WorkEstimate w = estimate_work(s);
+  std::cout << fmt::format(
+      "# work: {} flows, {} of payload, {} data packets on paths of {:.2f} links{}{}\n",
+      human_count(static_cast<double>(w.flows)), human_bytes(static_cast<double>(w.bytes)),
+      human_count(w.data_packets), w.mean_hops,
+      w.extrapolated
+          ? fmt::format(" (flows drawn up to {:.3f} ms, the rest extrapolated)", w.scanned_until.ms())
+          : "",
+      w.jobs ? " (the jobs' every iteration)" : "");
+  // The probe: by default only for networks that set up within seconds.
+  const bool big = need > kProbeMaxBytes || s.topo.num_nodes > kProbeMaxNodes;
+  const bool probe = a.probe_s > 0 && (!big || a.probe_option->count() > 0);
+  ProbeResult p;
+  if (probe) p = probe_scenario(s, a.probe_s, big);
+  const double per_hop = probe && p.packet_hops > 0
+                             ? static_cast<double>(p.events) / static_cast<double>(p.packet_hops)
+                             : kTypicalEventsPerHop;
+  std::cout << fmt::format(
+      "# estimate: about {} packet-hops (data and ACKs) and {} events ({:.2f} per "
+      "packet-hop, {})\n",
+      human_count(w.packet_hops), human_count(w.packet_hops * per_hop), per_hop,
+      probe ? "as the probe ran" : "typical");
+  if (!probe) {
+    std::cout << (a.probe_s > 0
+                      ? fmt::format("# wall time: not estimated (no probe by default of a network above "
+                                    "{} nodes or 1 GB, whose set-up takes a while; --probe-s {} runs one)\n",
+                                    kProbeMaxNodes, a.probe_s)
+                      : std::string("# wall time: not estimated (--probe-s 0)\n"));
+    return;
+  }
+  const std::string threads = s.threads == 1 ? "1 thread" : fmt::format("threads = {}", s.threads);
+  if (p.finished) {
+    std::cout << fmt::format(
+        "# probe: the whole run took {} here ({}; set up in {}): {} packet-hops, {} events, "
+        "{:.3f} ms simulated\n",
+        format_duration(p.wall_s), threads, format_duration(p.setup_s),
+        human_count(static_cast<double>(p.packet_hops)), human_count(static_cast<double>(p.events)),
+        p.sim.ms());
+    return;
+  }
+  std::cout << fmt::format(
+      "# probe: {} of this run here ({}; set up in {}) reached {:.3f} ms simulated; {} "
+      "packet-hops/s, {} events/s over its second half\n",
+      format_duration(p.wall_s), threads, format_duration(p.setup_s), p.sim.ms(), human_count(p.hops_per_s),
+      human_count(p.events_per_s));
+  const double run_s = p.hops_per_s > 0 ? w.packet_hops / p.hops_per_s : -1;
+  std::cout << fmt::format("# wall time: about {} to run, plus {} to set up\n", format_duration(run_s),
+                           format_duration(p.setup_s));
+}
+
 int validate_command(const ValidateArgs& a) {
   HpccConfig cfg;
   const Scenario s = load_source(a.src, a.sets, false, &cfg);
@@ -589,11 +682,9 @@ int validate_command(const ValidateArgs& a) {
   const int64_t need = check_run_memory(s);  // as `run` refuses a network that cannot fit
   std::cout << "# " << s.file << ": valid (" << s.topo.num_hosts() << " hosts, "
             << s.topo.num_nodes - s.topo.num_hosts() << " switches, scheme " << s.scheme << ", about "
-            << (need >= 1e9   ? fmt::format("{:.1f} GB", need / 1e9)
-                : need >= 1e6 ? fmt::format("{:.1f} MB", need / 1e6)
-                              : fmt::format("{:.0f} KB", need / 1e3))
-            << " of memory before the first event)\n"
-            << s.resolved << "\n";
+            << human_bytes(static_cast<double>(need)) << " of memory before the first event)\n";
+  print_estimate(s, a, need);
+  std::cout << s.resolved << "\n";
   if (!s.resolved_notes.empty())
     std::cout << "\n# Values left out and decided by rule:\n" << s.resolved_notes;
   return 0;

@@ -516,7 +516,7 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   NetChecker checker(net, opt.checks);
   std::unique_ptr<Monitors> monitors;
   if (s.monitors.any()) monitors = std::make_unique<Monitors>(net, s.monitors);
-  RunProgress progress(opt.progress, s.duration, net.sim());  // app/progress.h: stderr, terminals only
+  RunProgress progress(opt.progress, opt.progress_every_s, s, net);  // app/progress.h: stderr
   {
     const std::function<void(Time)> shown = progress.callback();
     net.run(s.duration, s.stop_when_done, [&](Time t) {
@@ -602,7 +602,11 @@ int64_t check_run_memory(const Scenario& s) {
   return need;
 }
 
-RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
+namespace {
+
+// Sets up the network of `s` as a run does: checks the memory first (throws when it cannot fit), says so
+// on stderr for a large one (with `progress`), and splits it over threads, partitions or ranks.
+std::unique_ptr<Network> build_network(const Scenario& s, const RunOptions& opt) {
   // Refuse, before allocating anything, a run that cannot fit (rather than being killed hours into it).
   const int64_t need = check_run_memory(s);
   // A large network takes a while to set up (routes: one breadth-first search per destination): say so.
@@ -612,26 +616,27 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
                s.topo.num_nodes, s.topo.num_hosts(), need / 1e9);
   StatusLine line(stderr, opt.progress && is_terminal(stderr));
   const auto t0 = std::chrono::steady_clock::now();
-  Network net(s.topo, s.sw, s.nic, s.seed, s.make_scheme(), [&](const char* stage, double fraction) {
-    if (line.due(StatusLine::Clock::now()))
-      line.draw(fmt::format("setting up: {} {:.0f} %", stage, 100 * fraction));
-  });
+  auto net = std::make_unique<Network>(
+      s.topo, s.sw, s.nic, s.seed, s.make_scheme(), [&](const char* stage, double fraction) {
+        if (line.due(StatusLine::Clock::now()))
+          line.draw(fmt::format("setting up: {} {:.0f} %", stage, 100 * fraction));
+      });
   line.clear();
-  net.set_link_events(s.events);
+  net->set_link_events(s.events);
   if (opt.ranks) {
     if (opt.checks.invariants)
       throw InputError("--check", 0,
                        "invariant mode reads every switch at once and does not run across ranks; check the "
                        "scenario in one process (rocesim run --check --threads N)");
     try {
-      net.set_ranks(opt.ranks, s.threads, s.partitions);
+      net->set_ranks(opt.ranks, s.threads, s.partitions);
     } catch (const std::invalid_argument& e) {
       const std::string given = s.partitions != 0 ? fmt::format(", partitions = {}", s.partitions) : "";
       throw InputError(s.file, 0, fmt::format("--mpi{}: {}", given, e.what()));
     }
   } else if (s.threads != 1 || s.partitions != 0) {
     try {
-      net.set_parallel(s.threads, s.partitions);
+      net->set_parallel(s.threads, s.partitions);
     } catch (const std::invalid_argument& e) {
       // The settings given, as the scenario names them.
       std::string given = s.threads != 1 ? fmt::format("threads = {}", s.threads) : "";
@@ -643,7 +648,66 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
   if (opt.progress && big)
     fmt::print(stderr, "set up in {}\n",
                format_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
-  return run_network(s, net, opt);
+  return net;
+}
+
+}  // namespace
+
+RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
+  std::unique_ptr<Network> net = build_network(s, opt);
+  return run_network(s, *net, opt);
+}
+
+ProbeResult probe_scenario(const Scenario& s, double wall_s, bool announce) {
+  using Clock = std::chrono::steady_clock;
+  ProbeResult r;
+  const auto t0 = Clock::now();
+  RunOptions o;
+  o.progress = announce;  // a large network's set-up, on stderr as for a run
+  std::unique_ptr<Network> net = build_network(s, o);
+  auto source = s.make_flow_source();
+  auto jobs = s.make_dependent_flows();
+  net->set_class_labels(s.class_labels);
+  net->set_flow_source(source.get());
+  net->set_dependent_flows(jobs.get());
+  net->set_keep_finished(false);
+  const auto t1 = Clock::now();
+  r.setup_s = std::chrono::duration<double>(t1 - t0).count();
+  // (wall s, events, packet-hops) every 2^16 events, for the rates over the probe's second half.
+  struct Point {
+    double wall;
+    uint64_t events, hops;
+  };
+  std::vector<Point> points{{0, 0, 0}};
+  bool stopped = false;
+  net->run(
+      s.duration, s.stop_when_done,
+      [&](Time) {
+        const double w = std::chrono::duration<double>(Clock::now() - t1).count();
+        points.push_back({w, net->sim().events_executed(), net->stats().packet_hops});
+        if (w >= wall_s) {
+          stopped = true;
+          net->sim().stop();
+        }
+      },
+      uint64_t{1} << 16);
+  r.wall_s = std::chrono::duration<double>(Clock::now() - t1).count();
+  const NetStats st = net->stats();
+  r.sim = net->now();
+  r.events = net->sim().events_executed();
+  r.packet_hops = st.packet_hops;
+  r.delivered = st.bytes_delivered;
+  r.finished = !stopped;
+  // The rates over the second half: from the last point in the first (the start when there is none).
+  Point from = points.front();
+  for (const Point& p : points)
+    if (p.wall <= r.wall_s / 2) from = p;
+  const double span = r.wall_s - from.wall;
+  if (span > 0) {
+    r.events_per_s = static_cast<double>(r.events - from.events) / span;
+    r.hops_per_s = static_cast<double>(r.packet_hops - from.hops) / span;
+  }
+  return r;
 }
 
 }  // namespace rocesim

@@ -16,7 +16,9 @@ struct RunOptions {
   std::string out_dir;    // empty: do not write files
   bool fct_hpcc = false;  // also write fct.txt in the ns-3 layout
   bool progress = false;  // live progress line on stderr
-  bool force = false;     // replace an existing result directory
+  // Without a terminal: a progress line every this many wall seconds (0 = none; app/progress.h).
+  double progress_every_s = 60;
+  bool force = false;  // replace an existing result directory
   // The ns-3 HPCC simulator's own outputs at paths of its config (FCT_OUTPUT_FILE, PFC_OUTPUT_FILE);
   // empty = not written. fct.txt: stats/writers.h; pfc.txt: one line per PFC frame received,
   // "time_ns node node_type ifindex 1/0" (node_type 1 = switch; ifindex = port + 1; 1 = pause).
@@ -66,6 +68,21 @@ int64_t check_run_memory(const Scenario& s);
 // Async-signal-safe (a lock-free atomic flag).
 void request_stop();
 bool stop_requested();
+
+// A short run of the scenario itself, from its start, for `validate`'s wall-time estimate: its network is set
+// up (announced on stderr when large, with `announce`) and run, writing nothing, until `wall_s` wall
+// seconds have passed (or the run ends).
+struct ProbeResult {
+  double setup_s = 0;  // building the network
+  double wall_s = 0;   // running it
+  Time sim;            // simulated time reached
+  uint64_t events = 0, packet_hops = 0;
+  Bytes delivered = 0;
+  bool finished = false;  // the whole run fitted in the probe
+  // Over the probe's second half (its first fills the fabric; the whole probe when it ended earlier).
+  double events_per_s = 0, hops_per_s = 0;
+};
+ProbeResult probe_scenario(const Scenario& s, double wall_s, bool announce = false);
 
 // Peak resident memory of this process, in bytes.
 int64_t peak_rss_bytes();

@@ -37,13 +37,14 @@ Network::~Network() = default;
 Host& Network::host(int id) { return static_cast<Host&>(fabric_.node(id)); }
 Switch& Network::sw(int id) { return static_cast<Switch&>(fabric_.node(id)); }
 
-void Network::run(Time until, bool stop_when_done, const std::function<void(Time)>& progress) {
+void Network::run(Time until, bool stop_when_done, const std::function<void(Time)>& progress,
+                  uint64_t progress_every) {
   if (!run_.started()) {
     run_.start();
     fabric_.settle_route_cache(has_link_events());
     flows_.begin();
   }
-  run_.run(until, stop_when_done, progress);
+  run_.run(until, stop_when_done, progress, progress_every);
 }
 
 // --- services for schemes (CcServices) ---------------------------------------------------------------

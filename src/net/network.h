@@ -65,8 +65,10 @@ class Network : public CcServices {
   // Flows released but not started yet (their start is later than now).
   size_t released_waiting() const { return flows_.released_waiting(); }
   // Runs until `until`, or until every flow of the source has finished (when stop_when_done).
-  // May be called again with a later `until` to continue.
-  void run(Time until, bool stop_when_done = true, const std::function<void(Time)>& progress = nullptr);
+  // May be called again with a later `until` to continue. `progress` is called between windows, at least
+  // every `progress_every` events (core/simulator.h).
+  void run(Time until, bool stop_when_done = true, const std::function<void(Time)>& progress = nullptr,
+           uint64_t progress_every = 1u << 20);
 
   // --- threads, partitions, ranks (PartitionedRun) ---
   // Splits the run over `threads` threads (0: every core), before the first run(); the threads share the

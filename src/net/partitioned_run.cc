@@ -25,10 +25,11 @@ void PartitionedRun::start() {
   if (!partitioned_) partition_fabric();
 }
 
-void PartitionedRun::run(Time until, bool stop_when_done, const std::function<void(Time)>& progress) {
+void PartitionedRun::run(Time until, bool stop_when_done, const std::function<void(Time)>& progress,
+                         uint64_t progress_every) {
   stop_when_done_ = stop_when_done;
   if (stop_when_done && flows_.all_done()) return;
-  sim_.run(until, this, progress);
+  sim_.run(until, this, progress, progress_every);
   if (comm_) gather_rank_stats();
 }
 

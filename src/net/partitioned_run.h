@@ -53,7 +53,8 @@ class PartitionedRun final : private Coordinator, private EventCodec {
   // The run starts: the fabric is cut now unless set_parallel did.
   void start();
   // Runs the windows until `until`, or until every flow has finished (when stop_when_done).
-  void run(Time until, bool stop_when_done, const std::function<void(Time)>& progress);
+  void run(Time until, bool stop_when_done, const std::function<void(Time)>& progress,
+           uint64_t progress_every);
 
   // The counters of all partitions (and, after run(), the other ranks'), summed.
   NetStats stats() const;

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -745,6 +746,54 @@ TEST_F(CliTest, ValidateEstimatesTheMemoryOfTheNetwork) {
   }
   const Proc small = rocesim("validate " + sh_quote(kBadDir + "/valid_base.toml"));
   EXPECT_NE(small.out.find(" KB of memory before the first event)"), std::string::npos) << small.out;
+}
+
+// validate predicts the run's work (flows, packet-hops, events) and, from a probe of the scenario on this
+// machine, its wall time. The counts are checked against the run's (within 2x, the target of
+// docs/performance.md); the time is only checked to be printed (no timed test).
+TEST_F(CliTest, ValidateEstimatesTheWorkAndWallTimeOfTheRun) {
+  const fs::path scenario = tmp_ / "ws.toml";
+  std::ofstream(scenario)
+      << "name = \"ws\"\nduration_ms = 100\n[topology]\nkind = \"leaf_spine\"\nleaves = 4\n"
+         "spines = 4\nhosts_per_leaf = 16\n[[traffic]]\nworkload = \"websearch\"\n"
+         "load = 0.5\nstop_us = 1500\n";
+  const Proc v = rocesim("validate " + sh_quote(scenario.string()) + " --probe-s 0.1");
+  ASSERT_TRUE(v.clean_exit() && v.code == 0) << v.describe();
+  // "about 28.8 M packet-hops (data and ACKs) and 40.3 M events"
+  const std::regex counts(
+      R"(# estimate: about ([0-9.]+)( [MG])? packet-hops \(data and ACKs\) and ([0-9.]+)( [MG])? events)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(v.out, m, counts)) << v.out;
+  auto value = [](const std::string& x, const std::string& unit) {
+    return std::stod(x) * (unit == " M" ? 1e6 : unit == " G" ? 1e9 : 1);
+  };
+  const double hops = value(m[1], m[2]), events = value(m[3], m[4]);
+  EXPECT_NE(v.out.find("# work: "), std::string::npos) << v.out;
+  EXPECT_TRUE(
+      std::regex_search(v.out, std::regex(R"(# probe: [0-9.]+ s of this run here \(1 thread; set up in )")))
+      << v.out;
+  EXPECT_TRUE(std::regex_search(
+      v.out, std::regex(R"(# wall time: about [0-9.]+ s to run, plus [0-9.]+ s to set up)")))
+      << v.out;
+  // The output is still a scenario: the estimate lines are comments.
+  EXPECT_NO_THROW((void)toml::parse(v.out)) << v.out;
+
+  const fs::path out = tmp_ / "out";
+  const Proc r = rocesim("run " + sh_quote(scenario.string()) + " -q -o " + sh_quote(out.string()));
+  ASSERT_TRUE(r.clean_exit() && r.code == 0) << r.describe();
+  const auto j = nlohmann::json::parse(read_text_file(out / "summary.json"));
+  ASSERT_TRUE(j["complete"].get<bool>());
+  const auto run_hops = static_cast<double>(j["performance"]["packet_hops"].get<uint64_t>());
+  const auto run_events = static_cast<double>(j["performance"]["events"].get<uint64_t>());
+  EXPECT_GT(hops / run_hops, 0.5) << hops << " predicted, " << run_hops << " run";
+  EXPECT_LT(hops / run_hops, 2.0) << hops << " predicted, " << run_hops << " run";
+  EXPECT_GT(events / run_events, 0.5) << events << " predicted, " << run_events << " run";
+  EXPECT_LT(events / run_events, 2.0) << events << " predicted, " << run_events << " run";
+
+  const Proc none = rocesim("validate " + sh_quote(scenario.string()) + " --probe-s 0");
+  ASSERT_TRUE(none.clean_exit() && none.code == 0) << none.describe();
+  EXPECT_NE(none.out.find("# wall time: not estimated (--probe-s 0)"), std::string::npos) << none.out;
+  EXPECT_EQ(none.out.find("# probe:"), std::string::npos) << none.out;
 }
 
 // `make run` builds the rocesim program only (it built every test and benchmark first: 14.6 min).

@@ -1,6 +1,7 @@
 // Tests of `rocesim sweep`, `rocesim report` and the progress line: grid parsing and expansion (unit), a
 // real sweep run as a subprocess (run directories, results.csv rows, resume, re-running a deleted run,
-// a failing grid value, an interrupt), the HTML report, and progress output only on a terminal.
+// a failing grid value, an interrupt), the HTML report, the progress line on a terminal and the
+// batch lines without one.
 #include "app/sweep.h"
 
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -298,7 +300,9 @@ TEST(Progress, FormatsDurations) {
 }
 
 TEST(Progress, RunLineHasTimePercentWallEtaAndRate) {
-  const std::string t = run_progress_text(Time::from_ms(1), Time::from_ms(4), 2.0, 10'000'000);
+  const ProgressSample now{2.0, Time::from_ms(1), 10'000'000, 0};
+  const ProgressMeter meter(Time::from_ms(4));  // no work estimate: the ETA from simulated time
+  const std::string t = run_progress_text(now, Time::from_ms(4), meter.estimate(now));
   EXPECT_NE(t.find("1.000 / 4.000 ms simulated"), std::string::npos) << t;
   EXPECT_NE(t.find("25.0 %"), std::string::npos) << t;
   EXPECT_NE(t.find("2.0 s wall"), std::string::npos) << t;
@@ -342,14 +346,52 @@ TEST(Progress, InactiveLinePrintsNothing) {
   std::fclose(f);
 }
 
-TEST(Progress, SilentWhenStderrIsNotATerminal) {
+// Without a terminal, the first line comes after --progress-every (default 60 s): a shorter run prints none.
+TEST(Progress, SilentWithoutATerminalBeforeTheFirstPeriod) {
   TempDir tmp("notty");
   write_file(tmp / "slow.toml", slow_scenario());
   const Proc p = cli({"run", (tmp / "slow.toml").string(), "-o", (tmp / "out").string()}, tmp.path());
   ASSERT_EQ(p.code(), 0) << p.describe();
-  EXPECT_GT(p.seconds, 1.2) << "the run must outlast the 1 s delay for this test to mean anything";
-  EXPECT_EQ(p.err, "") << "stderr is a file: no progress line";
+  EXPECT_GT(p.seconds, 1.2)
+      << "the run must outlast the terminal line's 1 s delay for this test to mean anything";
+  EXPECT_LT(p.seconds, 60) << "the run must end before the first batch line for this test to mean anything";
+  EXPECT_EQ(p.err, "") << "stderr is a file: no progress line within the first 60 s";
   EXPECT_NE(p.out.find("slowdown p50"), std::string::npos);  // the table is still printed
+}
+
+// Without a terminal (a batch job's log): a plain line every --progress-every seconds, of the form
+// docs/user-guide.md gives; none with 0. The lines change nothing in the results, on one thread or two (the
+// coordinator reads the counters between windows).
+TEST(Progress, BatchLinesEveryPeriodWithoutATerminal) {
+  TempDir tmp("batch");
+  write_file(tmp / "slow.toml", slow_scenario());
+  const std::string scenario = (tmp / "slow.toml").string();
+  const std::regex form(
+      R"(progress: \d+\.\d{3} / 50\.000 ms simulated \( *\d+\.\d %\), work +\d+\.\d %, [^,]+ wall, )"
+      R"(ETA [^,]+, \d+\.\d\d M events/s)");
+  auto progress_lines = [&](const Proc& p) {
+    int n = 0;
+    std::istringstream in(p.err);
+    for (std::string line; std::getline(in, line);) {
+      EXPECT_TRUE(std::regex_match(line, form)) << "not a progress line of the documented form: " << line;
+      ++n;
+    }
+    return n;
+  };
+  const Proc none =
+      cli({"run", scenario, "-o", (tmp / "none").string(), "--progress-every", "0"}, tmp.path());
+  ASSERT_EQ(none.code(), 0) << none.describe();
+  EXPECT_EQ(none.err, "") << "--progress-every 0: no line";
+  for (const std::string threads : {"1", "2"}) {
+    const fs::path out = tmp / ("lines" + threads);
+    const Proc p = cli({"run", scenario, "-o", out.string(), "--progress-every", "0.2", "--threads", threads},
+                       tmp.path());
+    ASSERT_EQ(p.code(), 0) << p.describe();
+    ASSERT_GT(p.seconds, 0.6) << "the run must outlast a few periods for this test to mean anything";
+    EXPECT_GE(progress_lines(p), 1) << "threads " << threads << ": " << p.err;
+    EXPECT_EQ(test::read_text_file(out / "flows.csv"), test::read_text_file(tmp / "none" / "flows.csv"))
+        << "threads " << threads << ": the progress lines changed the results";
+  }
 }
 
 TEST(Progress, DrawnOnATerminalAndNotWithQuiet) {
