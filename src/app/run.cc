@@ -612,8 +612,9 @@ std::unique_ptr<Network> build_network(const Scenario& s, const RunOptions& opt)
   // A large network takes a while to set up (routes: one breadth-first search per destination): say so.
   const bool big = need > kSetupNoticeBytes || s.topo.num_nodes > kSetupNoticeNodes;
   if (opt.progress && big)
-    fmt::print(stderr, "setting up {} nodes ({} hosts), about {:.1f} GB before the first event...\n",
-               s.topo.num_nodes, s.topo.num_hosts(), need / 1e9);
+    fmt::print(stderr, "setting up {} nodes ({} hosts), about {} before the first event...\n",
+               s.topo.num_nodes, s.topo.num_hosts(),
+               need >= 1e9 ? fmt::format("{:.1f} GB", need / 1e9) : fmt::format("{:.0f} MB", need / 1e6));
   StatusLine line(stderr, opt.progress && is_terminal(stderr));
   const auto t0 = std::chrono::steady_clock::now();
   auto net = std::make_unique<Network>(
