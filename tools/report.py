@@ -237,7 +237,7 @@ def sweep_sections(d):
     drops = sweep_drops_section(sw)
     if drops:
         body.append('<h2 id="drops">Drops by kind and link events</h2>\n<p class="meta">Packets dropped per '
-                    "run and kind (summary.json drops; results.csv's drops column leaves link_failure out) "
+                    "run and kind (summary.json drops; results.csv's drops column is their sum) "
                     "and the link events applied ([[events]]).</p>\n" + drops)
     body.append('<h2 id="figures">Figures</h2>\n' + figures_html(figs))
     body.append('<h2 id="runs">Runs</h2>\n<p class="meta">One row per run directory (results.csv, bucket '

@@ -519,6 +519,21 @@ TEST_F(SweepRun, RunsEveryPointAndWritesTidyResults) {
     }
 }
 
+// results.csv's drops column is every kind of summary.json's drops, losses on failed links included (it once
+// summed a fixed list that left link_failure out, so a sweep with link failures showed 0 there).
+TEST_F(SweepRun, DropsColumnCountsEveryKindOfDrop) {
+  const std::string scenario = std::string(ROCESIM_SCENARIO_DIR) + "/multipath/link_failure.toml";
+  const Proc p = cli({"sweep", scenario, "--grid", "seed=1", "-o", out_.string()}, tmp_->path());
+  ASSERT_EQ(p.code(), 0) << p.describe();
+  const auto j = nlohmann::json::parse(test::read_text_file(out_ / "seed=1" / "summary.json"));
+  ASSERT_GT(j["drops"]["link_failure"].get<uint64_t>(), 0u);
+  uint64_t all = 0;
+  for (const auto& [_, v] : j["drops"].items()) all += v.get<uint64_t>();
+  const auto rows = read_csv(out_ / "results.csv");
+  ASSERT_FALSE(rows.empty());
+  for (const auto& r : rows) EXPECT_EQ(std::stoull(r.at("drops")), all) << r.at("bucket");
+}
+
 // -j x --threads stays within the cores (and says so); the runs' results do not depend on their threads.
 TEST_F(SweepRun, ThreadsKeepJobsTimesThreadsWithinTheCoresAndChangeNoResult) {
   const Proc plain = sweep();
