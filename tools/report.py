@@ -104,7 +104,7 @@ def mean(vals):
 # know is shown by its name.
 DROP_KINDS = [
     ("data_buffer", "data packets dropped by a switch buffer"),
-    ("control_buffer", "control packets dropped by a switch buffer"),
+    ("control_buffer", "ACKs, NACKs and CNPs in a data class dropped by a switch buffer"),
     ("wire", "packets lost on the wire (a link's loss rate: link_loss, [[events]] action = \"loss\")"),
     ("link_failure", "packets and PFC frames lost on failed links ([[events]] action = \"down\")"),
     ("unroutable", "packets with no route to their destination"),

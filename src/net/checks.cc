@@ -260,9 +260,10 @@ std::vector<DeadlockEdge> NetChecker::find_deadlock(Time min_age) const {
 std::string NetChecker::check_invariants() const {
   const NetStats& st = net_.stats();
   const SwitchSettings& cfg = net_.switch_settings();
-  if ((cfg.pfc_enabled || cfg.credit_enabled) && st.data_drops > 0)
-    return fmt::format("lossless mode ({} on) dropped {} data packets in switch buffers",
-                       cfg.pfc_enabled ? "PFC" : "credit flow control", st.data_drops);
+  if ((cfg.pfc_enabled || cfg.credit_enabled) && st.data_drops + st.ctrl_drops > 0)
+    return fmt::format(
+        "lossless mode ({} on) dropped {} data packets and {} ACKs/NACKs/CNPs in switch buffers",
+        cfg.pfc_enabled ? "PFC" : "credit flow control", st.data_drops, st.ctrl_drops);
   for (int id = 0; id < net_.num_nodes(); ++id) {
     std::string v = check_links(id);
     if (v.empty() && !net_.is_host(id)) v = check_switch(id);

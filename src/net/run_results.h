@@ -20,8 +20,10 @@
 namespace rocesim {
 
 struct NetStats {
-  uint64_t data_drops = 0;         // data packets dropped by a switch buffer (must be 0 with PFC)
-  uint64_t ctrl_drops = 0;         // control packets dropped
+  uint64_t data_drops = 0;  // data packets dropped by a switch buffer (must be 0 with PFC)
+  // ACKs/NACKs/CNPs dropped by a switch buffer: only those in a data class (nic.ack_priority = "data",
+  // switch.acks_in_data_class); the control class (priority 0) is never dropped, outside the accounting.
+  uint64_t ctrl_drops = 0;
   uint64_t wire_drops = 0;         // lost to a link's error rate
   uint64_t unroutable = 0;         // no route to the destination
   uint64_t stale_packets = 0;      // packets of already-finished flows (ignored)

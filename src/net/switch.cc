@@ -85,7 +85,8 @@ void Switch::forward(Packet* p) {
     return;
   }
   if (!mmu_.admit(p, p->in_port)) {
-    ++net_.counters().data_drops;
+    // An ACK/NACK/CNP in a data class is admitted, and dropped, as data is; counted as what it is.
+    ++(p->type == PktType::kData ? net_.counters().data_drops : net_.counters().ctrl_drops);
     credit_release(p->in_port, p->prio, p->size);  // credit mode: the space is free again
     net_.pool().put(p);
     return;

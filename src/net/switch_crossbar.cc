@@ -27,7 +27,7 @@ void Crossbar::arrive(Packet* p, int out) {
   p->out_port = static_cast<int16_t>(out);
   SwitchMmu& mmu = sw_.mmu_;
   if (!mmu.input_has_room(in, p->prio, p->size)) {
-    ++sw_.net_.counters().data_drops;
+    ++(p->type == PktType::kData ? sw_.net_.counters().data_drops : sw_.net_.counters().ctrl_drops);
     sw_.net_.pool().put(p);
     return;
   }

@@ -203,5 +203,51 @@ TEST(Counters, TcdCeMarksAreTheSchemesOwnCount) {
             count_of(r.summary, "cnp", "sent_by_receivers"));
 }
 
+// Buffer drops are counted as what they drop. Without flow control and with a small buffer, two incasts
+// in opposite directions across one spine fill the same queues with data and, with nic.ack_priority =
+// "data", with the other direction's ACKs: drops.control_buffer counts the ACKs (it once counted nothing,
+// and they were added to data_buffer). In the control class ACKs are never dropped.
+TEST(Counters, BufferDropsOfAcksInADataClassAreControlDrops) {
+  const std::string text = R"(
+name = "ack_drops"
+seed = 1
+duration_ms = 20
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 1
+hosts_per_leaf = 4
+link_delay_us = 1
+[switch]
+flow_control = "none"
+buffer_bytes = 150000
+[nic]
+loss_recovery = "selective"
+[cc]
+scheme = "none"
+[[traffic]]
+pattern = "incast"
+senders = "h0..h3"
+dst = "h4"
+size_bytes = 500000
+[[traffic]]
+pattern = "incast"
+senders = "h4..h7"
+dst = "h0"
+size_bytes = 500000
+)";
+  const CountedRun in_data = run_counted(load_scenario_text(text, "test.toml", {"nic.ack_priority=data"}));
+  const CountedRun in_control = run_counted(load_scenario_text(text, "test.toml", {"nic.ack_priority=high"}));
+  for (const CountedRun* r : {&in_data, &in_control}) {
+    EXPECT_EQ(count_of(r->summary, "flows", "unfinished"), 0u);
+    EXPECT_GT(count_of(r->summary, "drops", "data_buffer"), 0u);
+    // Every data packet dropped was sent again (selective repeat resends only what it deems lost).
+    EXPECT_GE(count_of(r->summary, "transport", "retransmitted_packets"),
+              count_of(r->summary, "drops", "data_buffer"));
+  }
+  EXPECT_GT(count_of(in_data.summary, "drops", "control_buffer"), 0u);  // 53 at the time of writing
+  EXPECT_EQ(count_of(in_control.summary, "drops", "control_buffer"), 0u);
+}
+
 }  // namespace
 }  // namespace rocesim
