@@ -529,6 +529,8 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   progress.finish();
   net.gather_node_results();  // across ranks: the ports' PFC statistics and scheme counters, to rank 0
   if (monitors) monitors->gather_ranks();  // and the sampled series
+  if (monitors)
+    for (std::string& w : monitors->warnings()) res.warnings.push_back(std::move(w));
   res.stopped = checker.failure();
   res.partial = stop_requested() && !net.all_flows_done();
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

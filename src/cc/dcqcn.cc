@@ -188,6 +188,33 @@ void Dcqcn::increase_event(Qp& qp) {
 
 void Dcqcn::apply(Qp& qp) { net_->set_rate(qp, st(qp).rc); }
 
+void Dcqcn::read_state(const Qp& qp, std::span<double> out) const {
+  const State& s = st_[qp.slot];
+  // Alpha as catch_up_alpha would leave it now (the boundaries that passed since the last update).
+  double alpha = s.alpha;
+  if (s.started) {
+    const int64_t k = (net_->now() - s.alpha_anchor).ps / s_.alpha_period.ps;
+    if (k > 0) {
+      alpha = (1 - s_.g) * alpha + s_.g * (s.cnp_since_alpha ? 1.0 : 0.0);
+      if (k > 1) alpha *= std::pow(1 - s_.g, static_cast<double>(k - 1));
+    }
+  }
+  // The stage of the latest increase event, as increase_event decides it.
+  const int f = s_.fast_recovery_steps;
+  int stage = 0;
+  if (s.started) {
+    if (s_.byte_counter_bytes > 0)
+      stage = std::max(s.t_cnt, s.bc_cnt) < f ? 1 : std::min(s.t_cnt, s.bc_cnt) > f ? 3 : 2;
+    else
+      stage = s.t_cnt - 1 < f ? 1 : s.t_cnt - 1 == f ? 2 : 3;
+  }
+  out[0] = alpha;
+  out[1] = s.rt.gbps();
+  out[2] = stage;
+  out[3] = s.t_cnt;
+  out[4] = s.bc_cnt;
+}
+
 // --- [cc.dcqcn] -> DcqcnSettings (dcqcn.h documents every value and its source) ---
 
 // Reads [cc.dcqcn] at `prefix` (schemes built on DCQCN reuse it with their own table).

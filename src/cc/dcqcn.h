@@ -10,6 +10,8 @@
 //              R_AI 40 Mb/s, one CNP per flow per 50 us. Tuned for 40 Gb/s: at 100 Gb/s it recovers
 //              slowly after a cut (additive increase of 0.7 Gb/s per ms).
 #pragma once
+#include <array>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,23 @@ class Dcqcn : public CongestionControl {
   void on_timer(Qp& qp, uint32_t kind) override;
   void on_line_rate_change(Qp& qp, Rate old_line) override;
   RxDecision on_data_received(Qp& qp, const Packet& data) override;
+
+  // cc_state.csv: the reaction point's variables (schemes built on it declare these first).
+  static constexpr std::array<CcVariable, 5> kVariables = {{
+      {"alpha", "",
+       "alpha, the congestion estimate: 1 at the first CNP, then (1 - g) alpha + g per period K "
+       "(+g only when a CNP came in it), as of the row's time"},
+      {"target_rate_gbps", "Gb/s",
+       "R_T, the target rate: the rate before the last cut, raised by the "
+       "additive and hyper increases; each increase moves the rate halfway to it"},
+      {"stage", "",
+       "0 before the first CNP (line rate), then the stage of the latest increase since the last "
+       "cut: 1 fast recovery, 2 additive increase, 3 hyper increase"},
+      {"timer_count", "", "T: rate-increase timer expiries since the last cut"},
+      {"byte_count", "", "BC: byte-counter expiries since the last cut (0 without a byte counter)"},
+  }};
+  std::span<const CcVariable> state_variables() const override { return kVariables; }
+  void read_state(const Qp& qp, std::span<double> out) const override;
 
   // Sender state of one QP (public for tests and monitors).
   struct State {

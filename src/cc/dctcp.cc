@@ -88,6 +88,13 @@ void Dctcp::apply(Qp& qp) {
   if (s_.rate_window) net_->set_window(qp, std::max<Bytes>(1, bytes_in(s.rate, t_)));
 }
 
+void Dctcp::read_state(const Qp& qp, std::span<double> out) const {
+  const State& s = st_[qp.slot];
+  out[0] = s.alpha;
+  out[1] = s.last_fraction;
+  out[2] = s.cwr ? 1 : 0;
+}
+
 // --- [cc.dctcp] -> DctcpSettings (dctcp.h documents every value and its source) ---
 // Step marking at K is a switch setting: [switch] kmin_bytes = kmax_bytes = K, pmax = 1.
 

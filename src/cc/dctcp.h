@@ -13,6 +13,8 @@
 // [sim]: K = 30 KB x C/10G, i.e. 300 KB at 100 Gb/s with ecn_scale_with_rate giving 1200 KB at 400 Gb/s
 // (scenarios/baselines/dctcp.toml). The paper's K is about C x RTT / 7 (65 packets at 10 Gb/s).
 #pragma once
+#include <array>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,15 @@ class Dctcp : public CongestionControl {
   void on_flow_start(Qp& qp) override;
   void on_line_rate_change(Qp& qp, Rate old_line) override;
   void on_ack(Qp& qp, const Packet& ack) override;
+
+  // cc_state.csv: the variables of its state (the rate and the window have columns of their own).
+  static constexpr std::array<CcVariable, 3> kVariables = {{
+      {"alpha", "", "alpha, the EWMA (gain g) of the fraction of ECN-echo ACKs per window"},
+      {"marked_fraction", "", "F, the fraction of ECN-echo ACKs in the last complete window"},
+      {"cwr", "", "1 from a cut until the data sent before it is acknowledged (no other cut), else 0"},
+  }};
+  std::span<const CcVariable> state_variables() const override { return kVariables; }
+  void read_state(const Qp& qp, std::span<double> out) const override;
 
   // Sender state of one QP (public for tests and monitors).
   struct State {

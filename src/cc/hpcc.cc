@@ -84,6 +84,13 @@ void Hpcc::on_ack(Qp& qp, const Packet& ack) {
   apply(qp, w);
 }
 
+void Hpcc::read_state(const Qp& qp, std::span<double> out) const {
+  const State& s = st_[qp.slot];
+  out[0] = s.u;
+  out[1] = s.wc;
+  out[2] = s.inc_stage;
+}
+
 // Window W, paced at W / T.
 void Hpcc::apply(Qp& qp, double w) {
   State& s = st_[qp.slot];

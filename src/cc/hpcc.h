@@ -16,6 +16,8 @@
 // phases at a paced, near-empty queue) holds them about 10 % apart, and 4 flows drift much further
 // (tests/cc/baselines_test.cc). The paper's W_AI = W_init (1 - eta)/N converges within a few ms.
 #pragma once
+#include <array>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,17 @@ class Hpcc : public CongestionControl {
   void on_flow_start(Qp& qp) override;
   void on_line_rate_change(Qp& qp, Rate old_line) override;
   void on_ack(Qp& qp, const Packet& ack) override;
+
+  // cc_state.csv: U, the reference window and the stage (W, paced at W / T, is window_bytes).
+  static constexpr std::array<CcVariable, 3> kVariables = {{
+      {"u", "",
+       "U, the smoothed utilisation of the most loaded hop (qlen / (B T) + txRate / B); W shrinks "
+       "while U > eta"},
+      {"wc_bytes", "bytes", "Wc, the reference window, updated once per RTT"},
+      {"inc_stage", "", "incStage, additive rounds in a row while U < eta (up to maxStage)"},
+  }};
+  std::span<const CcVariable> state_variables() const override { return kVariables; }
+  void read_state(const Qp& qp, std::span<double> out) const override;
 
   // Sender state of one QP (public for tests and monitors).
   struct State {

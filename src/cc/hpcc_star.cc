@@ -19,6 +19,15 @@ std::unique_ptr<SwitchAgent> HpccStar::make_switch_agent(Switch& sw) {
   return std::make_unique<HpccStarAgent>(*net_, sw, hs_.rate);
 }
 
+void HpccStar::read_state(const Qp& qp, std::span<double> out) const {
+  const size_t n = Hpcc::kVariables.size();
+  Hpcc::read_state(qp, out.first(n));
+  const Near& s = near_[qp.slot];
+  out[n] = far_w_[qp.slot];
+  out[n + 1] = s.have_ref ? s.w : 0;
+  out[n + 2] = s.u;
+}
+
 // Effective window = min(W, W*) [LSCC paper: "W* is used only when it is smaller"].
 void HpccStar::apply(Qp& qp, double w) {
   far_w_[qp.slot] = w;

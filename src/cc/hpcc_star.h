@@ -38,6 +38,18 @@ class HpccStar : public Hpcc {
   void on_cnp(Qp& qp, const Packet& cnp) override;
   std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
 
+  // cc_state.csv: HPCC's variables (the far loop's), then both windows and the near loop's U (the window
+  // used, min(W, W*), is window_bytes).
+  static constexpr auto kVariables = join_variables(
+      Hpcc::kVariables,
+      std::array<CcVariable, 3>{{
+          {"far_w_bytes", "bytes", "W, the far loop's window (from the ACKs' INT)"},
+          {"near_w_bytes", "bytes", "W*, the near loop's window (from direct INT; 0: none yet)"},
+          {"near_u", "", "U* of the near loop (its local hops and the pseudo queue)"},
+      }});
+  std::span<const CcVariable> state_variables() const override { return kVariables; }
+  void read_state(const Qp& qp, std::span<double> out) const override;
+
   // Near-loop window W* of a QP (0 = none yet) and the far-loop W.
   double near_window(const Qp& qp) const { return near_.has(qp.slot) ? near_[qp.slot].w : 0; }
   double far_window(const Qp& qp) const { return far_w_.has(qp.slot) ? far_w_[qp.slot] : 0; }

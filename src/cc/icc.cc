@@ -86,6 +86,7 @@ void Icc::on_ack(Qp& qp, const Packet& ack) {
   const Time now = net_->now();
   if (s.feedbacks == 0) s.first_fb = now;
   s.last_fb = now;
+  s.last = f;
   ++s.feedbacks;
   const Rate nv = next_rate(s.rate, f, qp.line_rate, qp.base_rtt, q_d_, s_.min_rate);
   if (nv < s.rate) ++s.decreases;
@@ -93,6 +94,17 @@ void Icc::on_ack(Qp& qp, const Packet& ack) {
     s.rate = nv;
     net_->set_rate(qp, nv);
   }
+}
+
+void Icc::read_state(const Qp& qp, std::span<double> out) const {
+  const State& s = st_[qp.slot];
+  out[0] = static_cast<double>(s.last.qlen);
+  out[1] = s.last.qlen_rate * 8 * 1e-9;  // bytes per second -> Gb/s
+  out[2] = s.last.lu;
+  out[3] = s.feedbacks > 0 ? s.last.n_flows : 0;
+  out[4] = s.last.congested ? 1 : 0;
+  out[5] = static_cast<double>(s.feedbacks);
+  out[6] = static_cast<double>(s.decreases);
 }
 
 std::unique_ptr<SwitchAgent> Icc::make_switch_agent(Switch& sw) {

@@ -43,8 +43,10 @@
 //   Vmin: the lowest rate that keeps the link busy while emptying the queue within one RTT (the seed's
 //   stated purpose): n V T + qlen = C T. When the queue already drains within T (t1 < T), keep V.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -113,7 +115,20 @@ class Icc : public CongestionControl {
     uint64_t feedbacks = 0;  // ACKs with feedback received
     uint64_t decreases = 0;  // Vmax or Vmin applied
     Time first_fb, last_fb;  // arrival times of the first and last feedback ACK
+    Feedback last;           // the last feedback (for monitors)
   };
+  // cc_state.csv: the last feedback the sender acted on and its counts (V is rate_gbps).
+  static constexpr std::array<CcVariable, 7> kVariables = {{
+      {"fb_qlen_bytes", "bytes", "qlen of the last feedback: the queue at the reporting egress"},
+      {"fb_qlen_rate_gbps", "Gb/s", "qlenRate of the last feedback: how fast that queue grew (< 0: drained)"},
+      {"fb_lu", "", "lu of the last feedback: that link's utilisation"},
+      {"fb_flows", "", "nFlows of the last feedback: flows counted at that egress"},
+      {"fb_congested", "", "1 when the last feedback's port judged itself congested, else 0"},
+      {"feedbacks", "", "ACKs with feedback received"},
+      {"decreases", "", "feedbacks that lowered the rate (Vmax or Vmin applied)"},
+  }};
+  std::span<const CcVariable> state_variables() const override { return kVariables; }
+  void read_state(const Qp& qp, std::span<double> out) const override;
   const State& state(const Qp& qp) const { return st_[qp.slot]; }
 
  private:

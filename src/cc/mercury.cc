@@ -30,6 +30,12 @@ Bytes Mercury::initial_window(const Qp& qp) const {
   return std::max(mtu, static_cast<Bytes>(qp.line_rate.bps * base_rtt_.sec() / 8.0));
 }
 
+void Mercury::read_state(const Qp& qp, std::span<double> out) const {
+  const size_t n = Dcqcn::kVariables.size();
+  Dcqcn::read_state(qp, out.first(n));
+  out[n] = static_cast<double>(last_window(qp));
+}
+
 void Mercury::on_flow_start(Qp& qp) {
   Dcqcn::on_flow_start(qp);
   last_win_.start(*net_, qp);

@@ -61,6 +61,16 @@ class Mercury : public Dcqcn {
   }
   std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
 
+  // cc_state.csv: DCQCN's variables, then the window the last CNP carried (cwnd is window_bytes).
+  static constexpr auto kVariables =
+      join_variables(Dcqcn::kVariables,
+                     std::array<CcVariable, 1>{{
+                         {"cnp_window_bytes", "bytes",
+                          "win of the last CNP (a switch's share of C x baseRTT for this flow; 0: none yet)"},
+                     }});
+  std::span<const CcVariable> state_variables() const override { return kVariables; }
+  void read_state(const Qp& qp, std::span<double> out) const override;
+
   Time base_rtt() const { return base_rtt_; }
   // The last window a CNP carried to this QP (0: none yet).
   Bytes last_window(const Qp& qp) const { return last_win_.has(qp.slot) ? last_win_[qp.slot] : 0; }

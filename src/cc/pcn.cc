@@ -81,6 +81,7 @@ void Pcn::on_cnp(Qp& qp, const Packet& cnp) {
   if (cnp.cc_flags & kEce) {
     ++s.ece_cnps;
     const Rate rec = Rate::from_mbps(cnp.cc_value);
+    s.rec_rate = rec;
     s.rate = std::max(s_.min_rate, std::min(s.rate, rec * (1 - s_.w_min)));
     s.w = s_.w_min;
   } else {
@@ -89,6 +90,14 @@ void Pcn::on_cnp(Qp& qp, const Packet& cnp) {
     s.w = (1 - s.w) * s.w + s.w * s_.w_max;
   }
   net_->set_rate(qp, s.rate);
+}
+
+void Pcn::read_state(const Qp& qp, std::span<double> out) const {
+  const State& s = st_[qp.slot];
+  out[0] = s.w;
+  out[1] = s.rec_rate.gbps();
+  out[2] = s.ece_cnps;
+  out[3] = s.plain_cnps;
 }
 
 std::unique_ptr<SwitchAgent> Pcn::make_switch_agent(Switch& sw) { return std::make_unique<PcnAgent>(sw, s_); }

@@ -10,8 +10,10 @@
 //   RP  ECE: rate = max(Rmin, min(rate, recRate x (1 - w_min))), w = w_min;
 //       no ECE: rate = min(C, (1 - w) rate + w C), w = (1 - w) w + w w_max (w climbs towards w_max).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "cc/per_qp.h"
@@ -51,6 +53,7 @@ class Pcn : public CongestionControl {
     // sender
     Rate rate;
     double w = 0;
+    Rate rec_rate;            // recRate of the last CNP with ECE (for monitors)
     uint32_t ece_cnps = 0;    // CNPs with ECE received
     uint32_t plain_cnps = 0;  // CNPs without ECE received
     // receiver
@@ -63,6 +66,15 @@ class Pcn : public CongestionControl {
     bool timer_running = false;
   };
   const State& state(const Qp& qp) const { return st_[qp.slot]; }
+  // cc_state.csv: the increase weight, the last receive rate reported and the CNPs of either kind.
+  static constexpr std::array<CcVariable, 4> kVariables = {{
+      {"w", "", "w, the weight of the increase towards line rate (w_min after a cut, climbing to w_max)"},
+      {"rec_rate_gbps", "Gb/s", "recRate of the last CNP with ECE: the rate its receiver got (0: none yet)"},
+      {"ece_cnps", "", "CNPs with ECE received (the flow is congested: rate cut to recRate)"},
+      {"plain_cnps", "", "CNPs without ECE received (not congested: increase)"},
+  }};
+  std::span<const CcVariable> state_variables() const override { return kVariables; }
+  void read_state(const Qp& qp, std::span<double> out) const override;
 
  private:
   enum Timer : uint32_t { kRxPeriod = 1 };

@@ -12,7 +12,9 @@
 //    released with the RESUME; its own ingress runs ordinary PFC.
 // The switch keeps its own PFC rules underneath (Switch::hold_pause adds the relay's pauses).
 #pragma once
+#include <array>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "net/cc_api.h"
@@ -38,6 +40,15 @@ class Swing : public CongestionControl {
   }
   void on_flow_start(Qp& qp) override { qp.rate = qp.line_rate; }
   std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
+
+  // cc_state.csv: hosts keep no state but their line rate (the relays' state is per switch port, pfc.csv).
+  static constexpr std::array<CcVariable, 1> kVariables = {{
+      {"line_rate_gbps", "Gb/s",
+       "the sender's NIC line rate, at which the flow always sends (no end-to-end "
+       "congestion control)"},
+  }};
+  std::span<const CcVariable> state_variables() const override { return kVariables; }
+  void read_state(const Qp& qp, std::span<double> out) const override { out[0] = qp.line_rate.gbps(); }
 
  private:
   SwingSettings s_;

@@ -171,6 +171,15 @@ void DcqcnTcd::on_cnp(Qp& qp, const Packet& cnp) {
 
 bool DcqcnTcd::increase_allowed(const Qp& qp) const { return net_->now() >= ts_[qp.slot].hold_until; }
 
+void DcqcnTcd::read_state(const Qp& qp, std::span<double> out) const {
+  const size_t n = Dcqcn::kVariables.size();
+  Dcqcn::read_state(qp, out.first(n));
+  const TcdState2& t = ts_[qp.slot];
+  out[n] = increase_allowed(qp) ? 0 : 1;
+  out[n + 1] = t.ue_cnps_received;
+  out[n + 2] = t.ce_cnps_received;
+}
+
 // While held, a rate-increase timer expiry does not advance the increase stage either.
 void DcqcnTcd::on_timer(Qp& qp, uint32_t kind) {
   const int before = state(qp).t_cnt;

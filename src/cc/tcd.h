@@ -95,6 +95,17 @@ class DcqcnTcd : public Dcqcn {
   RxDecision on_data_received(Qp& qp, const Packet& data) override;
   std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
 
+  // cc_state.csv: DCQCN's variables, then the hold and the two kinds of CNP.
+  static constexpr auto kVariables = join_variables(
+      Dcqcn::kVariables,
+      std::array<CcVariable, 3>{{
+          {"increase_held", "", "1 while increases are held (a UE-CNP came within the last T_inc), else 0"},
+          {"ue_cnps", "", "UE-CNPs received (undetermined: no cut, increases held)"},
+          {"ce_cnps", "", "CE-CNPs received (congestion: DCQCN's cut)"},
+      }});
+  std::span<const CcVariable> state_variables() const override { return kVariables; }
+  void read_state(const Qp& qp, std::span<double> out) const override;
+
   struct TcdState2 {
     Time last_ue_cnp_sent = Time{-(int64_t{1} << 62)};  // receiver side; none yet
     Time hold_until;                                    // sender side: no increase before this

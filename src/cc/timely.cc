@@ -65,6 +65,14 @@ void Timely::on_ack(Qp& qp, const Packet& ack) {
   net_->set_rate(qp, s.rc);
 }
 
+void Timely::read_state(const Qp& qp, std::span<double> out) const {
+  const State& s = st_[qp.slot];
+  out[0] = s.last_rtt.us();
+  out[1] = s.rtt_diff_ps * 1e-6;
+  out[2] = s.rtt_diff_ps / static_cast<double>(s_.min_rtt.ps);
+  out[3] = s.inc_stage;
+}
+
 // --- [cc.timely] -> TimelySettings (timely.h documents every value and its source) ---
 
 namespace {

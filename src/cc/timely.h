@@ -13,6 +13,8 @@
 // constant RATE_HAI from then on, in the T_low branch too (hai_below_tlow); the paper's Algorithm 1
 // adds only delta below T_low and N x delta (N = 5) in the gradient branch once in HAI mode.
 #pragma once
+#include <array>
+#include <span>
 #include <vector>
 
 #include "cc/per_qp.h"
@@ -53,6 +55,17 @@ class Timely : public CongestionControl {
   void on_flow_start(Qp& qp) override;
   void on_line_rate_change(Qp& qp, Rate old_line) override;
   void on_ack(Qp& qp, const Packet& ack) override;
+
+  // cc_state.csv: the RTT, its gradient and the increase count (the rate is a column of its own).
+  static constexpr std::array<CcVariable, 4> kVariables = {{
+      {"rtt_us", "us", "the latest RTT sample (0: none yet)"},
+      {"rtt_diff_us", "us", "rttDiff, the EWMA of the differences between consecutive per-RTT samples"},
+      {"gradient", "", "rttDiff / minRTT, the normalised gradient of the last update"},
+      {"increase_count", "",
+       "N, consecutive increases (hyper-active steps from hai_after on; 0 after a cut)"},
+  }};
+  std::span<const CcVariable> state_variables() const override { return kVariables; }
+  void read_state(const Qp& qp, std::span<double> out) const override;
 
   // Sender state of one QP (public for tests and monitors).
   struct State {

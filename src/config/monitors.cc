@@ -39,6 +39,34 @@ std::vector<PortRef> read_ports(Config& c, const TopoSpec& topo, const std::stri
 
 Time interval(Config& c, const std::string& key) { return c.get_us(key, 10, 1e-3); }
 
+// An array of flow ids (sorted and made unique), or "all" (`all` set, no ids).
+std::vector<uint64_t> read_flow_ids(Config& c, const std::string& key, bool& all) {
+  std::vector<uint64_t> out;
+  all = false;
+  std::vector<double> ids;
+  try {
+    ids = c.get_double_list(key, {}, 0, 9e15);
+  } catch (const InputError&) {
+    try {
+      (void)c.get_string(key, "", {"all"});
+    } catch (const InputError&) {
+      c.fail(key, "expected an array of flow ids (integers >= 0) or \"all\"");
+    }
+    all = true;
+    return out;
+  }
+  toml::array resolved;
+  for (double d : ids) {
+    if (std::floor(d) != d) c.fail(key, fmt::format("flow ids are integers >= 0 (got {})", d));
+    out.push_back(static_cast<uint64_t>(d));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  for (uint64_t id : out) resolved.push_back(static_cast<int64_t>(id));
+  c.set_resolved(key, std::move(resolved));
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::pair<int, int>> monitor_ports_of(const TopoSpec& topo, int node) {
@@ -86,7 +114,8 @@ std::vector<PortRef> resolve_monitor_ports(const TopoSpec& topo, const std::stri
   return out;
 }
 
-MonitorSpec read_monitors(Config& c, const TopoSpec& topo, SwitchModel model) {
+MonitorSpec read_monitors(Config& c, const TopoSpec& topo, SwitchModel model,
+                          const std::vector<std::string>& class_labels) {
   const std::string k = "monitors.";
   MonitorSpec m;
   m.queue_ports = read_ports(c, topo, k + "queue_ports");
@@ -104,32 +133,7 @@ MonitorSpec read_monitors(Config& c, const TopoSpec& topo, SwitchModel model) {
                              monitor_node_name(topo, p.node)));
 
   // flow_rates: an array of flow ids, or "all".
-  const std::string fk = k + "flow_rates";
-  std::vector<double> ids;
-  bool is_list = true;
-  try {
-    ids = c.get_double_list(fk, {}, 0, 9e15);
-  } catch (const InputError&) {
-    is_list = false;
-  }
-  if (is_list) {
-    toml::array resolved;
-    for (double d : ids) {
-      if (std::floor(d) != d) c.fail(fk, fmt::format("flow ids are integers >= 0 (got {})", d));
-      m.flow_rates.push_back(static_cast<uint64_t>(d));
-    }
-    std::sort(m.flow_rates.begin(), m.flow_rates.end());
-    m.flow_rates.erase(std::unique(m.flow_rates.begin(), m.flow_rates.end()), m.flow_rates.end());
-    for (uint64_t id : m.flow_rates) resolved.push_back(static_cast<int64_t>(id));
-    c.set_resolved(fk, std::move(resolved));
-  } else {
-    try {
-      (void)c.get_string(fk, "", {"all"});
-    } catch (const InputError&) {
-      c.fail(fk, "expected an array of flow ids (integers >= 0) or \"all\"");
-    }
-    m.all_flows = true;
-  }
+  m.flow_rates = read_flow_ids(c, k + "flow_rates", m.all_flows);
 
   m.port_throughput = read_ports(c, topo, k + "port_throughput");
   m.rate_bin = interval(c, k + "rate_bin_us");
@@ -137,6 +141,25 @@ MonitorSpec read_monitors(Config& c, const TopoSpec& topo, SwitchModel model) {
   m.cnp = c.get_bool(k + "cnp", false);
   m.buffer = c.get_bool(k + "buffer", false);
   m.buffer_interval = interval(c, k + "buffer_interval_us");
+
+  // cc_state = { flows = [...] | "all", classes = [...], period_us = 10, max_rows = 1000000 }
+  const std::string ck = k + "cc_state.";
+  m.cc_state_flows = read_flow_ids(c, ck + "flows", m.cc_state_all);
+  for (const std::string& label : c.get_string_list(ck + "classes", {})) {
+    const auto it = std::find(class_labels.begin(), class_labels.end(), label);
+    if (it == class_labels.end())
+      c.fail(ck + "classes", fmt::format("no traffic class '{}' in this scenario; its classes: {}", label,
+                                         fmt::join(class_labels, ", ")));
+    m.cc_state_classes.push_back(static_cast<uint16_t>(it - class_labels.begin()));
+  }
+  std::sort(m.cc_state_classes.begin(), m.cc_state_classes.end());
+  m.cc_state_classes.erase(std::unique(m.cc_state_classes.begin(), m.cc_state_classes.end()),
+                           m.cc_state_classes.end());
+  m.cc_state_period = c.get_us(ck + "period_us", m.cc_state_period, 0);
+  if (m.cc_state_period > Time::zero() && m.cc_state_period < Time::from_ns(1))
+    c.fail(ck + "period_us", "expected 0 (a row at every reaction of the scheme) or at least 0.001 us");
+  m.cc_state_max_rows = static_cast<uint64_t>(
+      c.get_int(ck + "max_rows", static_cast<int64_t>(m.cc_state_max_rows), 1, int64_t{1} << 40));
   return m;
 }
 

@@ -15,6 +15,10 @@
 //   cnp = false                            CNPs received per flow
 //   buffer = false                         switch buffer occupancy samples, written as a CDF per switch
 //   buffer_interval_us = 10                buffer sampling period
+//   cc_state = { flows = [0, 7] | "all",   the scheme's state of these flows over time (cc_state.csv):
+//     classes = ["incast"],                and of the flows of these traffic classes; a row every
+//     period_us = 10, max_rows = 1000000 } period_us, or each time the scheme reacts (period_us = 0);
+//                                          at most max_rows rows
 #pragma once
 #include <cstdint>
 #include <string>
@@ -30,8 +34,10 @@ namespace rocesim {
 
 // Reads [monitors] with the Config getters (values recorded for scenario.resolved.toml; bad port names
 // fail with the file and line). `topo` resolves the port names; `model` is switch.model (input queues
-// exist only under SwitchModel::kInputOutputQueued).
-MonitorSpec read_monitors(Config& c, const TopoSpec& topo, SwitchModel model);
+// exist only under SwitchModel::kInputOutputQueued); `class_labels` are the traffic classes cc_state.classes
+// names.
+MonitorSpec read_monitors(Config& c, const TopoSpec& topo, SwitchModel model,
+                          const std::vector<std::string>& class_labels);
 
 // The egress ports of `node`, in port order, as (port index, peer node id).
 std::vector<std::pair<int, int>> monitor_ports_of(const TopoSpec& topo, int node);

@@ -679,7 +679,7 @@ static void read_output(Config& c, Scenario& s) {
   s.write_hpcc_fct = c.get_bool("output.fct_hpcc", false);
   s.transport_columns =
       c.get_bool("output.transport_columns", s.nic.loss_recovery == NicSettings::LossRecovery::kSelective);
-  s.monitors = read_monitors(c, s.topo, s.sw.model);
+  s.monitors = read_monitors(c, s.topo, s.sw.model, s.class_labels);
 }
 
 // Combinations that run but that a researcher should know cost more than they seem to (printed by

@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/time.h"
 #include "net/cc_services.h"
+#include "net/cc_state.h"
 #include "net/packet.h"
 #include "net/qp.h"
 
@@ -127,6 +129,13 @@ class CongestionControl {
 
   // Switch side (congestion point)
   virtual std::unique_ptr<SwitchAgent> make_switch_agent(Switch& /*sw*/) { return nullptr; }
+
+  // The state of a flow over time ([monitors] cc_state): the variables that define the scheme's per-flow
+  // state, declared once (a static array, at most kMaxCcVariables), and their values for a QP. read_state
+  // writes out[i] for state_variables()[i], as of net_->now(), from the sender's state only (it runs at the
+  // sender's host during an event, or between windows); it changes nothing. None by default.
+  virtual std::span<const CcVariable> state_variables() const { return {}; }
+  virtual void read_state(const Qp& /*qp*/, std::span<double> /*out*/) const {}
 
  protected:
   CcServices* net_ = nullptr;

@@ -111,6 +111,7 @@ void FlowTable::post_start(const FlowSpec& f) {
   qp.prio = static_cast<uint8_t>(f.priority);
   qp.class_id = f.class_id;
   qp.size = f.size_bytes;
+  if (cc_trace_) qp.cc_traced = cc_trace_(qp);
   cc_.on_flow_allocated(qp);
   if (selective()) {
     if (sack_bits_.size() < qps_.capacity() * 2 * sack_words_)

@@ -110,7 +110,10 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
   qp.last_tx_size = wire;
   qp.next_avail = net_.now() + tx_time(wire, qp.rate);
   ++net_.counters().data_packets_sent;
-  net_.cc().on_data_sent(qp, *p);
+  if (qp.cc_traced) [[unlikely]]
+    net_.cc_data_sent(qp, *p);
+  else
+    net_.cc().on_data_sent(qp, *p);
   // The transport timer runs whatever the flow control (NicSettings::rto): nothing else finds a lost tail,
   // a lost retransmission, or (go-back-N) a hole whose NACK the receiver held back or that was lost.
   arm_rto(qp);
@@ -600,6 +603,8 @@ void Host::on_ack(Packet* p) {
   if (net_.selective()) {
     on_ack_selective(*qp, *p);
     net_.cc().on_ack(*qp, *p);
+    if (qp->cc_traced) [[unlikely]]
+      net_.cc_reacted(*qp, p->flags);
     net_.pool().put(p);
     if (qp->snd_una >= qp->size) {
       net_.on_flow_complete(*qp);
@@ -619,6 +624,8 @@ void Host::on_ack(Packet* p) {
     if (qp->snd_nxt < qp->snd_una) qp->snd_nxt = qp->snd_una;
   }
   net_.cc().on_ack(*qp, *p);
+  if (qp->cc_traced) [[unlikely]]
+    net_.cc_reacted(*qp, p->flags);
   net_.pool().put(p);
   if (qp->snd_una >= qp->size) {
     net_.on_flow_complete(*qp);
@@ -640,6 +647,8 @@ void Host::on_nack(Packet* p) {
   }
   qp->snd_nxt = qp->snd_una;  // go back N
   net_.cc().on_nack(*qp, *p);
+  if (qp->cc_traced) [[unlikely]]
+    net_.cc_reacted(*qp);
   net_.pool().put(p);
   if (qp->snd_una >= qp->size) {
     net_.on_flow_complete(*qp);
@@ -657,6 +666,8 @@ void Host::on_cnp(Packet* p) {
     ++(from_switch ? net_.counters().switch_cnps_received : net_.counters().cnps_received);
     if (net_.observers().on_cnp_received) net_.notify_cnp(*qp, from_switch);
     net_.cc().on_cnp(*qp, *p);
+    if (qp->cc_traced) [[unlikely]]
+      net_.cc_reacted(*qp);
   } else {
     ++net_.counters().stale_packets;
   }

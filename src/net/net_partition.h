@@ -1,12 +1,13 @@
 // What the nodes of one partition write during a window (core/simulator.h; docs/parallel.md): its packet
-// pool, its counters, and the observer calls, finished flows and (across ranks) flow starts and
-// receptions that PartitionedRun takes up between windows. Only the partition's own thread writes it while
-// a window runs.
+// pool, its counters, and the observer calls (with the traced flows' state rows), finished flows and (across
+// ranks) flow starts and receptions that PartitionedRun takes up between windows. Only the partition's own
+// thread writes it while a window runs.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "core/time.h"
+#include "net/cc_state.h"
 #include "net/flow_record.h"
 #include "net/packet.h"
 #include "net/run_results.h"
@@ -51,6 +52,7 @@ struct NetPartition {
   std::vector<Done> done;
   std::vector<Started> started;
   std::vector<Received> received;
+  std::vector<CcStateRow> cc_rows;  // [monitors] cc_state at every reaction: replayed to on_cc_state
 };
 
 }  // namespace rocesim

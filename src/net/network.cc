@@ -1,5 +1,8 @@
 #include "net/network.h"
 
+#include <span>
+#include <stdexcept>
+
 #include "net/host.h"
 #include "net/switch.h"
 
@@ -112,6 +115,8 @@ void Network::on_qp_timer(Host& at, uint32_t kind, uint64_t arg) {
   if (!qp.in_use || qp.tag != static_cast<uint32_t>(arg)) return;
   if (at.id() == qp.src && qp.sender_done) return;
   cc_->on_timer(qp, kind);
+  if (qp.cc_traced && at.id() == qp.src) [[unlikely]]
+    cc_reacted(qp);
 }
 
 Packet* CcServices::make_cnp(const Qp& qp, int from_node) {
@@ -138,6 +143,40 @@ void CcServices::inject(int from_node, Packet* p) {
   } else {
     n.host(from_node).send_control(p);
   }
+}
+
+// --- [monitors] cc_state ---
+void Network::set_cc_trace(std::function<bool(const Qp&)> wants, bool rows) {
+  if (cc_->state_variables().size() > kMaxCcVariables)
+    throw std::logic_error(cc_->name() + " declares more than kMaxCcVariables state variables");
+  cc_rows_ = rows && wants;
+  flows_.set_cc_trace(std::move(wants));
+}
+
+void Network::read_cc_state(const Qp& qp, CcStateRow& row) const {
+  row.t = now();
+  row.key = 0;
+  row.flow_id = qp.flow_id;
+  row.rate = qp.rate;
+  row.window = qp.window;
+  row.ecn_marks = qp.ecn_echoes;
+  row.cnps_received = qp.cnps_received + qp.cnp_acks;
+  const size_t n = cc_->state_variables().size();
+  row.vars.fill(0);
+  cc_->read_state(qp, std::span<double>(row.vars.data(), n));
+}
+
+void Network::record_cc_state(const Qp& qp) {
+  CcStateRow& r = part().cc_rows.emplace_back();
+  read_cc_state(qp, r);
+  r.key = sim_.current_key();
+}
+
+void Network::cc_data_sent(Qp& qp, Packet& p) {
+  const Rate rate = qp.rate;
+  const Bytes window = qp.window;
+  cc_->on_data_sent(qp, p);
+  if (qp.rate != rate || qp.window != window) cc_reacted(qp);
 }
 
 // --- observers ---------------------------------------------------------------------------------------

@@ -119,6 +119,28 @@ class Network : public CcServices {
   void notify_delivered(const Qp& qp, Bytes payload);
   void notify_cnp(const Qp& qp, bool from_switch);
 
+  // --- a flow's scheme state over time ([monitors] cc_state; net/cc_state.h) ---
+  // Traces the flows `wants` picks, asked as each flow gets its QP slot (between windows; empty: none):
+  // their senders count the ACKs with ECN-Echo and with a congestion notification (Qp::ecn_echoes,
+  // cnp_acks), and with `rows` record a CcStateRow, in
+  // the running partition, each time the scheme reacts at the sender, replayed to NetObservers::on_cc_state:
+  // after on_flow_start, on_ack, on_nack, on_cnp and a sender-side on_timer, and after an on_data_sent that
+  // changed the rate or the window. Between windows (flows that have their slot keep their tracing); the
+  // scheme declares at most kMaxCcVariables (std::logic_error otherwise).
+  void set_cc_trace(std::function<bool(const Qp&)> wants, bool rows);
+  // Between windows: no more rows (their monitor has all it keeps); the counts go on.
+  void stop_cc_rows() { cc_rows_ = false; }
+  // The state of a QP's sender now: its time, flow, rate, window, counts and the scheme's variables (key 0).
+  void read_cc_state(const Qp& qp, CcStateRow& row) const;
+  // Called by hosts for a traced QP (Qp::cc_traced), at its sender, just after the scheme reacted (to an ACK
+  // with `ack_flags`: ECN-Echo and congestion notifications are counted).
+  void cc_reacted(Qp& qp, uint8_t ack_flags = 0) {
+    qp.ecn_echoes += (ack_flags & Packet::kFlagEcnEcho) ? 1 : 0;
+    qp.cnp_acks += (ack_flags & Packet::kFlagCongestion) ? 1 : 0;
+    if (cc_rows_) record_cc_state(qp);
+  }
+  void cc_data_sent(Qp& qp, Packet& p);  // the scheme's on_data_sent, then a row if it moved rate or window
+
   // --- nodes (Fabric) ---
   int num_nodes() const { return fabric_.num_nodes(); }
   Node& node(int id) { return fabric_.node(id); }
@@ -195,7 +217,11 @@ class Network : public CcServices {
     if (run_.ranks()) part().received.push_back({qp.slot, qp.rx_out_of_order, qp.rx_spurious});
   }
   // The flow allocated on `slot` starts now at its source.
-  void start_flow_event(uint32_t slot) { flows_.start(slot, part(), run_.ranks() != nullptr); }
+  void start_flow_event(uint32_t slot) {
+    flows_.start(slot, part(), run_.ranks() != nullptr);
+    if (Qp& q = qp(slot); q.cc_traced) [[unlikely]]
+      cc_reacted(q);
+  }
   void on_qp_timer(Host& at, uint32_t kind, uint64_t arg);
 
  private:
@@ -207,6 +233,7 @@ class Network : public CcServices {
   void follow_host_rate(const LinkEvent& e);  // a rate event on a host link: its flows' line rate
   void recompute_routes();
   void log_call(NetPartition::Call c);
+  void record_cc_state(const Qp& qp);
 
   // The Simulator, the QP slots and the settings are CcServices'.
   std::unique_ptr<CongestionControl> cc_;
@@ -217,6 +244,7 @@ class Network : public CcServices {
   PartitionedRun run_;
   std::unique_ptr<BarrierTask> link_task_;
   std::vector<LinkLogEntry> link_log_;
+  bool cc_rows_ = false;  // set_cc_trace with rows, until stop_cc_rows
 };
 
 }  // namespace rocesim

@@ -4,10 +4,10 @@
 // partitions. What crosses ranks:
 //  - after every window, the packets a partition sent to another rank's partition (Simulator, with this
 //    file's encode/decode: the packet, its INT records and what the scheme keeps beside it);
-//  - after every window, the coordinator's inputs: the observer calls and finished flows of every rank
-//    (replayed and freed by every rank in key order, as one process does), and the fields of each flow
-//    its sender's rank set at its start (source port, start, base RTT, ideal FCT, line rate), which the
-//    receiver and the switches on the path read;
+//  - after every window, the coordinator's inputs: the observer calls (the traced flows' state rows too)
+//    and finished flows of every rank (replayed and freed by every rank in key order, as one process does),
+//    and the fields of each flow its sender's rank set at its start (source port, start, base RTT, ideal FCT,
+//    line rate), which the receiver and the switches on the path read;
 //  - after run(), the counters (stats()), and on request (gather_node_results) the per-port PFC statistics
 //    and scheme counters rank 0 writes into summary.json.
 #include <array>
@@ -92,6 +92,7 @@ void PartitionedRun::share_between_ranks() {
   std::vector<NetPartition::Done> done;
   std::vector<NetPartition::Started> started;
   std::vector<NetPartition::Received> received;
+  std::vector<CcStateRow> cc_rows;
   for (uint32_t i = 0; i < parts_.size(); ++i) {
     if (!sim_.is_local(i)) continue;
     NetPartition& p = *parts_[i];
@@ -99,15 +100,18 @@ void PartitionedRun::share_between_ranks() {
     done.insert(done.end(), p.done.begin(), p.done.end());
     started.insert(started.end(), p.started.begin(), p.started.end());
     received.insert(received.end(), p.received.begin(), p.received.end());
+    cc_rows.insert(cc_rows.end(), p.cc_rows.begin(), p.cc_rows.end());
     p.calls.clear();
     p.done.clear();
     p.started.clear();
     p.received.clear();
+    p.cc_rows.clear();
   }
   put_vector(mine, calls);
   put_vector(mine, done);
   put_vector(mine, started);
   put_vector(mine, received);
+  put_vector(mine, cc_rows);
   std::vector<std::vector<char>> all;
   comm_->all_gather(mine, all);
   started.clear();
@@ -118,6 +122,7 @@ void PartitionedRun::share_between_ranks() {
     take_vector(c, ranks_done_);
     take_vector(c, started);
     take_vector(c, received);
+    take_vector(c, ranks_cc_rows_);
   }
   for (const NetPartition::Received& r : received) flows_.received_elsewhere(r);
   for (const NetPartition::Started& s : started) flows_.started_elsewhere(s);

@@ -199,6 +199,7 @@ void PartitionedRun::after_window(Time end, bool grid) {
   (void)end;
   if (comm_) share_between_ranks();
   replay_calls();
+  replay_cc_rows();
   if (grid) finish_flows();
 }
 
@@ -221,6 +222,24 @@ void PartitionedRun::replay_calls() {
     replay(c);
   }
   sim_.set_barrier_clock(barrier);
+}
+
+// The traced flows' state rows of every partition, in the order of their events, to on_cc_state.
+void PartitionedRun::replay_cc_rows() {
+  cc_rows_.clear();
+  for (auto& p : parts_) {
+    cc_rows_.insert(cc_rows_.end(), p->cc_rows.begin(), p->cc_rows.end());
+    p->cc_rows.clear();
+  }
+  cc_rows_.insert(cc_rows_.end(), ranks_cc_rows_.begin(), ranks_cc_rows_.end());
+  ranks_cc_rows_.clear();
+  if (cc_rows_.empty()) return;
+  if (parts_.size() > 1)
+    std::stable_sort(cc_rows_.begin(), cc_rows_.end(),
+                     [](const CcStateRow& a, const CcStateRow& b) { return a.key < b.key; });
+  const auto& obs = results_.observers().on_cc_state;
+  if (!obs) return;
+  for (const CcStateRow& r : cc_rows_) obs(r);
 }
 
 // One call, to its observer (or, for a finished flow, to the results).

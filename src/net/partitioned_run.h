@@ -1,10 +1,10 @@
 // How a Network's run advances: the fabric cut into partitions (partition_fabric: atoms, the lookahead, how
 // many) and the Simulator's windows over them (docs/parallel.md). As the Simulator's Coordinator it does
 // what happens between windows: before one, the flows starting in it are posted (FlowTable); after one, the
-// observer calls the partitions logged are replayed in the order of their events (to RunResults'
-// observers), and at a boundary of the lookahead grid the finished flows are retired and the run stops
-// when every flow is done. Across ranks (set_ranks) it also carries packets (as the Simulator's
-// EventCodec) and that bookkeeping between the processes: net/network_ranks.cc.
+// observer calls the partitions logged (and the traced flows' state rows) are replayed in the order of their
+// events (to RunResults' observers), and at a boundary of the lookahead grid the finished flows are retired
+// and the run stops when every flow is done. Across ranks (set_ranks) it also carries packets (as the
+// Simulator's EventCodec) and that bookkeeping between the processes: net/network_ranks.cc.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -74,6 +74,7 @@ class PartitionedRun final : private Coordinator, private EventCodec {
   void after_window(Time end, bool grid) override;
   void replay_calls();
   void replay(const NetPartition::Call& c);
+  void replay_cc_rows();
   void finish_flows();
   // Ranks (net/network_ranks.cc)
   void encode(const Event& e, uint32_t from_partition, std::vector<char>& out) override;
@@ -94,12 +95,14 @@ class PartitionedRun final : private Coordinator, private EventCodec {
   bool started_ = false;
   bool stop_when_done_ = true;
   std::vector<NetPartition::Call> replay_;
+  std::vector<CcStateRow> cc_rows_;  // replay_cc_rows' merge
   std::vector<NetPartition::Done> finishing_;
 
   RankComm* comm_ = nullptr;
   NetStats other_ranks_stats_;                   // the other ranks' counters, as of the end of the last run()
   std::vector<NetPartition::Call> ranks_calls_;  // every rank's, since the last replay (rank order)
   std::vector<NetPartition::Done> ranks_done_;   // every rank's, since the last grid boundary
+  std::vector<CcStateRow> ranks_cc_rows_;        // every rank's, since the last replay (rank order)
 };
 
 }  // namespace rocesim

@@ -12,6 +12,7 @@ struct Qp {
   bool in_use = false;   // allocated (from the window boundary before its start until the one after its end)
   bool started = false;  // its start event has run at the source
   bool sender_done = false;  // the sender has seen every byte acknowledged
+  bool cc_traced = false;    // [monitors] cc_state follows this flow (Network::set_cc_trace)
   uint32_t slot = 0;         // own index in the QP pool
   uint64_t flow_id = 0;
   uint32_t tag = 0;      // low 32 bits of flow_id, carried by packets to detect stale slots
@@ -61,9 +62,12 @@ struct Qp {
   Time srtt;         // smoothed RTT of the echoed send times of its ACKs (RFC 6298's 1/8; zero: none yet)
   uint8_t reo_mult = 1;
   bool reo_armed = false;
+  uint32_t ecn_echoes = 0;  // ACKs with ECN-Echo the sender got; counted only while cc_traced
   // Either recovery: a retransmission below this byte, sent after a timeout, is a timeout's resend.
   Bytes rto_below = 0;
   uint32_t timeout_retransmissions = 0;
+  // ACKs carrying a congestion notification (Packet::kFlagCongestion) the sender got; only while cc_traced.
+  uint32_t cnp_acks = 0;
 
   // Receiver
   Bytes rcv_nxt = 0;  // next expected byte

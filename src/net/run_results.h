@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/time.h"
+#include "net/cc_state.h"
 #include "net/flow_record.h"
 #include "net/node.h"
 #include "net/qp.h"
@@ -81,6 +82,8 @@ struct NetObservers {
   // A link failed (down) or came back: once per end (`port` of `node`), at the event's time
   // (net/link_events.h; called between windows, before the pauses of a failed link are cleared).
   std::function<void(const Node&, int port, bool down, Time)> on_link_change;
+  // A traced flow's sender state as its scheme reacted (Network::set_cc_trace with rows).
+  std::function<void(const CcStateRow&)> on_cc_state;
 };
 
 class RunResults {

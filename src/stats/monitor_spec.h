@@ -31,10 +31,17 @@ struct MonitorSpec {
   bool cnp = false;
   bool buffer = false;
   Time buffer_interval = Time::from_us(10);
+  // cc_state: the scheme's state of these flows over time (cc_state.csv).
+  bool cc_state_all = false;                 // cc_state.flows = "all"
+  std::vector<uint64_t> cc_state_flows;      // flow ids, sorted, unique
+  std::vector<uint16_t> cc_state_classes;    // class ids (indices of the class labels), sorted, unique
+  Time cc_state_period = Time::from_us(10);  // zero: a row each time the scheme reacts
+  uint64_t cc_state_max_rows = 1'000'000;    // rows kept; the rest are counted and dropped
 
+  bool cc_state() const { return cc_state_all || !cc_state_flows.empty() || !cc_state_classes.empty(); }
   bool any() const {
     return !queue_ports.empty() || !input_queue_ports.empty() || all_flows || !flow_rates.empty() ||
-           !port_throughput.empty() || pfc || cnp || buffer;
+           !port_throughput.empty() || pfc || cnp || buffer || cc_state();
   }
 };
 

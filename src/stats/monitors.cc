@@ -119,6 +119,26 @@ Monitors::Monitors(Network& net, const MonitorSpec& spec) : net_(net), spec_(spe
       cnp_finished_.push_back({r.id, r.src, r.dst});
     };
   }
+  if (spec_.cc_state()) {
+    if (spec_.cc_state_period < Time::zero())
+      throw std::invalid_argument("monitors: cc_state's period must not be negative");
+    cc_nvars_ = net_.cc().state_variables().size();
+    const bool rows = spec_.cc_state_period == Time::zero();
+    net_.set_cc_trace(
+        [all = spec_.cc_state_all, flows = spec_.cc_state_flows,
+         classes = spec_.cc_state_classes](const Qp& q) {
+          return all || std::binary_search(flows.begin(), flows.end(), q.flow_id) ||
+                 std::binary_search(classes.begin(), classes.end(), q.class_id);
+        },
+        rows);
+    if (rows)
+      obs.on_cc_state = [this, prev = saved_.on_cc_state](const CcStateRow& r) {
+        if (prev) prev(r);
+        if (!finished_) add_cc_row(r);
+      };
+    else
+      next_cc_ = now;
+  }
   net_.sim().add_task(this);
 }
 
@@ -134,11 +154,15 @@ Monitors::~Monitors() {
     obs.on_cnp_received = saved_.on_cnp_received;
     obs.on_flow_finished = saved_.on_flow_finished;
   }
+  if (spec_.cc_state()) {
+    net_.set_cc_trace({}, false);
+    if (spec_.cc_state_period == Time::zero()) obs.on_cc_state = saved_.on_cc_state;
+  }
 }
 
 Time Monitors::next_barrier() const {
   if (finished_ || chain_stopped_) return Time::max();
-  return std::min({next_queue_, next_rate_, next_buffer_});
+  return std::min({next_queue_, next_rate_, next_buffer_, next_cc_});
 }
 
 void Monitors::on_barrier(Time now) {
@@ -154,6 +178,10 @@ void Monitors::on_barrier(Time now) {
   if (now >= next_buffer_) {
     sample_buffers();
     next_buffer_ += spec_.buffer_interval;
+  }
+  if (now >= next_cc_) {
+    sample_cc_state();
+    next_cc_ += spec_.cc_state_period;
   }
   // Nothing else pending: the network is idle for good, and a further sample would only move the clock.
   if (net_.sim().foreground_pending() == 0 && net_.pending_flow() == nullptr && net_.released_waiting() == 0)
@@ -198,6 +226,60 @@ void Monitors::sample_rates() {
 
 void Monitors::sample_buffers() {
   for (size_t i = 0; i < switches_.size(); ++i) buffer_[i].push_back(net_.sw(switches_[i]).buffer_used());
+}
+
+// Every live traced flow whose sender this process simulates, in flow order.
+void Monitors::sample_cc_state() {
+  cc_scratch_.clear();
+  for (uint32_t i = 0; i < net_.qp_capacity(); ++i) {
+    const Qp& q = net_.qp(i);
+    if (!q.in_use || !q.cc_traced || !q.started || q.sender_done || !net_.is_local_node(q.src)) continue;
+    net_.read_cc_state(q, cc_scratch_.emplace_back());
+  }
+  std::sort(cc_scratch_.begin(), cc_scratch_.end(),
+            [](const CcStateRow& a, const CcStateRow& b) { return a.flow_id < b.flow_id; });
+  for (const CcStateRow& r : cc_scratch_) add_cc_row(r);
+}
+
+void Monitors::add_cc_row(const CcStateRow& r) {
+  if (cc_rows_.size() >= spec_.cc_state_max_rows) {
+    if (cc_dropped_++ == 0 && spec_.cc_state_period == Time::zero()) net_.stop_cc_rows();
+    return;
+  }
+  cc_rows_.push_back({r.t, r.key, r.flow_id, r.rate, r.window, r.ecn_marks, r.cnps_received});
+  cc_vars_.insert(cc_vars_.end(), r.vars.begin(), r.vars.begin() + static_cast<ptrdiff_t>(cc_nvars_));
+  cc_sorted_ = false;
+}
+
+// cc_state.csv's order: time, flow, then event (the rows of one flow at one time in the order the scheme
+// reacted). Rows arrive in event order (reactions) or in time and flow order (samples), so a stable sort by
+// (time, flow) gives it.
+void Monitors::sort_cc_rows() {
+  if (cc_sorted_) return;
+  std::vector<size_t> order(cc_rows_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const CcRow& x = cc_rows_[a];
+    const CcRow& y = cc_rows_[b];
+    return std::tie(x.t, x.flow_id) < std::tie(y.t, y.flow_id);
+  });
+  std::vector<CcRow> rows;
+  std::vector<double> vars;
+  rows.reserve(cc_rows_.size());
+  vars.reserve(cc_vars_.size());
+  for (size_t i : order) {
+    rows.push_back(cc_rows_[i]);
+    vars.insert(vars.end(), cc_vars_.begin() + static_cast<ptrdiff_t>(i * cc_nvars_),
+                cc_vars_.begin() + static_cast<ptrdiff_t>((i + 1) * cc_nvars_));
+  }
+  cc_rows_ = std::move(rows);
+  cc_vars_ = std::move(vars);
+  cc_sorted_ = true;
+}
+
+const std::vector<Monitors::CcRow>& Monitors::cc_rows() {
+  sort_cc_rows();
+  return cc_rows_;
 }
 
 void Monitors::on_pfc(const Node& n, int port, int prio, bool pause, Time t) {
@@ -327,6 +409,40 @@ void Monitors::gather_ranks() {
     for (uint64_t i; (i = take_raw<uint64_t>(in)) != ~uint64_t{0};)
       for (Bytes& b : buffer_[i]) b = take_raw<Bytes>(in);
   }
+  if (spec_.cc_state() && spec_.cc_state_period > Time::zero()) gather_cc_samples(*comm);
+}
+
+// cc_state samples: each rank took its own senders' (the rows of reactions reached every rank already).
+// Every rank's, then the first max_rows of them in (time, flow) order: what one process keeps.
+void Monitors::gather_cc_samples(RankComm& comm) {
+  std::vector<char> mine;
+  put_raw(mine, static_cast<uint64_t>(cc_rows_.size()));
+  put_raw(mine, cc_dropped_);
+  for (const CcRow& r : cc_rows_) put_raw(mine, r);
+  for (double v : cc_vars_) put_raw(mine, v);
+  std::vector<std::vector<char>> all;
+  comm.all_gather(mine, all);
+  std::vector<CcRow> rows;
+  std::vector<double> vars;
+  uint64_t dropped = 0;
+  for (const std::vector<char>& blob : all) {
+    const char* in = blob.data();
+    const auto n = take_raw<uint64_t>(in);
+    dropped += take_raw<uint64_t>(in);
+    for (uint64_t i = 0; i < n; ++i) rows.push_back(take_raw<CcRow>(in));
+    for (uint64_t i = 0; i < n * cc_nvars_; ++i) vars.push_back(take_raw<double>(in));
+  }
+  cc_rows_ = std::move(rows);
+  cc_vars_ = std::move(vars);
+  cc_sorted_ = false;
+  sort_cc_rows();
+  if (cc_rows_.size() > spec_.cc_state_max_rows) {
+    const size_t keep = static_cast<size_t>(spec_.cc_state_max_rows);
+    dropped += cc_rows_.size() - keep;
+    cc_rows_.resize(keep);
+    cc_vars_.resize(keep * cc_nvars_);
+  }
+  cc_dropped_ = dropped;
 }
 
 std::vector<Monitors::CnpCount> Monitors::cnp_counts() {
@@ -498,6 +614,37 @@ void Monitors::write_buffer_csv(std::ostream& out) const {
   flush_buffer(out, buf);
 }
 
+void Monitors::write_cc_state_csv(std::ostream& out) {
+  sort_cc_rows();
+  fmt::memory_buffer buf;
+  buf.append(std::string_view("time_us,flow,rate_gbps,window_bytes"));
+  for (const CcVariable& v : cc_variables()) {
+    buf.push_back(',');
+    buf.append(std::string_view(v.name));
+  }
+  buf.append(std::string_view(",ecn_marks,cnps_received\n"));
+  for (size_t i = 0; i < cc_rows_.size(); ++i) {
+    const CcRow& r = cc_rows_[i];
+    fmt::format_to(std::back_inserter(buf), "{},{},{:.6f},{}", format_time_us(r.t), r.flow_id, r.rate.gbps(),
+                   r.window);
+    for (double v : cc_vars(i)) fmt::format_to(std::back_inserter(buf), ",{}", v);
+    fmt::format_to(std::back_inserter(buf), ",{},{}\n", r.ecn_marks, r.cnps_received);
+    if (buf.size() > kCsvFlushBytes) flush_buffer(out, buf);
+  }
+  flush_buffer(out, buf);
+}
+
+std::vector<std::string> Monitors::warnings() {
+  std::vector<std::string> w;
+  if (cc_dropped_ > 0)
+    w.push_back(
+        fmt::format("monitors.cc_state: cc_state.csv holds only its first {} rows "
+                    "(monitors.cc_state.max_rows), up to {} us; the later ones were not kept: raise "
+                    "max_rows, trace fewer flows or sample less often (period_us)",
+                    spec_.cc_state_max_rows, format_time_us(cc_rows().back().t)));
+  return w;
+}
+
 std::vector<std::string> Monitors::write(const std::filesystem::path& dir) {
   finish();
   std::vector<std::string> files;
@@ -515,6 +662,7 @@ std::vector<std::string> Monitors::write(const std::filesystem::path& dir) {
   if (spec_.pfc) emit("pfc.csv", [&](std::ostream& o) { write_pfc_csv(o); });
   if (spec_.cnp) emit("cnps.csv", [&](std::ostream& o) { write_cnps_csv(o); });
   if (spec_.buffer) emit("buffer.csv", [&](std::ostream& o) { write_buffer_csv(o); });
+  if (spec_.cc_state()) emit("cc_state.csv", [&](std::ostream& o) { write_cc_state_csv(o); });
   return files;
 }
 
@@ -611,6 +759,21 @@ nlohmann::json Monitors::summary() {
                 {"flows_with_cnps", with},
                 {"cnps_received", received},
                 {"cnps_from_switches", from_sw}};
+  }
+  if (spec_.cc_state()) {
+    sort_cc_rows();
+    nlohmann::json vars = nlohmann::json::array();
+    for (const CcVariable& v : cc_variables())
+      vars.push_back({{"name", v.name}, {"unit", v.unit}, {"description", v.description}});
+    std::vector<uint64_t> flows;
+    for (const CcRow& r : cc_rows_) flows.push_back(r.flow_id);
+    std::sort(flows.begin(), flows.end());
+    j["cc_state"] = {{"period_us", spec_.cc_state_period.us()},
+                     {"scheme", net_.cc().name()},
+                     {"variables", std::move(vars)},
+                     {"flows", std::unique(flows.begin(), flows.end()) - flows.begin()},
+                     {"rows", cc_rows_.size()},
+                     {"truncated", cc_dropped_ > 0}};
   }
   if (spec_.buffer) {
     std::vector<std::pair<Bytes, nlohmann::json>> sws;

@@ -34,6 +34,15 @@
 //               until written: 16 bytes per finished flow, plus a tally per flow that got CNPs.)
 //   buffer.csv  switch,buffer_bytes,cdf              per switch, the empirical CDF of its sampled shared
 //               buffer occupancy: one row per distinct value, cdf = fraction of samples <= value.
+//   cc_state.csv  time_us,flow,rate_gbps,window_bytes,<the scheme's variables>,ecn_marks,cnps_received
+//               the sender state of the traced flows (cc_state: flows by id or "all", classes by label):
+//               its rate and window, the variables its scheme declares (CongestionControl::state_variables,
+//               read_state), the ACKs with ECN-Echo and the congestion notifications (CNPs, ACKs carrying
+//               one) it has received so far. period_us > 0:
+//               a row per live traced flow every period (a barrier task, as the queue samples); 0: a row
+//               each time the scheme reacts at the sender (Network::set_cc_trace), recorded in the
+//               partition and replayed between windows in event order. Rows sorted by time, then flow, then
+//               event; at most max_rows are kept (the first ones, a warning says how many were dropped).
 // Node names are topo.node_names (ids when unnamed).
 //
 // A Monitors must outlive every Network::run after its construction (its event stays queued).
@@ -44,6 +53,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -96,6 +106,9 @@ class Monitors : public BarrierTask {
   void write_pfc_csv(std::ostream& out) const;
   void write_cnps_csv(std::ostream& out);
   void write_buffer_csv(std::ostream& out) const;
+  void write_cc_state_csv(std::ostream& out);
+  // Warnings for summary.json and stderr (cc_state rows dropped beyond max_rows); after finish().
+  std::vector<std::string> warnings();
 
   // Raw data, for tests.
   const MonitorSpec& spec() const { return spec_; }
@@ -116,6 +129,20 @@ class Monitors : public BarrierTask {
   std::vector<std::pair<Time, Bytes>> port_bins(size_t i) const;
   // Buffer samples of a switch (node id), in time order.
   const std::vector<Bytes>& buffer_samples(int sw) const;
+  // cc_state rows in the order of cc_state.csv (after finish()): the scheme's variables of row i are
+  // cc_vars(i), one per cc_variables() entry.
+  struct CcRow {
+    Time t;
+    unsigned __int128 key = 0;
+    uint64_t flow_id = 0;
+    Rate rate;
+    Bytes window = 0;
+    uint32_t ecn_marks = 0, cnps_received = 0;
+  };
+  const std::vector<CcRow>& cc_rows();
+  std::span<const double> cc_vars(size_t i) const { return {cc_vars_.data() + i * cc_nvars_, cc_nvars_}; }
+  std::span<const CcVariable> cc_variables() const { return net_.cc().state_variables(); }
+  uint64_t cc_rows_dropped() const { return cc_dropped_; }
   // True once sampling stopped because nothing else was pending (the network went idle).
   bool sampling_stopped() const { return chain_stopped_; }
 
@@ -144,6 +171,10 @@ class Monitors : public BarrierTask {
                                const std::function<Bytes(size_t)>& true_peak) const;
   void sample_rates();
   void sample_buffers();
+  void sample_cc_state();
+  void add_cc_row(const CcStateRow& r);  // keeps it unless max_rows are kept already
+  void sort_cc_rows();
+  void gather_cc_samples(RankComm& comm);
   void on_pfc(const Node& n, int port, int prio, bool pause, Time t);
   void on_delivered(const Qp& qp, Bytes payload);
   void on_cnp(const Qp& qp, bool from_switch);
@@ -184,6 +215,14 @@ class Monitors : public BarrierTask {
     int src = 0, dst = 0;
   };
   std::vector<FlowEnds> cnp_finished_;
+
+  Time next_cc_ = Time::max();
+  size_t cc_nvars_ = 0;
+  std::vector<CcRow> cc_rows_;
+  std::vector<double> cc_vars_;  // cc_nvars_ per row of cc_rows_
+  uint64_t cc_dropped_ = 0;      // rows beyond max_rows
+  bool cc_sorted_ = false;
+  std::vector<CcStateRow> cc_scratch_;  // one periodic sample
 
   std::vector<int> switches_;
   std::vector<std::vector<Bytes>> buffer_;  // per switches_ entry

@@ -51,6 +51,12 @@ const Case kCases[] = {
     {"dcqcn_incast",
      "examples/incast_burst --set duration_ms=0.6 --set traffic[1].fan_in=24 --set "
      "traffic[1].size_bytes=200000"},
+    // The same incast with every flow's DCQCN state traced at each reaction ([monitors] cc_state): the
+    // results and events of dcqcn_incast (FingerprintFile.TracingChangesNoResult), cc_state.csv the same
+    // bytes over threads and ranks.
+    {"dcqcn_incast_cc_state",
+     "examples/incast_burst --set duration_ms=0.6 --set traffic[1].fan_in=24 --set "
+     "traffic[1].size_bytes=200000 --set monitors.cc_state.flows=all --set monitors.cc_state.period_us=0"},
     {"dcqcn_victim_burst", "examples/victim_burst --set duration_ms=0.8"},
     {"dctcp", "baselines/dctcp --set duration_ms=0.5 --set traffic[0].stop_us=150"},
     {"timely", "baselines/timely --set duration_ms=0.5 --set traffic[0].stop_us=150"},
@@ -310,6 +316,16 @@ TEST(FingerprintsChecked, SameForAnyThreadCountUnderCheck) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, Fingerprints, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+
+// Tracing a scheme's state (cc_state) only observes: the traced case has the events and flows.csv of the
+// untraced one.
+TEST(FingerprintFile, TracingChangesNoResult) {
+  const auto stored = read_stored();
+  ASSERT_TRUE(stored.count("dcqcn_incast") && stored.count("dcqcn_incast_cc_state"));
+  EXPECT_EQ(stored.at("dcqcn_incast_cc_state").events, stored.at("dcqcn_incast").events);
+  EXPECT_EQ(stored.at("dcqcn_incast_cc_state").flows_hash, stored.at("dcqcn_incast").flows_hash);
+  EXPECT_NE(stored.at("dcqcn_incast_cc_state").outputs_hash, stored.at("dcqcn_incast").outputs_hash);
+}
 
 // The stored file names only cases that exist, so that a renamed case cannot leave a stale line behind.
 TEST(FingerprintFile, NamesOnlyKnownCases) {

@@ -45,7 +45,9 @@ const std::vector<std::string> kAllMonitors = {"monitors.queue_ports=[\"all\"]",
                                                "monitors.pfc=true",
                                                "monitors.cnp=true",
                                                "monitors.buffer=true",
-                                               "monitors.buffer_interval_us=0.9"};
+                                               "monitors.buffer_interval_us=0.9",
+                                               "monitors.cc_state.flows=\"all\"",
+                                               "monitors.cc_state.period_us=0"};
 
 // 8:1 incast on a star under DCQCN (ECN marks, CNPs), staggered starts.
 std::string incast_dcqcn(bool stop_when_done = true) {
@@ -163,7 +165,7 @@ void expect_same_results(const std::string& text, const char* what) {
   // The monitored run did the same events (samples run between windows, core/simulator.h) and wrote
   // every file.
   EXPECT_EQ(j2["performance"]["events"].get<uint64_t>(), j1["performance"]["events"].get<uint64_t>()) << what;
-  for (const char* f : {"queues.csv", "rates.csv", "pfc.csv", "cnps.csv", "buffer.csv"}) {
+  for (const char* f : {"queues.csv", "rates.csv", "pfc.csv", "cnps.csv", "buffer.csv", "cc_state.csv"}) {
     EXPECT_FALSE(fs::exists(plain.path() / f)) << f;
     EXPECT_TRUE(fs::exists(monitored.path() / f)) << what << " " << f;
   }
