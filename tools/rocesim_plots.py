@@ -21,6 +21,9 @@ writes the PNGs (default DIR/figures/) and prints their paths. Figures whose dat
   fct_bars           average and p99 FCT (all flows, smallest and largest size bucket) per scheme (sweeps)
   pfc                PFC PAUSE frames and paused time per scheme (summary.json / results.csv)
   buffer_cdf         CDF of switch buffer occupancy per scheme (buffer.csv from [monitors])
+  cc_state*          a run's congestion-control state over time (cc_state.csv from [monitors] cc_state): one
+                     figure per monitored flow set (per class of cc_state.classes, else one), a panel each for
+                     the rate, the window, every variable the scheme declares, and the ECN marks and CNPs
 
 Needs matplotlib, numpy and pandas (Debian: python3-matplotlib, python3-pandas; use /usr/bin/python3). The
 rocesim package of python/ reads the results (tools/rocesim_common.py puts it on the path).
@@ -1062,6 +1065,104 @@ def fig_collectives_sweep(sweep, out_dir, name="collectives"):
     return save(fig, out_dir, name)
 
 
+# ----------------------------------------------------------------------------------------------------------
+# Congestion-control state over time (cc_state.csv)
+
+CC_FIXED = ("time_us", "flow", "rate_gbps", "window_bytes", "ecn_marks", "cnps_received")
+
+
+def cc_state_variables(run, df):
+    """The scheme's variables of cc_state.csv as (name, unit, description): summary.json's declaration
+    (monitors.cc_state.variables), else the columns between window_bytes and ecn_marks."""
+    decl = run.summary.get("monitors", {}).get("cc_state", {}).get("variables")
+    if decl:
+        return [(v["name"], v.get("unit", ""), v.get("description", "")) for v in decl if v["name"] in df]
+    return [(c, "", "") for c in df.columns if c not in CC_FIXED]
+
+
+def cc_axis_label(name, unit):
+    """A variable's axis label: its name without the unit suffix, then the unit ("target_rate (Gb/s)")."""
+    if not unit:
+        return name
+    for suffix in ("_gbps", "_mbps", "_us", "_ms", "_ns", "_bytes"):
+        if name.endswith(suffix):
+            name = name[:-len(suffix)]
+            break
+    return f"{name} ({unit})"
+
+
+def cc_state_flow_sets(run, df):
+    """The monitored flow sets: [(label, [flow ids])]: one per class of monitors.cc_state.classes (the
+    flows' classes from flows.csv; flows that did not finish form a set of their own), else one."""
+    flows = sorted(set(int(f) for f in df["flow"].tolist()))
+    scen = run.data.scenario or {}
+    classes = scen.get("monitors", {}).get("cc_state", {}).get("classes") or []
+    if not classes:
+        listed = scen.get("monitors", {}).get("cc_state", {}).get("flows")
+        what = "every flow" if listed == "all" else ("flow " if len(flows) == 1 else "flows ") + ", ".join(
+            str(f) for f in flows[:12]) + (", ..." if len(flows) > 12 else "")
+        return [(what, flows)]
+    fl = run.flows()
+    cls = {int(i): c for i, c in zip(fl["id"].tolist(), fl["class"])}
+    sets = []
+    for c in classes:
+        ids = [f for f in flows if cls.get(f) == c]
+        if ids:
+            sets.append((f"class '{c}'", ids))
+    rest = [f for f in flows if f not in cls]
+    if rest:
+        sets.append(("flows that did not finish", rest))
+    return sets
+
+
+def fig_cc_state(run, out_dir, name="cc_state", limit=8):
+    """One figure per monitored flow set: [(path, title, caption)]; [] without cc_state.csv."""
+    df = run.data.cc_state
+    if df is None or not len(df):
+        return []
+    variables = cc_state_variables(run, df)
+    info = run.summary.get("monitors", {}).get("cc_state", {})
+    period = to_float(info.get("period_us"), float("nan"))
+    how = ("a row each time the scheme reacted at the sender" if period == 0 else
+           f"a sample every {period:g} µs" if not math.isnan(period) else "cc_state.csv")
+    scheme = run.summary.get("scheme", "")
+    sets = cc_state_flow_sets(run, df)
+    out = []
+    for k, (label, ids) in enumerate(sets):
+        shown = ids[:limit]
+        sub = df[df["flow"].isin(shown)]
+        panels = [("rate_gbps", "rate (Gb/s)")]
+        if (sub["window_bytes"] > 0).any():
+            panels.append(("window_bytes", "window (bytes)"))
+        panels += [(v, cc_axis_label(v, u)) for v, u, _ in variables]
+        panels += [("ecn_marks", "ECN marks"), ("cnps_received", "CNPs")]
+        fig, axes = plt.subplots(len(panels), 1, figsize=(9, 1.55 * len(panels) + 0.6), sharex=True,
+                                 squeeze=False)
+        axes = axes[:, 0]
+        for i, f in enumerate(shown):
+            d = sub[sub["flow"] == f]
+            t = (d["time_us"] / 1e3).to_numpy()
+            color = FLOW_COLORS[i % len(FLOW_COLORS)]
+            for ax, (col, _) in zip(axes, panels):
+                ax.plot(t, d[col].to_numpy(dtype=float), color=color, drawstyle="steps-post", lw=1.1,
+                        label=f"flow {f}")
+        for ax, (_, ylabel) in zip(axes, panels):
+            ax.set_ylabel(wrap_label(ylabel, 18), fontsize=9)
+        axes[-1].set_xlabel("time (ms)")
+        axes[0].legend(loc="upper right", fontsize=8, ncol=min(4, len(shown)))
+        axes[0].set_title(f"{scheme}: {label}")
+        p = save(fig, out_dir, name if len(sets) == 1 else f"{name}_{k + 1}")
+        what = f"{label}" + (f" (the first {limit} of {len(ids)})" if len(ids) > limit else "")
+        described = "; ".join(f"{v} ({u}): {desc}" if u else f"{v}: {desc}" for v, u, desc in variables if desc)
+        caption = (f"The sender state of {what} under {scheme} over time (cc_state.csv, {how}): the rate"
+                   + (", the window" if any(c == "window_bytes" for c, _ in panels) else "")
+                   + ", then each variable the scheme declares" + (f" ({described})" if described else "")
+                   + "; the last two panels count the ACKs with ECN-Echo and the CNPs each sender received so "
+                   "far. Each line holds its value until the next row.")
+        out.append((p, f"Congestion-control state over time: {label}", caption))
+    return out
+
+
 def figures_for_run(run_dir, out_dir):
     run = Run(run_dir)
     title = f" ({run.label})"
@@ -1102,6 +1203,8 @@ def figures_for_run(run_dir, out_dir):
         figs.append(Figure(p, "Switch buffer occupancy CDF",
                            "Distribution of sampled shared-buffer occupancy: all switches pooled (left) and "
                            "the switch with the highest 99th percentile (right)."))
+    for p, title, caption in fig_cc_state(run, out_dir):
+        figs.append(Figure(p, title, caption))
     return figs
 
 

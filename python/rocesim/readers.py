@@ -26,6 +26,9 @@ RATES = {"time_us": F, "kind": S, "id": S, "gbps": F}  # id: a flow id, or NODE:
 PFC = {"time_us": F, "node": S, "port": I, "peer": S, "prio": I, "event": S, "duration_us": F}
 CNPS = {"flow_id": I, "src": I, "dst": I, "cnps_received": I, "cnps_from_switches": I}
 BUFFER = {"switch": S, "buffer_bytes": I, "cdf": F}
+# cc_state.csv: these columns, and between window_bytes and ecn_marks the scheme's own variables (numbers,
+# their type inferred; their names, units and meanings are in summary.json, monitors.cc_state.variables).
+CC_STATE = {"time_us": F, "flow": I, "rate_gbps": F, "window_bytes": I, "ecn_marks": I, "cnps_received": I}
 COLLECTIVES = {"job": S, "collective": S, "ranks": I, "iteration": I, "bytes": I, "start_us": F, "finish_us": F,
                "duration_us": F, "algbw_gbps": F, "busbw_gbps": F, "ideal_us": F, "slowdown": F}
 COLLECTIVE_STEPS = {"job": S, "iteration": I, "step": I, "flows": I, "bytes": I, "start_us": F, "finish_us": F}
@@ -97,6 +100,12 @@ def read_buffer(path):
     return read_table(path, BUFFER)
 
 
+def read_cc_state(path):
+    """cc_state.csv: the scheme's state of the traced flows over time (time_us, flow, rate_gbps, window_bytes,
+    the scheme's variables, ecn_marks, cnps_received), sorted by time and flow."""
+    return read_table(path, CC_STATE)
+
+
 def read_collectives(path):
     """collectives.csv: one row per job and iteration begun (NaN figures for an unfinished one)."""
     return read_table(path, COLLECTIVES)
@@ -156,6 +165,7 @@ RUN_TABLES = {
     "pfc.csv": (read_pfc, "pfc"),
     "cnps.csv": (read_cnps, "cnps"),
     "buffer.csv": (read_buffer, "buffer"),
+    "cc_state.csv": (read_cc_state, "cc_state"),
     "collectives.csv": (read_collectives, "collectives"),
     "collective_steps.csv": (read_collective_steps, "collective_steps"),
     "fct.txt": (read_fct_hpcc, "fct_hpcc"),

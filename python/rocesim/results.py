@@ -35,7 +35,7 @@ class Run:
     summary          summary.json (dict)
     scenario         scenario.resolved.toml (dict): every value the run used
     flows            flows.csv (DataFrame)
-    queues, input_queues, rates, pfc, cnps, buffer
+    queues, input_queues, rates, pfc, cnps, buffer, cc_state
                      the monitor CSVs (DataFrame, None when that monitor was off)
     collectives, collective_steps
                      the jobs' CSVs (DataFrame, None without collective or dependency_trace tables)
@@ -50,6 +50,7 @@ class Run:
     pfc = _table("pfc.csv")
     cnps = _table("cnps.csv")
     buffer = _table("buffer.csv")
+    cc_state = _table("cc_state.csv")
     collectives = _table("collectives.csv")
     collective_steps = _table("collective_steps.csv")
     fct_hpcc = _table("fct.txt")

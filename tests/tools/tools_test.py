@@ -688,6 +688,52 @@ class LinkFailureReport(unittest.TestCase):
         self.assertEqual(len(set(ports.values())), 5, ports)
 
 
+@unittest.skipIf(BINARY is None, NO_BINARY)
+class CcStateReport(unittest.TestCase):
+    """A real run with [monitors] cc_state (a 4:1 DCQCN incast, < 1 s): load() gives cc_state.csv as a typed
+    DataFrame with the scheme's variables, and the report draws one figure per monitored flow set."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="rocesim_tools_test_")
+        scen = os.path.join(self.tmp, "incast.toml")
+        text = 'name = "incast"\nduration_ms = 2\n[topology]\nkind = "star"\nhosts = 5\n[cc]\nscheme = "dcqcn"\n'
+        for i in range(4):
+            cls = "a" if i < 2 else "b"
+            text += f'[[flows]]\nsrc = "h{i}"\ndst = "h4"\nsize_bytes = 300000\nclass = "{cls}"\n'
+        with open(scen, "w", encoding="utf-8") as f:
+            f.write(text)
+        self.scen = scen
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_load_and_report(self):
+        run = common.rocesim.run(self.scen, out=os.path.join(self.tmp, "r"), binary=BINARY,
+                                 set={"monitors.cc_state.classes": ["a", "b"], "monitors.cc_state.period_us": 0})
+        r = common.rocesim.load(run.path)
+        df = r.cc_state
+        self.assertIsNotNone(df)
+        self.assertEqual(list(df.columns), ["time_us", "flow", "rate_gbps", "window_bytes", "alpha",
+                                            "target_rate_gbps", "stage", "timer_count", "byte_count", "ecn_marks",
+                                            "cnps_received"])
+        kinds = {c: df[c].dtype.kind for c in df.columns}
+        self.assertEqual((kinds["time_us"], kinds["flow"], kinds["rate_gbps"], kinds["cnps_received"],
+                          kinds["alpha"]), ("f", "i", "f", "i", "f"))
+        self.assertEqual(sorted(set(df["flow"])), [0, 1, 2, 3])
+        self.assertGreater(df["cnps_received"].max(), 0)
+        self.assertLess(df["rate_gbps"].min(), 100)
+        self.assertEqual(r.summary["monitors"]["cc_state"]["variables"][0]["name"], "alpha")
+        out, figs = report.write_report(run.path)
+        cc = [f for f in figs if f.title.startswith("Congestion-control state over time")]
+        self.assertEqual([f.title for f in cc], ["Congestion-control state over time: class 'a'",
+                                                 "Congestion-control state over time: class 'b'"])
+        page = read(out)
+        for f in cc:
+            self.assertTrue(os.path.isfile(f.path))
+            self.assertIn(f"<h3>{html_escape(f.title)}</h3>", page)
+        self.assertIn("alpha: alpha, the congestion estimate", cc[0].caption)
+
+
 def html_escape(s):
     import html
     return html.escape(s)
