@@ -86,8 +86,9 @@ test-sanitize: setup
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
 
 # Runs over several threads (docs/parallel.md) under ThreadSanitizer: the partitioned event loop, every
-# fingerprint scenario at 4 threads and dcqcn's two-thread combination cases (tests/app/combination_test.cc),
-# side by side (any data race fails the test).
+# fingerprint scenario at 4 threads, dcqcn's two-thread combination cases (tests/app/combination_test.cc) and
+# packet timelines over two threads (tests/stats/packet_trace_test.cc), side by side (any data race fails the
+# test).
 TSAN_BUILD ?= build-tsan
 TSAN_FLAGS ?= -Og -g1 -fsanitize=thread -fno-omit-frame-pointer
 test-tsan: setup

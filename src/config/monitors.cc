@@ -67,6 +67,32 @@ std::vector<uint64_t> read_flow_ids(Config& c, const std::string& key, bool& all
   return out;
 }
 
+// packet_trace = { flows = [ids], classes = ["label"], max_rows = N } (net/packet_trace.h). The class labels
+// are checked against the traffic's by the scenario reader (config/scenario.cc).
+void read_packet_trace(Config& c, MonitorSpec& m) {
+  const std::string k = "monitors.packet_trace";
+  if (!c.has(k)) return;
+  if (!c.has(k + ".flows") && !c.has(k + ".classes"))
+    c.fail(k,
+           "expected a table naming the flows to trace: packet_trace = { flows = [ids from flows.csv] } "
+           "or { classes = [\"traffic class\"] }, with an optional max_rows");
+  m.packet_trace = true;
+  if (c.has(k + ".flows")) {
+    const std::string fk = k + ".flows";
+    toml::array resolved;
+    for (double d : c.get_double_list(fk, {}, 0, 9e15)) {
+      if (std::floor(d) != d) c.fail(fk, fmt::format("flow ids are integers >= 0 (got {})", d));
+      m.trace_flows.push_back(static_cast<uint64_t>(d));
+    }
+    std::sort(m.trace_flows.begin(), m.trace_flows.end());
+    m.trace_flows.erase(std::unique(m.trace_flows.begin(), m.trace_flows.end()), m.trace_flows.end());
+    for (uint64_t id : m.trace_flows) resolved.push_back(static_cast<int64_t>(id));
+    c.set_resolved(fk, std::move(resolved));
+  }
+  if (c.has(k + ".classes")) m.trace_classes = c.get_string_list(k + ".classes", {});
+  m.trace_max_rows = static_cast<uint64_t>(c.get_int(k + ".max_rows", 1'000'000, 1, int64_t{1} << 40));
+}
+
 }  // namespace
 
 std::vector<std::pair<int, int>> monitor_ports_of(const TopoSpec& topo, int node) {
@@ -160,6 +186,7 @@ MonitorSpec read_monitors(Config& c, const TopoSpec& topo, SwitchModel model,
     c.fail(ck + "period_us", "expected 0 (a row at every reaction of the scheme) or at least 0.001 us");
   m.cc_state_max_rows = static_cast<uint64_t>(
       c.get_int(ck + "max_rows", static_cast<int64_t>(m.cc_state_max_rows), 1, int64_t{1} << 40));
+  read_packet_trace(c, m);
   return m;
 }
 

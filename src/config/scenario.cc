@@ -680,6 +680,11 @@ static void read_output(Config& c, Scenario& s) {
   s.transport_columns =
       c.get_bool("output.transport_columns", s.nic.loss_recovery == NicSettings::LossRecovery::kSelective);
   s.monitors = read_monitors(c, s.topo, s.sw.model, s.class_labels);
+  for (const std::string& label : s.monitors.trace_classes)
+    if (std::find(s.class_labels.begin(), s.class_labels.end(), label) == s.class_labels.end())
+      c.fail("monitors.packet_trace.classes",
+             fmt::format("no traffic class '{}': this scenario's classes are {}", label,
+                         fmt::join(s.class_labels, ", ")));
 }
 
 // Combinations that run but that a researcher should know cost more than they seem to (printed by

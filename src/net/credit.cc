@@ -69,8 +69,7 @@ void Node::handle_credit(Packet* p, int in_port) {
   const Bytes need = port.q[prio].head ? port.q[prio].head->size : credit_max_packet();
   const Bytes limit = net_.switch_settings().credit_buffer_bytes + port.credit_peer_freed[prio];
   if (port.credit_sent[prio] + need > limit) return;
-  port.paused[prio] = false;
-  port.stats.paused_time += net_.now() - port.paused_since[prio];
+  port.end_pause(prio, net_.now());
   on_pfc_change(in_port, prio, false);
   // Logged like a received RESUME (pfc.csv "resume" = credit refill, with the starved time).
   if (net_.observers().on_pfc_rx) net_.notify_pfc(*this, in_port, prio, false);

@@ -112,6 +112,7 @@ void FlowTable::post_start(const FlowSpec& f) {
   qp.class_id = f.class_id;
   qp.size = f.size_bytes;
   if (cc_trace_) qp.cc_traced = cc_trace_(qp);
+  qp.traced = trace_ && trace_->trace_flow(f.id, f.class_id);
   cc_.on_flow_allocated(qp);
   if (selective()) {
     if (sack_bits_.size() < qps_.capacity() * 2 * sack_words_)

@@ -60,6 +60,8 @@ class FlowTable final : private DependentFlows::Releaser {
   void set_dependent(DependentFlows* d) { dependent_ = d; }
   // [monitors] cc_state: a flow's QP is traced (Qp::cc_traced) when `wants` says so as it gets its slot.
   void set_cc_trace(std::function<bool(const Qp&)> wants) { cc_trace_ = std::move(wants); }
+  // [monitors] packet_trace: the flows allocated from now on that it chooses are traced (Qp::traced).
+  void set_packet_trace(PacketTrace* t) { trace_ = t; }
   size_t released_waiting() const { return released_.size(); }
   bool all_done() const {
     return source_done_ && qps_.live() == 0 && released_.empty() &&
@@ -115,6 +117,7 @@ class FlowTable final : private DependentFlows::Releaser {
   FlowSpec next_flow_;
   DependentFlows* dependent_ = nullptr;
   std::function<bool(const Qp&)> cc_trace_;
+  PacketTrace* trace_ = nullptr;
   Time release_delay_;              // while a finished flow releases others: the lookahead (release)
   std::vector<FlowSpec> released_;  // min-heap on (start, id): released flows waiting for their start
   uint64_t next_flow_id_ = 0;

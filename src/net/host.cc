@@ -101,6 +101,10 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
       ++qp.timeout_retransmissions;
     }
   }
+  if (qp.traced) [[unlikely]] {  // [monitors] packet_trace
+    p->flags |= Packet::kFlagTraced;
+    net_.trace(*p, id_, 0, retransmission ? TraceEvent::kRetransmit : TraceEvent::kSend);
+  }
   if (resend)
     qp.rtx_nxt = seq + payload;
   else
@@ -421,6 +425,13 @@ void Host::send_ack(Qp& qp, const Packet& data, PktType type, uint8_t flags) {
 
 void Host::on_data(Packet* p) {
   Qp* qp = net_.qp_of(*p);
+  if (p->flags & Packet::kFlagTraced) [[unlikely]] {  // [monitors] packet_trace
+    const TraceDetail d = !qp                     ? TraceDetail::kStale
+                          : p->seq == qp->rcv_nxt ? TraceDetail::kInOrder
+                          : p->seq > qp->rcv_nxt  ? TraceDetail::kOutOfOrder
+                                                  : TraceDetail::kDuplicate;
+    net_.trace(*p, id_, 0, TraceEvent::kReceive, d);
+  }
   if (!qp) {
     ++net_.counters().stale_packets;
     net_.pool().put(p);

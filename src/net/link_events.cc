@@ -104,8 +104,7 @@ void Network::fail_port(Port& x, const Port& peer) {
   for (int prio = 0; prio < kNumPriorities; ++prio) {
     x.pfc_rx[prio] = peer.pfc_tx[prio];
     if (x.paused[prio]) {
-      x.paused[prio] = false;
-      x.stats.paused_time += now - x.paused_since[prio];
+      x.end_pause(prio, now);
       x.node->on_pfc_change(x.index, prio, false);
     }
   }

@@ -10,6 +10,7 @@
 #include "net/cc_state.h"
 #include "net/flow_record.h"
 #include "net/packet.h"
+#include "net/packet_trace.h"
 #include "net/run_results.h"
 
 namespace rocesim {
@@ -53,6 +54,10 @@ struct NetPartition {
   std::vector<Started> started;
   std::vector<Received> received;
   std::vector<CcStateRow> cc_rows;  // [monitors] cc_state at every reaction: replayed to on_cc_state
+  // [monitors] packet_trace (net/packet_trace.h): rows of this window, in event order, at most
+  // PacketTrace::room(); trace_overflow when one more was left out.
+  std::vector<TraceRow> trace;
+  bool trace_overflow = false;
 };
 
 }  // namespace rocesim

@@ -187,6 +187,34 @@ void Network::log_call(NetPartition::Call c) {
   part().calls.push_back(std::move(c));
 }
 
+void Network::enable_packet_trace(PacketTraceSettings s) {
+  results_.set_packet_trace(std::make_unique<PacketTrace>(std::move(s)));
+  flows_.set_packet_trace(results_.packet_trace());
+}
+
+void Network::trace(const Packet& p, int node, int port, TraceEvent e, TraceDetail d, Bytes queue_bytes,
+                    Time paused) {
+  const PacketTrace* t = results_.packet_trace();
+  if (!t) return;
+  NetPartition& pt = part();
+  if (pt.trace.size() >= t->room()) {
+    pt.trace_overflow = true;
+    return;
+  }
+  TraceRow& r = pt.trace.emplace_back();
+  r.key = sim_.current_key();
+  const Qp* q = qp_of(p);
+  r.flow = q ? q->flow_id : t->flow_of(p.qp_tag);
+  r.seq = p.seq;
+  r.queue_bytes = queue_bytes;
+  r.paused = paused;
+  r.node = node;
+  r.port = static_cast<int16_t>(port);
+  r.prio = p.prio;
+  r.event = e;
+  r.detail = d;
+}
+
 void Network::notify_pfc(const Node& n, int port, int prio, bool pause) {
   NetPartition::Call c;
   c.type = NetPartition::Call::kPfc;

@@ -140,6 +140,15 @@ class Network : public CcServices {
     if (cc_rows_) record_cc_state(qp);
   }
   void cc_data_sent(Qp& qp, Packet& p);  // the scheme's on_data_sent, then a row if it moved rate or window
+  // --- packet timelines ([monitors] packet_trace, net/packet_trace.h) ---
+  // Traces the data packets of the flows `s` chooses, among those allocated from now on.
+  void enable_packet_trace(PacketTraceSettings s);
+  // The rows so far (in time order), or nullptr when nothing is traced.
+  const PacketTrace* packet_trace() const { return results_.packet_trace(); }
+  PacketTrace* packet_trace() { return results_.packet_trace(); }
+  // A node saw an event of a traced packet (Packet::traced()): a row in the running partition.
+  void trace(const Packet& p, int node, int port, TraceEvent e, TraceDetail d = TraceDetail::kNone,
+             Bytes queue_bytes = -1, Time paused = Time{-1});
 
   // --- nodes (Fabric) ---
   int num_nodes() const { return fabric_.num_nodes(); }

@@ -31,6 +31,7 @@ void Node::start_tx(Port& port, Packet* p, Time now) {
   port.tx_bytes += p->size;
   ++port.tx_packets;
   if (port.down) [[unlikely]] {  // a failed link: what is sent is lost (PFC frames too, uncounted)
+    if (p->traced()) net_.trace(*p, id_, port.index, TraceEvent::kDrop, TraceDetail::kLinkDown);
     lose_to_failure(p);
     return;
   }
@@ -43,6 +44,8 @@ void Node::start_tx(Port& port, Packet* p, Time now) {
       (port.loss_filter ? port.loss_filter(*p, port.loss_filter_ctx)
                         : port.loss_rng.uniform() < port.error_rate)) {
     ++net_.counters().wire_drops;
+    if (p->traced()) [[unlikely]]
+      net_.trace(*p, id_, port.index, TraceEvent::kDrop, TraceDetail::kWire);
     net_.pool().put(p);
     return;
   }
@@ -53,6 +56,7 @@ void Node::start_tx(Port& port, Packet* p, Time now) {
 
 bool Node::lost_to_failure(const Port& port, Packet* p) {
   if (!port.down && p->t_sent >= port.cut_at) return false;
+  if (p->traced()) net_.trace(*p, id_, port.index, TraceEvent::kDrop, TraceDetail::kLinkDown);
   lose_to_failure(p);
   return true;
 }
@@ -100,8 +104,7 @@ void Node::handle_pfc(Packet* p, int in_port) {
       on_pfc_change(in_port, prio, true);
     }
   } else if (port.paused[prio]) {
-    port.paused[prio] = false;
-    port.stats.paused_time += now - port.paused_since[prio];
+    port.end_pause(prio, now);
     on_pfc_change(in_port, prio, false);
     kick(in_port);
   }

@@ -71,6 +71,9 @@ struct alignas(64) Port {
 
   Node* node = nullptr;
   Time paused_since[kNumPriorities];
+  // Per priority, the time paused by the peer (PFC, or credit-starved) in the pauses that have ended
+  // (stats.paused_time is their sum over priorities). Kept by end_pause.
+  Time paused_ended[kNumPriorities];
 
   PortStats stats;
   // PFC frames per priority this port has put on the wire, the pause value of the last one, and the frames
@@ -93,6 +96,18 @@ struct alignas(64) Port {
   // Tests: on a lossy wire (error_rate > 0), decides each loss instead of error_rate's draws.
   bool (*loss_filter)(const Packet& p, void* ctx) = nullptr;
   void* loss_filter_ctx = nullptr;
+
+  // The pause of `prio` ends now: its time counts in the statistics.
+  void end_pause(int prio, Time now) {
+    paused[prio] = false;
+    const Time d = now - paused_since[prio];
+    stats.paused_time += d;
+    paused_ended[prio] += d;
+  }
+  // The time `prio` of this egress has been paused since the run began, as of `now`.
+  Time paused_time_of(int prio, Time now) const {
+    return paused[prio] ? paused_ended[prio] + (now - paused_since[prio]) : paused_ended[prio];
+  }
 
   // The queues, through these only (they keep `queued` and `pfc_queued`).
   void push(int prio, Packet* p) {

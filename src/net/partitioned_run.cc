@@ -30,6 +30,7 @@ void PartitionedRun::run(Time until, bool stop_when_done, const std::function<vo
   stop_when_done_ = stop_when_done;
   if (stop_when_done && flows_.all_done()) return;
   sim_.run(until, this, progress, progress_every);
+  if (PacketTrace* t = results_.packet_trace()) t->absorb(parts_);
   if (comm_) gather_rank_stats();
 }
 
@@ -200,6 +201,7 @@ void PartitionedRun::after_window(Time end, bool grid) {
   if (comm_) share_between_ranks();
   replay_calls();
   replay_cc_rows();
+  if (PacketTrace* t = results_.packet_trace()) t->absorb(parts_);
   if (grid) finish_flows();
 }
 

@@ -13,6 +13,7 @@ struct Qp {
   bool started = false;  // its start event has run at the source
   bool sender_done = false;  // the sender has seen every byte acknowledged
   bool cc_traced = false;    // [monitors] cc_state follows this flow (Network::set_cc_trace)
+  bool traced = false;       // its data packets carry Packet::kFlagTraced ([monitors] packet_trace)
   uint32_t slot = 0;         // own index in the QP pool
   uint64_t flow_id = 0;
   uint32_t tag = 0;      // low 32 bits of flow_id, carried by packets to detect stale slots

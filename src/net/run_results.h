@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "net/cc_state.h"
 #include "net/flow_record.h"
 #include "net/node.h"
+#include "net/packet_trace.h"
 #include "net/qp.h"
 
 namespace rocesim {
@@ -106,6 +108,10 @@ class RunResults {
   // filling (add_remote_counter), or finds them (nullptr when none came).
   PortCounters& remote_counters(int node, int port);
   const PortCounters* find_remote_counters(int node, int port) const;
+  // [monitors] packet_trace (net/packet_trace.h): the rows of the traced packets, or nullptr when none are.
+  PacketTrace* packet_trace() { return trace_.get(); }
+  const PacketTrace* packet_trace() const { return trace_.get(); }
+  void set_packet_trace(std::unique_ptr<PacketTrace> t) { trace_ = std::move(t); }
   // Adds a counter to `into` (a list of remote_counters), keeping its name here.
   void add_remote_counter(PortCounters& into, const std::string& name, double value) {
     into.emplace_back(counter_names_.insert(name).first->c_str(), value);
@@ -118,6 +124,7 @@ class RunResults {
   std::vector<std::string> class_labels_{"default"};
   std::map<std::pair<int, int>, PortCounters> remote_counters_;  // (node, port) -> counters
   std::set<std::string> counter_names_;                          // owns the names of remote_counters_
+  std::unique_ptr<PacketTrace> trace_;
 };
 
 }  // namespace rocesim

@@ -58,6 +58,8 @@ void Switch::forward(Packet* p) {
   const int out = route(*p);
   if (out < 0) {
     ++net_.counters().unroutable;
+    if (p->traced()) [[unlikely]]
+      net_.trace(*p, id_, -1, TraceEvent::kDrop, TraceDetail::kUnroutable);
     net_.pool().put(p);
     return;
   }
@@ -87,6 +89,8 @@ void Switch::forward(Packet* p) {
   if (!mmu_.admit(p, p->in_port)) {
     // An ACK/NACK/CNP in a data class is admitted, and dropped, as data is; counted as what it is.
     ++(p->type == PktType::kData ? net_.counters().data_drops : net_.counters().ctrl_drops);
+    if (p->traced()) [[unlikely]]
+      net_.trace(*p, id_, out, TraceEvent::kDrop, TraceDetail::kBuffer);
     credit_release(p->in_port, p->prio, p->size);  // credit mode: the space is free again
     net_.pool().put(p);
     return;
@@ -113,7 +117,14 @@ void Switch::send_at_once(Packet* p, Port& port) {
   if (Bytes{p->size} > port.max_queue_bytes) port.max_queue_bytes = p->size;
   port.rr_next = static_cast<uint8_t>(p->prio == kNumPriorities - 1 ? 1 : p->prio + 1);
   mmu_.release(*p);
-  if (p->type == PktType::kData) egress_.on_departure_unqueued(*p, port);
+  if (p->type == PktType::kData) {
+    const uint8_t ecn = p->ecn;
+    egress_.on_departure_unqueued(*p, port);
+    if (p->flags & Packet::kFlagTraced) [[unlikely]] {  // queued and dequeued at once
+      trace_enqueue(*p, port);
+      trace_dequeue(*p, port, ecn);
+    }
+  }
   transmit(port, p, net_.now());
 }
 
@@ -127,13 +138,34 @@ Packet* Switch::dequeue(Port& port) {
     mmu_.output_dequeued(p->size);
   else
     mmu_.release(*p);
-  if (p->type == PktType::kData) egress_.on_departure(*p, port, agent_.get());
+  if (p->type == PktType::kData) {
+    const uint8_t ecn = p->ecn;
+    egress_.on_departure(*p, port, agent_.get());
+    if (p->flags & Packet::kFlagTraced) [[unlikely]]
+      trace_dequeue(*p, port, ecn);
+  }
   // While set, what is queued at this port now is sent after p (kick's backlog check), not nested.
   in_dequeue_[port.index] = 1;
   if (agent_) agent_->on_dequeue(*p, port.index);
   if (crossbar_.on()) crossbar_.pull(port.index);
   in_dequeue_[port.index] = 0;
   return p;
+}
+
+// [monitors] packet_trace: a traced packet joins the egress queue of its priority (not yet pushed), and
+// notes that priority's paused time for its dequeue.
+void Switch::trace_enqueue(Packet& p, const Port& port) {
+  const Time now = net_.now();
+  p.trace_paused_ps = port.paused_time_of(p.prio, now).ps;
+  net_.trace(p, id_, port.index, TraceEvent::kEnqueue, TraceDetail::kNone, port.q[p.prio].bytes);
+}
+
+// It left (`ecn`: its codepoint before the departure's marking): how long its priority was paused meanwhile,
+// and a mark row when the departure marked it.
+void Switch::trace_dequeue(Packet& p, const Port& port, uint8_t ecn) {
+  const Time paused = port.paused_time_of(p.prio, net_.now()) - Time{p.trace_paused_ps};
+  net_.trace(p, id_, port.index, TraceEvent::kDequeue, TraceDetail::kNone, port.q[p.prio].bytes, paused);
+  if (p.ecn == kCe && ecn != kCe) net_.trace(p, id_, port.index, TraceEvent::kMark);
 }
 
 void Switch::on_pfc_change(int port_index, int prio, bool paused) {

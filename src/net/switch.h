@@ -98,9 +98,14 @@ class Switch : public Node {
 
   int route(Packet& p);
   void send_at_once(Packet* p, Port& port);
+  // [monitors] packet_trace (net/packet_trace.h): rows of a traced data packet.
+  void trace_enqueue(Packet& p, const Port& port);
+  void trace_dequeue(Packet& p, const Port& port, uint8_t ecn_before);
   // Puts a data packet in the egress queue of its priority at `out` (after admission or crossing).
   void enqueue_output(Packet* p, int out) {
     Port& port = ports_[out];
+    if (p->traced()) [[unlikely]]
+      trace_enqueue(*p, port);
     port.push(p->prio, p);
     port.data_bytes += p->size;
     if (port.data_bytes > port.max_queue_bytes) port.max_queue_bytes = port.data_bytes;

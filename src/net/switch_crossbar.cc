@@ -28,6 +28,8 @@ void Crossbar::arrive(Packet* p, int out) {
   SwitchMmu& mmu = sw_.mmu_;
   if (!mmu.input_has_room(in, p->prio, p->size)) {
     ++(p->type == PktType::kData ? sw_.net_.counters().data_drops : sw_.net_.counters().ctrl_drops);
+    if (p->traced()) [[unlikely]]
+      sw_.net_.trace(*p, sw_.id_, out, TraceEvent::kDrop, TraceDetail::kBuffer);
     sw_.net_.pool().put(p);
     return;
   }

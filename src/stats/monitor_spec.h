@@ -37,11 +37,16 @@ struct MonitorSpec {
   std::vector<uint16_t> cc_state_classes;    // class ids (indices of the class labels), sorted, unique
   Time cc_state_period = Time::from_us(10);  // zero: a row each time the scheme reacts
   uint64_t cc_state_max_rows = 1'000'000;    // rows kept; the rest are counted and dropped
+  // packet_trace = { flows = [...], classes = [...], max_rows = N }: packet timelines (net/packet_trace.h).
+  bool packet_trace = false;
+  std::vector<uint64_t> trace_flows;       // sorted, unique
+  std::vector<std::string> trace_classes;  // traffic class labels
+  uint64_t trace_max_rows = 1'000'000;
 
   bool cc_state() const { return cc_state_all || !cc_state_flows.empty() || !cc_state_classes.empty(); }
   bool any() const {
     return !queue_ports.empty() || !input_queue_ports.empty() || all_flows || !flow_rates.empty() ||
-           !port_throughput.empty() || pfc || cnp || buffer || cc_state();
+           !port_throughput.empty() || pfc || cnp || buffer || cc_state() || packet_trace;
   }
 };
 

@@ -139,6 +139,7 @@ Monitors::Monitors(Network& net, const MonitorSpec& spec) : net_(net), spec_(spe
     else
       next_cc_ = now;
   }
+  if (spec_.packet_trace) start_packet_trace();
   net_.sim().add_task(this);
 }
 
@@ -362,6 +363,7 @@ void Monitors::gather_ranks() {
   RankComm* comm = net_.ranks();
   if (!comm) return;
   finish();
+  if (spec_.packet_trace) net_.packet_trace()->gather_ranks(*comm);
   // Per series kind, the entries whose node this rank simulates: (index, its values in sample order).
   std::vector<char> mine;
   auto local = [&](int node) { return net_.is_local_node(node); };
@@ -642,6 +644,12 @@ std::vector<std::string> Monitors::warnings() {
                     "(monitors.cc_state.max_rows), up to {} us; the later ones were not kept: raise "
                     "max_rows, trace fewer flows or sample less often (period_us)",
                     spec_.cc_state_max_rows, format_time_us(cc_rows().back().t)));
+  if (spec_.packet_trace && net_.packet_trace()->truncated())
+    w.push_back(
+        fmt::format("packet_trace.csv holds only the first {} events of the traced packets: "
+                    "[monitors] packet_trace.max_rows = {} was reached (raise it, or trace fewer "
+                    "flows)",
+                    spec_.trace_max_rows, spec_.trace_max_rows));
   return w;
 }
 
@@ -663,6 +671,7 @@ std::vector<std::string> Monitors::write(const std::filesystem::path& dir) {
   if (spec_.cnp) emit("cnps.csv", [&](std::ostream& o) { write_cnps_csv(o); });
   if (spec_.buffer) emit("buffer.csv", [&](std::ostream& o) { write_buffer_csv(o); });
   if (spec_.cc_state()) emit("cc_state.csv", [&](std::ostream& o) { write_cc_state_csv(o); });
+  if (spec_.packet_trace) emit("packet_trace.csv", [&](std::ostream& o) { write_packet_trace_csv(o); });
   return files;
 }
 
@@ -795,7 +804,60 @@ nlohmann::json Monitors::summary() {
                    {"samples", buffer_.empty() ? size_t{0} : buffer_[0].size()},
                    {"top_switches", top_entries(std::move(sws))}};
   }
+  if (spec_.packet_trace) j["packet_trace"] = packet_trace_summary();
   return j;
+}
+
+// --- packet_trace ---
+
+void Monitors::start_packet_trace() {
+  PacketTraceSettings s;
+  s.flows = spec_.trace_flows;
+  s.max_rows = spec_.trace_max_rows;
+  const std::vector<std::string>& labels = net_.class_labels();
+  for (const std::string& c : spec_.trace_classes) {
+    const auto it = std::find(labels.begin(), labels.end(), c);
+    if (it == labels.end())
+      throw std::invalid_argument(fmt::format("monitors: packet_trace: no traffic class '{}'", c));
+    s.classes.push_back(static_cast<uint16_t>(it - labels.begin()));
+  }
+  std::sort(s.classes.begin(), s.classes.end());
+  net_.enable_packet_trace(std::move(s));
+}
+
+void Monitors::write_packet_trace_csv(std::ostream& out) const {
+  fmt::memory_buffer buf;
+  buf.append(std::string_view("time_us,flow,seq,node,port,peer,prio,event,detail,queue_bytes,paused_us\n"));
+  std::vector<std::string> names(static_cast<size_t>(net_.num_nodes()));
+  const auto name = [&](int id) -> const std::string& {
+    std::string& n = names[static_cast<size_t>(id)];
+    if (n.empty()) n = csv_field(node_name(id));
+    return n;
+  };
+  for (const TraceRow& r : net_.packet_trace()->rows()) {
+    fmt::format_to(std::back_inserter(buf), "{},{},{},{},", format_time_us(r.time()), r.flow, r.seq,
+                   name(r.node));
+    if (r.port >= 0)
+      fmt::format_to(std::back_inserter(buf), "{},{},", r.port,
+                     name(net_.node(r.node).port(r.port).peer->id()));
+    else
+      buf.append(std::string_view(",,"));
+    fmt::format_to(std::back_inserter(buf), "{},{},{},", r.prio, to_string(r.event), to_string(r.detail));
+    if (r.queue_bytes >= 0) fmt::format_to(std::back_inserter(buf), "{}", r.queue_bytes);
+    buf.push_back(',');
+    if (r.paused >= Time::zero()) buf.append(format_time_us(r.paused));
+    buf.push_back('\n');
+    if (buf.size() > kCsvFlushBytes) flush_buffer(out, buf);
+  }
+  flush_buffer(out, buf);
+}
+
+nlohmann::json Monitors::packet_trace_summary() const {
+  const PacketTrace& t = *net_.packet_trace();
+  return {{"flows_traced", t.flows_traced()},
+          {"rows", t.rows().size()},
+          {"max_rows", t.settings().max_rows},
+          {"truncated", t.truncated()}};
 }
 
 }  // namespace rocesim

@@ -43,6 +43,9 @@
 //               each time the scheme reacts at the sender (Network::set_cc_trace), recorded in the
 //               partition and replayed between windows in event order. Rows sorted by time, then flow, then
 //               event; at most max_rows are kept (the first ones, a warning says how many were dropped).
+//   packet_trace.csv  time_us,flow,seq,node,port,peer,prio,event,detail,queue_bytes,paused_us   the events
+//               of the traced flows' data packets, hop by hop, in time order (net/packet_trace.h: the events,
+//               what queue_bytes and paused_us mean); at most packet_trace.max_rows rows (the first).
 // Node names are topo.node_names (ids when unnamed).
 //
 // A Monitors must outlive every Network::run after its construction (its event stays queued).
@@ -107,7 +110,9 @@ class Monitors : public BarrierTask {
   void write_cnps_csv(std::ostream& out);
   void write_buffer_csv(std::ostream& out) const;
   void write_cc_state_csv(std::ostream& out);
-  // Warnings for summary.json and stderr (cc_state rows dropped beyond max_rows); after finish().
+  void write_packet_trace_csv(std::ostream& out) const;
+  // Warnings for summary.json and stderr, after finish(): cc_state rows dropped beyond its max_rows,
+  // packet_trace.csv cut at its max_rows.
   std::vector<std::string> warnings();
 
   // Raw data, for tests.
@@ -228,6 +233,10 @@ class Monitors : public BarrierTask {
   std::vector<std::vector<Bytes>> buffer_;  // per switches_ entry
 
   NetObservers saved_;  // observers installed before us (chained, restored on destruction)
+
+  // packet_trace (net/packet_trace.h: the network records, we write)
+  void start_packet_trace();
+  nlohmann::json packet_trace_summary() const;
 };
 
 }  // namespace rocesim
