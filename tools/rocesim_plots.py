@@ -24,6 +24,8 @@ writes the PNGs (default DIR/figures/) and prints their paths. Figures whose dat
   cc_state*          a run's congestion-control state over time (cc_state.csv from [monitors] cc_state): one
                      figure per monitored flow set (per class of cc_state.classes, else one), a panel each for
                      the rate, the window, every variable the scheme declares, and the ECN marks and CNPs
+  packet_timeline    one traced flow's packets hop by hop: queueing, pause waits, marks, drops and
+                     retransmissions (packet_trace.csv from [monitors] packet_trace; runs)
 
 Needs matplotlib, numpy and pandas (Debian: python3-matplotlib, python3-pandas; use /usr/bin/python3). The
 rocesim package of python/ reads the results (tools/rocesim_common.py puts it on the path).
@@ -970,6 +972,156 @@ def fig_buffer_cdf(groups, out_dir, name="buffer_cdf", title_suffix=""):
 
 
 # ----------------------------------------------------------------------------------------------------------
+# Packet timelines (packet_trace.csv, from [monitors] packet_trace)
+
+TIMELINE_MAX_PACKETS = 300  # packets (sequence numbers) a timeline draws at most: the first ones
+
+
+def packet_copies(df):
+    """The rows of one flow (time order) as the copies of its packets, in the order sent: dicts with seq,
+    retransmit, t_send, hops [{node, peer, t_enq, t_deq, queue_bytes, paused_us}], marks [t], drop (t, detail)
+    or None, receive (t, detail) or None. A row goes to the oldest copy of its seq at that point of its path
+    (an enqueue or an arrival to one on a wire, a dequeue to one queued at that node), so that a
+    retransmission sent while its original is still on its way is told apart."""
+    copies, live = [], defaultdict(list)  # seq -> copies not yet received or dropped
+    cols = ["time_us", "seq", "node", "peer", "event", "detail", "queue_bytes", "paused_us"]
+    for t, seq, node, peer, ev, detail, q, paused in zip(*(df[c].tolist() for c in cols)):
+        if ev in ("send", "retransmit"):
+            c = {"seq": seq, "retransmit": ev == "retransmit", "t_send": t, "hops": [], "marks": [], "drop": None,
+                 "receive": None, "queued": False}
+            copies.append(c)
+            live[seq].append(c)
+            continue
+        cands = live.get(seq, [])
+        if ev in ("dequeue", "mark"):
+            c = next((c for c in cands if c["hops"] and c["hops"][-1]["node"] == node and
+                      (c["queued"] if ev == "dequeue" else not c["queued"])), None)
+        else:  # enqueue, drop, receive: a copy on a wire (a buffer drop comes before its enqueue)
+            c = next((c for c in cands if not c["queued"]), None)
+        if c is None:
+            continue
+        if ev == "enqueue":
+            c["hops"].append({"node": node, "peer": peer, "t_enq": t, "t_deq": None, "queue_bytes": q,
+                              "paused_us": 0.0})
+            c["queued"] = True
+        elif ev == "dequeue":
+            c["hops"][-1].update(t_deq=t, paused_us=0.0 if math.isnan(paused) else paused)
+            c["queued"] = False
+        elif ev == "mark":
+            c["marks"].append(t)
+        else:
+            c["drop" if ev == "drop" else "receive"] = (t, detail)
+            cands.remove(c)
+    return copies
+
+
+def pick_traced_flow(df):
+    """The traced flow most worth a look: the most drops, retransmissions and marks, then the longest pause
+    waits, then the longest queueing; ties to the smallest id."""
+    def score(g):
+        ev = g["event"]
+        deq = g[ev == "dequeue"]
+        return (int(ev.isin(["drop", "retransmit", "mark"]).sum()), float(deq["paused_us"].fillna(0).sum()),
+                int((g[ev == "enqueue"]["queue_bytes"].fillna(0) > 0).sum()))
+    best = None
+    for flow, g in df.groupby("flow", sort=True):
+        k = score(g)
+        if best is None or k > best[0]:
+            best = (k, flow)
+    return None if best is None else int(best[1])
+
+
+def fig_packet_timeline(run, out_dir, name="packet_timeline", flow=None):
+    """One traced flow's packets over time: one row per packet (by sequence number), a thin line from its
+    send to its receipt or drop, a thick segment for each wait in a switch queue (a colour per hop), markers
+    for ECN marks, drops and retransmissions; beside it, each packet's wait per hop and the part of it its
+    egress was paused. Returns (path, caption) or (None, "")."""
+    df = run.data.packet_trace
+    if df is None or not len(df):
+        return None, ""
+    flows = sorted(int(f) for f in df["flow"].unique())
+    if flow is None:
+        flow = pick_traced_flow(df)
+    g = df[df["flow"] == flow]
+    if not len(g):
+        return None, ""
+    copies = packet_copies(g)
+    seqs = sorted({c["seq"] for c in copies})
+    shown = seqs[:TIMELINE_MAX_PACKETS]
+    row_of = {s: i for i, s in enumerate(shown)}
+    copies = [c for c in copies if c["seq"] in row_of]
+    hop_names = list(OrderedDict.fromkeys(port_label(h["node"], h["peer"]) for c in copies for h in c["hops"]))
+    hop_color = {h: COLORS[(i + 1) % len(COLORS)] for i, h in enumerate(hop_names)}
+    fig, (ax, aw) = plt.subplots(1, 2, figsize=(12, 0.012 * len(shown) + 4.2), sharey=True,
+                                 gridspec_kw={"width_ratios": [3, 1.2]})
+    wire = [[], []]
+    for c in copies:
+        y = row_of[c["seq"]]
+        end = c["receive"] or c["drop"]
+        t_end = end[0] if end else max([c["t_send"]] + [h["t_deq"] or h["t_enq"] for h in c["hops"]])
+        wire[0] += [c["t_send"], t_end, None]
+        wire[1] += [y, y, None]
+        for h in c["hops"]:
+            if h["t_deq"] is not None and h["t_deq"] > h["t_enq"]:
+                ax.plot([h["t_enq"], h["t_deq"]], [y, y], color=hop_color[port_label(h["node"], h["peer"])],
+                        lw=2.6, solid_capstyle="butt", zorder=2)
+    ax.plot(wire[0], wire[1], color="#999999", lw=0.6, zorder=1)
+    kinds = [("retransmit", "o", "#7F3FBF", "retransmission sent",
+              [(c["t_send"], row_of[c["seq"]]) for c in copies if c["retransmit"]]),
+             ("mark", "^", "#E69F00", "ECN mark (at dequeue)",
+              [(t, row_of[c["seq"]]) for c in copies for t in c["marks"]]),
+             ("drop", "x", "#C00000", "dropped", [(c["drop"][0], row_of[c["seq"]]) for c in copies if c["drop"]]),
+             ("ooo", "s", "#555555", "received out of order or again",
+              [(c["receive"][0], row_of[c["seq"]]) for c in copies
+               if c["receive"] and c["receive"][1] not in ("in_order", "")])]
+    for gid, m, color, label, pts in kinds:
+        if pts:
+            colors = {"facecolors": "none", "edgecolors": color} if m in "os" else {"color": color}
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=m, s=22, linewidths=1.0, zorder=3,
+                       label=f"{label} ({len(pts)})", gid=f"timeline-{gid}", **colors)
+    for h in hop_names:
+        ax.plot([], [], color=hop_color[h], lw=2.6, label=f"in the queue of {h}")
+    ax.set_xlabel("time (\u00b5s)")
+    ax.set_ylabel("packet (in sequence order)")
+    ax.set_title(f"Packets of flow {flow}")
+    ax.invert_yaxis()
+    ax.legend(loc="best", frameon=True, framealpha=0.85, fontsize=8)
+    # Right: per hop, each copy's time in the queue (dot) and the part its egress was paused (+).
+    for h in hop_names:
+        ys, waits, paused = [], [], []
+        for c in copies:
+            for x in c["hops"]:
+                if port_label(x["node"], x["peer"]) == h and x["t_deq"] is not None:
+                    ys.append(row_of[c["seq"]])
+                    waits.append(x["t_deq"] - x["t_enq"])
+                    paused.append(x["paused_us"])
+        aw.scatter(waits, ys, s=7, color=hop_color[h], label=h, gid="timeline-wait")
+        if any(p > 0 for p in paused):
+            aw.scatter(paused, ys, s=14, marker="+", linewidths=0.8, color=hop_color[h], label=f"{h}: paused",
+                       gid="timeline-paused")
+    aw.set_xlabel("time in the queue (\u00b5s)")
+    aw.set_title("Wait per hop (+: paused part)")
+    aw.set_xlim(left=0)
+    aw.legend(loc="best", frameon=False, fontsize=8)
+    fig.tight_layout()
+    path = save(fig, out_dir, name)
+    left = len(seqs) - len(shown)
+    caption = (f"packet_trace.csv, flow {flow}: one row per packet (sequence numbers in order), a grey line "
+               "from its send to its receipt (or drop), a thick segment for each wait in a switch's egress "
+               "queue, one colour per hop. Right: each packet's wait at each hop (dots), and (+) how long that "
+               "queue's priority was paused by PFC meanwhile.")
+    if len(flows) > 1:
+        others = ", ".join(str(f) for f in flows if f != flow)
+        caption += (f" The traced flow with the most drops, retransmissions and marks (then pause waits) is "
+                    f"drawn; also traced: {others} (rocesim_plots.fig_packet_timeline(run, dir, flow=ID)).")
+    if left > 0:
+        caption += f" Only the first {len(shown)} of its {len(seqs)} packets are drawn."
+    if run.summary.get("monitors", {}).get("packet_trace", {}).get("truncated"):
+        caption += " The trace was cut at max_rows: later packets are missing."
+    return path, caption
+
+
+# ----------------------------------------------------------------------------------------------------------
 # Everything for a directory
 
 
@@ -1205,6 +1357,9 @@ def figures_for_run(run_dir, out_dir):
                            "the switch with the highest 99th percentile (right)."))
     for p, title, caption in fig_cc_state(run, out_dir):
         figs.append(Figure(p, title, caption))
+    p, cap = fig_packet_timeline(run, out_dir)
+    if p:
+        figs.append(Figure(p, "Packet timeline", cap))
     return figs
 
 

@@ -29,6 +29,9 @@ BUFFER = {"switch": S, "buffer_bytes": I, "cdf": F}
 # cc_state.csv: these columns, and between window_bytes and ecn_marks the scheme's own variables (numbers,
 # their type inferred; their names, units and meanings are in summary.json, monitors.cc_state.variables).
 CC_STATE = {"time_us": F, "flow": I, "rate_gbps": F, "window_bytes": I, "ecn_marks": I, "cnps_received": I}
+# port and peer are empty on an unroutable drop, queue_bytes off enqueue and dequeue, paused_us off dequeue.
+PACKET_TRACE = {"time_us": F, "flow": I, "seq": I, "node": S, "port": I, "peer": S, "prio": I, "event": S,
+                "detail": S, "queue_bytes": I, "paused_us": F}
 COLLECTIVES = {"job": S, "collective": S, "ranks": I, "iteration": I, "bytes": I, "start_us": F, "finish_us": F,
                "duration_us": F, "algbw_gbps": F, "busbw_gbps": F, "ideal_us": F, "slowdown": F}
 COLLECTIVE_STEPS = {"job": S, "iteration": I, "step": I, "flows": I, "bytes": I, "start_us": F, "finish_us": F}
@@ -104,6 +107,10 @@ def read_cc_state(path):
     """cc_state.csv: the scheme's state of the traced flows over time (time_us, flow, rate_gbps, window_bytes,
     the scheme's variables, ecn_marks, cnps_received), sorted by time and flow."""
     return read_table(path, CC_STATE)
+def read_packet_trace(path):
+    """packet_trace.csv: the events of the traced flows' data packets, hop by hop, in time order (send,
+    retransmit, enqueue, dequeue, mark, drop, receive)."""
+    return read_table(path, PACKET_TRACE)
 
 
 def read_collectives(path):
@@ -166,6 +173,7 @@ RUN_TABLES = {
     "cnps.csv": (read_cnps, "cnps"),
     "buffer.csv": (read_buffer, "buffer"),
     "cc_state.csv": (read_cc_state, "cc_state"),
+    "packet_trace.csv": (read_packet_trace, "packet_trace"),
     "collectives.csv": (read_collectives, "collectives"),
     "collective_steps.csv": (read_collective_steps, "collective_steps"),
     "fct.txt": (read_fct_hpcc, "fct_hpcc"),

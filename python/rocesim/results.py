@@ -35,7 +35,7 @@ class Run:
     summary          summary.json (dict)
     scenario         scenario.resolved.toml (dict): every value the run used
     flows            flows.csv (DataFrame)
-    queues, input_queues, rates, pfc, cnps, buffer, cc_state
+    queues, input_queues, rates, pfc, cnps, buffer, cc_state, packet_trace
                      the monitor CSVs (DataFrame, None when that monitor was off)
     collectives, collective_steps
                      the jobs' CSVs (DataFrame, None without collective or dependency_trace tables)
@@ -51,6 +51,7 @@ class Run:
     cnps = _table("cnps.csv")
     buffer = _table("buffer.csv")
     cc_state = _table("cc_state.csv")
+    packet_trace = _table("packet_trace.csv")
     collectives = _table("collectives.csv")
     collective_steps = _table("collective_steps.csv")
     fct_hpcc = _table("fct.txt")

@@ -734,6 +734,91 @@ class CcStateReport(unittest.TestCase):
         self.assertIn("alpha: alpha, the congestion estimate", cc[0].caption)
 
 
+
+PTRACE_SCENARIO = """name = "ptrace"
+seed = 3
+duration_ms = 5
+[topology]
+kind = "dumbbell"
+senders = 2
+receivers = 3
+[switch]
+flow_control = "none"
+buffer_bytes = 120000
+[cc]
+scheme = "none"
+[monitors]
+packet_trace = { flows = [0, 1, 2, 3] }
+""" + "".join(f'[[flows]]\nsrc = "h{i}"\ndst = "h4"\nsize_bytes = 150000\nstart_us = {i}\n' for i in range(4))
+
+
+class PacketCopies(unittest.TestCase):
+    """packet_copies splits a flow's rows into the copies of its packets, a retransmission sent while its
+    original is still queued included."""
+
+    def test_rows_go_to_the_oldest_copy_at_that_point_of_its_path(self):
+        import pandas as pd
+        rows = [(0.0, 0, "h0", "s0", "send", "", None, None),
+                (1.0, 0, "s0", "s1", "enqueue", "", 0, None),
+                (2.0, 0, "h0", "s0", "retransmit", "", None, None),   # the original still waits at s0
+                (3.0, 0, "s0", "s1", "enqueue", "", 1000, None),     # the copy joins the same queue
+                (4.0, 0, "s0", "s1", "dequeue", "", 1000, 0.5),      # the original leaves
+                (4.0, 0, "s0", "s1", "mark", "", None, None),
+                (5.0, 0, "s1", "h4", "drop", "buffer", None, None),  # and is dropped at s1
+                (6.0, 0, "s0", "s1", "dequeue", "", 0, 0.0),
+                (7.0, 0, "h4", "s1", "receive", "in_order", None, None)]
+        df = pd.DataFrame(rows, columns=["time_us", "seq", "node", "peer", "event", "detail", "queue_bytes",
+                                         "paused_us"])
+        first, second = rp.packet_copies(df)
+        self.assertEqual((first["retransmit"], second["retransmit"]), (False, True))
+        self.assertEqual([(h["t_enq"], h["t_deq"], h["paused_us"]) for h in first["hops"]], [(1.0, 4.0, 0.5)])
+        self.assertEqual(first["marks"], [4.0])
+        self.assertEqual(first["drop"], (5.0, "buffer"))
+        self.assertIsNone(first["receive"])
+        self.assertEqual([(h["t_enq"], h["t_deq"]) for h in second["hops"]], [(3.0, 6.0)])
+        self.assertEqual(second["receive"], (7.0, "in_order"))
+
+
+@unittest.skipIf(BINARY is None, NO_BINARY)
+class PacketTraceReport(unittest.TestCase):
+    """A lossy 4:1 incast with every flow traced (< 1 s): load() gives packet_trace.csv as a typed DataFrame,
+    and the report draws one flow's packets, its drops and their retransmissions."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="rocesim_tools_test_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_load_and_the_timeline(self):
+        scenario = os.path.join(self.tmp, "ptrace.toml")
+        with open(scenario, "w", encoding="utf-8") as f:
+            f.write(PTRACE_SCENARIO)
+        run = common.rocesim.run(scenario, out=os.path.join(self.tmp, "run"), binary=BINARY)
+        df = common.rocesim.load(run.path).packet_trace
+        self.assertEqual(list(df.columns), ["time_us", "flow", "seq", "node", "port", "peer", "prio", "event",
+                                            "detail", "queue_bytes", "paused_us"])
+        self.assertEqual((df["time_us"].dtype.kind, df["flow"].dtype.kind, df["seq"].dtype.kind,
+                          df["port"].dtype.kind, df["event"].dtype.kind), ("f", "i", "i", "i", "O"))
+        self.assertEqual(set(df["flow"]), {0, 1, 2, 3})
+        self.assertEqual(len(df), run.summary["monitors"]["packet_trace"]["rows"])
+        drops = df[df["event"] == "drop"]
+        self.assertEqual(len(drops), run.summary["drops"]["data_buffer"])
+        flow = rp.pick_traced_flow(df)
+        copies = rp.packet_copies(df[df["flow"] == flow])
+        dropped = {c["seq"] for c in copies if c["drop"]}
+        self.assertTrue(dropped)
+        self.assertTrue(dropped <= {c["seq"] for c in copies if c["retransmit"]})
+        self.assertTrue(dropped <= {c["seq"] for c in copies if c["receive"] and c["receive"][1] == "in_order"})
+        out, figs = report.write_report(run.path)
+        tl = [f for f in figs if f.title == "Packet timeline"]
+        self.assertEqual(len(tl), 1, [f.title for f in figs])
+        self.assertIn(f"flow {flow}", tl[0].caption)
+        page = read(out)
+        self.assertIn("<h3>Packet timeline</h3>", page)
+        self.assertIn(html_escape(tl[0].caption), page)
+
+
 def html_escape(s):
     import html
     return html.escape(s)
