@@ -367,9 +367,9 @@ TEST(PacketTrace, SameBytesOverRanks) {
                                     rocesim::test::mpirun_command(2), bin, scenario.string(), ranks.string())
                             .c_str()),
             0);
-  const std::string a = read_text_file(one / "packet_trace.csv");
+  const std::string a = pt::read_text_file(one / "packet_trace.csv");
   EXPECT_EQ(std::count(a.begin(), a.end(), '\n'), 1401);  // cut at max_rows: on each rank, then merged
-  EXPECT_EQ(a, read_text_file(ranks / "packet_trace.csv"));
-  const auto j = nlohmann::json::parse(read_text_file(ranks / "summary.json"));
+  EXPECT_EQ(a, pt::read_text_file(ranks / "packet_trace.csv"));
+  const auto j = nlohmann::json::parse(pt::read_text_file(ranks / "summary.json"));
   EXPECT_EQ(j["monitors"]["packet_trace"]["truncated"], true);
 }
