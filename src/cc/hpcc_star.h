@@ -37,6 +37,12 @@ class HpccStar : public Hpcc {
   void on_flow_start(Qp& qp) override;
   void on_cnp(Qp& qp, const Packet& cnp) override;
   std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
+  PfcThresholds long_haul_thresholds(Rate, Time, Bytes, PfcThresholds own) const override {
+    return lscc_long_haul_thresholds(hs_.rate, own);
+  }
+  std::string long_haul_thresholds_keys() const override {
+    return std::string("[cc.hpcc_star] ") + kLsccLongHaulXoffKeys;
+  }
 
   // cc_state.csv: HPCC's variables (the far loop's), then both windows and the near loop's U (the window
   // used, min(W, W*), is window_bytes).

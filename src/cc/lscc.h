@@ -65,6 +65,12 @@ class Lscc : public Dcqcn {
   const LsccSettings& lscc_settings() const { return ls_; }
   RxDecision on_data_received(Qp& qp, const Packet& data) override;
   std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
+  PfcThresholds long_haul_thresholds(Rate, Time, Bytes, PfcThresholds own) const override {
+    return lscc_long_haul_thresholds(ls_.rate, own);
+  }
+  std::string long_haul_thresholds_keys() const override {
+    return std::string("[cc.lscc] ") + kLsccLongHaulXoffKeys;
+  }
 
  private:
   static DcqcnSettings sender_settings(const LsccSettings& s);

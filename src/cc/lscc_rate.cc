@@ -46,6 +46,14 @@ Rate LsccRateCalc::step(Rate br_rate, Bytes q_cur) {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// The long-haul ingress queue is held around Q_ref: its PFC Xoff must sit well above (see
+// LsccRateSettings::long_haul_xoff_bytes).
+PfcThresholds lscc_long_haul_thresholds(const LsccRateSettings& s, PfcThresholds own) {
+  const Bytes want = s.long_haul_xoff_bytes > 0 ? s.long_haul_xoff_bytes : 4 * s.q_ref_bytes;
+  if (own.xoff >= want) return own;
+  return {want, std::max<Bytes>(0, want - (own.xoff - own.xon))};
+}
+
 bool LsccSwitchAgent::has_long_haul(Switch& sw) {
   for (const Port& p : sw.ports())
     if (p.long_haul && p.peer->is_switch()) return true;
@@ -65,11 +73,8 @@ LsccSwitchAgent::LsccSwitchAgent(CcServices& net, Switch& sw, const LsccRateSett
     const Rate r_max = p.rate * s.max_rate_fraction;
     l.calc = LsccRateCalc(s.period, s.q_ref_bytes, s.delta_r, s.min_rate, r_max, n);
     l.r_fb = r_max;  // until the first feedback arrives [interp: R_last's initial value]
-    // The long-haul ingress queue is held around Q_ref: its PFC Xoff must sit well above (see
-    // LsccRateSettings::long_haul_xoff_bytes); the switch's Xoff - Xon hysteresis is kept.
-    const Bytes xoff = sw.xoff(p.index), xon = sw.xon(p.index);
-    const Bytes want = s.long_haul_xoff_bytes > 0 ? s.long_haul_xoff_bytes : 4 * s.q_ref_bytes;
-    if (xoff < want) sw.set_port_thresholds(p.index, want, std::max<Bytes>(0, want - (xoff - xon)));
+    const PfcThresholds t = lscc_long_haul_thresholds(s, {sw.xoff(p.index), sw.xon(p.index)});
+    sw.set_port_thresholds(p.index, t.xoff, t.xon);
     lp_of_[p.index] = static_cast<int>(lp_.size());
     lp_.push_back(l);
   }

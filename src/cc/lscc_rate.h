@@ -43,6 +43,13 @@ struct LsccRateSettings {
   Bytes long_haul_xoff_bytes = 0;
 };
 
+// The long-haul ingress port's static PFC thresholds under the loop: Xoff raised to long_haul_xoff_bytes
+// (4 x Q_ref when 0) where the switch's own is lower, keeping its Xoff - Xon hysteresis. The agent installs
+// them; the schemes' CongestionControl::long_haul_thresholds returns them for the buffer check.
+PfcThresholds lscc_long_haul_thresholds(const LsccRateSettings& s, PfcThresholds own);
+// The keys that decide them, for the buffer check's message.
+inline constexpr const char* kLsccLongHaulXoffKeys = "long_haul_xoff_bytes (0: 4 x q_ref_bytes)";
+
 // Algorithm 1 of the seed, one instance per long-haul port: pure arithmetic, tested in isolation.
 class LsccRateCalc {
  public:
@@ -69,8 +76,7 @@ class LsccSwitchAgent : public SwitchAgent, public EventHandler {
  public:
   static constexpr uint32_t kFeedbackTag = 0x15CC;  // Packet::cc_flags of a feedback-rate message
 
-  // Raises the long-haul ports' static Xoff/Xon to long_haul_xoff_bytes, or 4 x Q_ref when 0 (see the
-  // constructor).
+  // Raises the long-haul ports' static Xoff/Xon (lscc_long_haul_thresholds).
   LsccSwitchAgent(CcServices& net, Switch& sw, const LsccRateSettings& s);
   // True when the switch has at least one long-haul port (else the scheme installs no agent).
   static bool has_long_haul(Switch& sw);

@@ -20,13 +20,17 @@ SwingAgent::SwingAgent(CcServices& net, Switch& sw, const SwingSettings& s)
     if (!p.long_haul || !p.peer->is_switch()) continue;
     long_ports_.push_back(p.index);
     is_long_[p.index] = true;
-    // R_d's thresholds on the long-haul ingress [algorithms.md 2.10 (c)]: X_on = C x RTT (early resume),
-    // X_off = B_d - C x RTT - 2 MTU (the BDP headroom above it is the switch's long-haul headroom).
-    const double bdp = p.rate.bps * (p.delay * 2).sec() / 8;
-    const Bytes xon = static_cast<Bytes>(s.xon_bdp * bdp);
-    const Bytes xoff = std::max(xon + mtu, static_cast<Bytes>(s.buffer_bdp * bdp - bdp) - 2 * mtu);
-    sw.set_port_thresholds(p.index, xoff, xon);
+    const PfcThresholds t = Swing::relay_thresholds(s, p.rate, p.delay, mtu);
+    sw.set_port_thresholds(p.index, t.xoff, t.xon);
   }
+}
+
+PfcThresholds Swing::relay_thresholds(const SwingSettings& s, Rate rate, Time delay, Bytes packet_bytes) {
+  const double bdp = rate.bps * (delay * 2).sec() / 8;
+  const Bytes xon = static_cast<Bytes>(s.xon_bdp * bdp);
+  const Bytes xoff =
+      std::max(xon + packet_bytes, static_cast<Bytes>(s.buffer_bdp * bdp - bdp) - 2 * packet_bytes);
+  return {xoff, xon};
 }
 
 void SwingAgent::on_pfc(int port, int prio, bool paused) {

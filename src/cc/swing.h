@@ -40,6 +40,15 @@ class Swing : public CongestionControl {
   }
   void on_flow_start(Qp& qp) override { qp.rate = qp.line_rate; }
   std::unique_ptr<SwitchAgent> make_switch_agent(Switch& sw) override;
+  PfcThresholds long_haul_thresholds(Rate rate, Time delay, Bytes packet_bytes,
+                                     PfcThresholds) const override {
+    return relay_thresholds(s_, rate, delay, packet_bytes);
+  }
+  std::string long_haul_thresholds_keys() const override { return "[cc.swing] buffer_bdp and xon_bdp"; }
+  // R_d's thresholds on a long-haul ingress of `rate` and one-way `delay` [algorithms.md 2.10 (c)]:
+  // X_on = xon_bdp x C x RTT (early resume), X_off = B_d - C x RTT - 2 MTU (the BDP headroom above it is the
+  // switch's long-haul headroom).
+  static PfcThresholds relay_thresholds(const SwingSettings& s, Rate rate, Time delay, Bytes packet_bytes);
 
   // cc_state.csv: hosts keep no state but their line rate (the relays' state is per switch port, pfc.csv).
   static constexpr std::array<CcVariable, 1> kVariables = {{

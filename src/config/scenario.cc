@@ -547,10 +547,12 @@ static void check_flow_control_commitments(Config& c, const Scenario& s) {
                        q.size() > 1 ? fmt::format(" ({} more switches are short too)", q.size() - 1) : "",
                        w.needed_bytes()));
   }
-  if (switches_over_committed(s.topo, sw, pkt, kNumPriorities - 1).empty()) return;
+  // The scheme's switch agents may raise the long-haul ports' Xoff (LSCC, HPCC*, SWING): count theirs.
+  const std::unique_ptr<CongestionControl> cc = s.make_scheme();
+  if (switches_over_committed(s.topo, sw, pkt, kNumPriorities - 1, cc.get()).empty()) return;
   const unsigned bits = data_priorities_in_use(s, true);
   const int prios = std::popcount(bits);
-  const std::vector<BufferCommitted> over = switches_over_committed(s.topo, sw, pkt, prios);
+  const std::vector<BufferCommitted> over = switches_over_committed(s.topo, sw, pkt, prios, cc.get());
   if (over.empty()) return;
   const BufferCommitted& b = over.front();  // the largest commitment
   std::string listed;
@@ -579,12 +581,18 @@ static void check_flow_control_commitments(Config& c, const Scenario& s) {
   for (const BufferSetAside::Ports& k : b.kinds)
     parts += fmt::format("{}{} x {} B ({} Gb/s, {} us{})", parts.empty() ? "" : " + ", k.count,
                          k.headroom_bytes, k.rate.gbps(), k.delay.us(), k.long_haul ? ", long haul" : "");
+  const std::string own_source =
+      b.scheme_xoff_ports > 0
+          ? fmt::format("set by cc.scheme = \"{}\": {}", s.scheme, cc->long_haul_thresholds_keys())
+          : std::string("switch.long_haul_xoff_bytes");
   const std::string xoff_text =
       b.own_xoff_ports > 0
-          ? fmt::format(
-                "Xoff {} x {} B (switch.xoff_bytes) + {} long-haul x {} B (switch.long_haul_xoff_bytes)",
-                b.ports - b.own_xoff_ports, b.per_pair_bytes, b.own_xoff_ports, sw.long_haul_xoff_bytes)
+          ? fmt::format("Xoff {} x {} B (switch.xoff_bytes) + {} long-haul, {} B in all ({})",
+                        b.ports - b.own_xoff_ports, b.per_pair_bytes, b.own_xoff_ports, b.own_xoff_bytes,
+                        own_source)
           : fmt::format("Xoff {} x {} B (switch.xoff_bytes)", b.ports, b.per_pair_bytes);
+  const std::string scheme_hint =
+      b.scheme_xoff_ports > 0 ? fmt::format(", or lower the scheme's long-haul Xoff ({})", own_source) : "";
   const std::string lower =
       max_pair >= pkt ? fmt::format(" or lower switch.xoff_bytes (and xon_bytes) to at most {}", max_pair)
                       : "";  // an Xoff below one packet would pause at every packet
@@ -592,9 +600,9 @@ static void check_flow_control_commitments(Config& c, const Scenario& s) {
          fmt::format("switch '{}' has {} B of buffer (switch.buffer_bytes), less than its {} ports can hold "
                      "under static PFC thresholds: ({} + headroom {} B = {}) x {} = {} B{}. Every ingress "
                      "port and priority may fill to Xoff and then its headroom at once, so PFC would drop "
-                     "packets before or after its PAUSE. Raise switch.buffer_bytes to at least {}{}",
+                     "packets before or after its PAUSE. Raise switch.buffer_bytes to at least {}{}{}",
                      monitor_node_name(s.topo, b.node), sw.buffer_bytes, b.ports, xoff_text, b.headroom_bytes,
-                     parts, prio_text, b.committed_bytes(), others, b.committed_bytes(), lower));
+                     parts, prio_text, b.committed_bytes(), others, b.committed_bytes(), lower, scheme_hint));
 }
 
 // [[flows]], sorted by start time (stable: equal starts keep their order).

@@ -77,6 +77,12 @@ class SwitchAgent {
   virtual InputAgent* input_agent() { return nullptr; }
 };
 
+// A switch port's static PFC thresholds (shared buffer, static mode: A4).
+struct PfcThresholds {
+  Bytes xoff = 0;
+  Bytes xon = 0;
+};
+
 struct CcNeeds {
   bool int_stamping = false;      // switches append INT hop records to data packets
   bool ack_high_priority = true;  // ACKs in the control class (else in the flow's data class)
@@ -129,6 +135,18 @@ class CongestionControl {
 
   // Switch side (congestion point)
   virtual std::unique_ptr<SwitchAgent> make_switch_agent(Switch& /*sw*/) { return nullptr; }
+  // The static PFC thresholds the scheme's switch agent gives a long-haul ingress port from another switch
+  // (link `rate`, one-way `delay`; `packet_bytes`: one packet on the wire), given the switch's own
+  // thresholds `own`; the default keeps them. The agent installs what this returns and the scenario's
+  // buffer check (switches_over_committed, net/switch_mmu.h) counts it, so that a buffer which cannot hold
+  // the scheme's Xoff plus headroom is refused before the run instead of dropping under PFC.
+  virtual PfcThresholds long_haul_thresholds(Rate /*rate*/, Time /*delay*/, Bytes /*packet_bytes*/,
+                                             PfcThresholds own) const {
+    return own;
+  }
+  // The scheme's settings that decide long_haul_thresholds, for that check's message ("" when it keeps
+  // the switch's).
+  virtual std::string long_haul_thresholds_keys() const { return {}; }
 
   // The state of a flow over time ([monitors] cc_state): the variables that define the scheme's per-flow
   // state, declared once (a static array, at most kMaxCcVariables), and their values for a QP. read_state

@@ -77,7 +77,8 @@ Bytes BufferCommitted::max_per_pair_bytes(Bytes buffer_bytes) const {
 }
 
 std::vector<BufferCommitted> switches_over_committed(const TopoSpec& topo, const SwitchSettings& s,
-                                                     Bytes packet_bytes, int priorities) {
+                                                     Bytes packet_bytes, int priorities,
+                                                     const CongestionControl* cc) {
   const bool credit = s.credit_enabled;
   const bool static_pfc =
       s.pfc_enabled && s.model == SwitchModel::kSharedBuffer && s.pfc_mode == PfcThresholdMode::kStatic;
@@ -91,9 +92,18 @@ std::vector<BufferCommitted> switches_over_committed(const TopoSpec& topo, const
       return;
     }
     b.per_pair_bytes = s.xoff_bytes;
-    if (l.long_haul && s.long_haul_xoff_bytes > 0) {  // SwitchMmu::configure: the port's own Xoff
-      ++b.own_xoff_ports;
-      b.own_xoff_bytes += s.long_haul_xoff_bytes;
+    if (l.long_haul) {
+      // SwitchMmu::configure: the port's own Xoff; then the scheme's agent on a port from a switch.
+      PfcThresholds t{s.long_haul_xoff_bytes > 0 ? s.long_haul_xoff_bytes : s.xoff_bytes,
+                      s.long_haul_xon_bytes > 0 ? s.long_haul_xon_bytes : s.xon_bytes};
+      const int peer = l.a == node ? l.b : l.a;
+      const Bytes before = t.xoff;
+      if (cc && topo.is_switch[peer]) t = cc->long_haul_thresholds(l.rate, l.delay, packet_bytes, t);
+      if (t.xoff != before) ++b.scheme_xoff_ports;
+      if (s.long_haul_xoff_bytes > 0 || t.xoff != before) {
+        ++b.own_xoff_ports;
+        b.own_xoff_bytes += t.xoff;
+      }
     }
     const Bytes h = port_headroom_bytes(s, l.rate, l.delay, l.long_haul, packet_bytes);
     b.headroom_bytes += h;

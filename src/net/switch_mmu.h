@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/time.h"
+#include "net/cc_api.h"
 #include "net/node.h"
 #include "net/packet.h"
 #include "net/settings.h"
@@ -58,11 +59,13 @@ std::vector<BufferSetAside> switches_short_of_buffer(const TopoSpec& topo, const
 struct BufferCommitted {
   int node = -1;  // the switch
   int ports = 0;
-  int priorities = 0;                        // data priorities counted per port
-  Bytes per_pair_bytes = 0;                  // credit: credit_buffer_bytes; static: xoff_bytes
-  int own_xoff_ports = 0;                    // static: long-haul ports with their own long_haul_xoff_bytes
-  Bytes own_xoff_bytes = 0;                  // static: their Xoff, summed over them
-  Bytes headroom_bytes = 0;                  // static: the ports' headroom, summed over the ports
+  int priorities = 0;         // data priorities counted per port
+  Bytes per_pair_bytes = 0;   // credit: credit_buffer_bytes; static: xoff_bytes
+  int own_xoff_ports = 0;     // static: long-haul ports with their own Xoff (switch.long_haul_xoff_bytes or
+                              // the scheme's, CongestionControl::long_haul_thresholds)
+  Bytes own_xoff_bytes = 0;   // static: their Xoff, summed over them
+  int scheme_xoff_ports = 0;  // static: those of them whose Xoff the scheme's switch agent sets
+  Bytes headroom_bytes = 0;   // static: the ports' headroom, summed over the ports
   std::vector<BufferSetAside::Ports> kinds;  // static: how headroom_bytes is made up
   // priorities x (ports x credit_buffer_bytes), or priorities x (sum of the ports' Xoff + headroom)
   Bytes committed_bytes() const {
@@ -76,8 +79,10 @@ struct BufferCommitted {
 // `priorities` data priorities in use, largest commitment first. Empty where flow control is neither
 // credits nor static PFC thresholds on the shared buffer (dynamic thresholds share the free buffer; the
 // input-and-output queued model bounds its input queues).
+// `cc`, when given, may raise the long-haul ports' Xoff as its switch agent will (long_haul_thresholds).
 std::vector<BufferCommitted> switches_over_committed(const TopoSpec& topo, const SwitchSettings& s,
-                                                     Bytes packet_bytes, int priorities);
+                                                     Bytes packet_bytes, int priorities,
+                                                     const CongestionControl* cc = nullptr);
 
 // Input-and-output queued model with PFC (A6): an input queue pauses at input_queue_bytes - its port's
 // headroom, at least two packets (SwitchMmu::configure), so one smaller than headroom + two packets cannot

@@ -76,7 +76,8 @@ const Case kCases[] = {
     {"rcm_victim", "rcm/victim --set duration_ms=0.4"},
     {"lscc_fairness", "lscc/fairness --set duration_ms=2"},
     {"hpcc_star_fairness", "lscc/fairness --set cc.scheme=hpcc_star --set duration_ms=2"},
-    {"swing_fairness", "lscc/fairness --set cc.scheme=swing --set duration_ms=2"},
+    {"swing_fairness",
+     "lscc/fairness --set cc.scheme=swing --set duration_ms=2 --set switch.buffer_bytes=120000000"},
     // Lossy RoCE (PFC off, a 2 MB buffer): the incast under go-back-N and under selective repeat.
     {"lossy_incast_go_back_n",
      "examples/incast_burst --set duration_ms=0.6 --set traffic[1].fan_in=24 --set "

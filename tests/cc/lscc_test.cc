@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "app/run.h"
 #include "cc/hpcc_star.h"
 #include "cc/none.h"
 #include "cc/swing.h"
@@ -348,4 +349,63 @@ TEST(LsccConfig, BadKeysAreInputErrors) {
   EXPECT_THROW(load_scenario_text(
                    base + "[switch]\nlong_haul_xoff_bytes = 1000\nlong_haul_xon_bytes = 2000\n", "x.toml"),
                InputError);
+}
+
+// Fuzz 51004:1615: LSCC's switch agent raises the long-haul ingress Xoff to 4 x Q_ref = 8 MB when the run
+// starts, above this scenario's 4 MB buffer. The scenario's buffer check counted the switch's own Xoff only,
+// so the run went ahead and dropped 5,041 data packets with PFC on. The check now counts the Xoff the
+// scheme installs (CongestionControl::long_haul_thresholds) and refuses, naming the scheme's key; with a
+// long-haul Xoff the buffer holds, the same run drops nothing.
+TEST(LsccConfig, ALongHaulXoffTheBufferCannotHoldIsRefusedAndOneItCanIsLossless) {
+  const std::string text = R"(name = "fuzz_51004_1615"
+seed = 876
+duration_ms = 50
+[topology]
+kind = "cross_dc"
+k = 4
+hosts_per_edge = 1
+host_rate_gbps = 40
+fabric_rate_gbps = 100
+long_haul_rate_gbps = 100
+long_haul_delay_us = 20
+[switch]
+flow_control = "pfc"
+routing = "spray"
+buffer_bytes = 4000000
+pfc_mode = "static"
+[nic]
+loss_recovery = "go_back_n"
+[cc]
+scheme = "lscc"
+[[traffic]]
+pattern = "burst"
+dst = "b0"
+count = 1
+size_bytes = 20000
+start_us = 0
+[[traffic]]
+pattern = "incast"
+class = "incast"
+fan_in = 7
+size_bytes = 300000
+start_us = 50
+)";
+  try {
+    load_scenario_text(text, "lh.toml");
+    ADD_FAILURE() << "a long-haul Xoff of 8 MB in a 4 MB buffer was accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("switch.buffer_bytes"), std::string::npos) << what;
+    EXPECT_NE(what.find("[cc.lscc] long_haul_xoff_bytes"), std::string::npos) << what;
+    EXPECT_NE(what.find("8000000 B"), std::string::npos) << what;
+  }
+  // HPCC* runs the same loop at the same switches, and SWING sets its relay's Xoff from the link's BDP.
+  EXPECT_THROW(load_scenario_text(text, "h.toml", {"cc.scheme=hpcc_star"}), InputError);
+  EXPECT_THROW(load_scenario_text(text, "s.toml", {"cc.scheme=swing", "topology.long_haul_delay_us=60"}),
+               InputError);
+  const Scenario s = load_scenario_text(text, "ok.toml", {"cc.lscc.long_haul_xoff_bytes=1000000"});
+  const RunResult r = run_scenario(s, RunOptions{});
+  EXPECT_EQ(r.summary["drops"]["data_buffer"].get<uint64_t>(), 0u);
+  EXPECT_EQ(r.summary["flows"]["unfinished"].get<uint64_t>(), 0u);
+  EXPECT_EQ(r.summary["flows"]["finished"].get<uint64_t>(), 22u);
 }
