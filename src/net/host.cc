@@ -105,10 +105,12 @@ Packet* Host::make_data(Qp& qp, uint32_t slot) {
     p->flags |= Packet::kFlagTraced;
     net_.trace(*p, id_, 0, retransmission ? TraceEvent::kRetransmit : TraceEvent::kSend);
   }
-  if (resend)
+  if (resend) {
     qp.rtx_nxt = seq + payload;
-  else
+  } else {
     qp.snd_nxt += payload;
+    qp.new_tx_at = net_.now();
+  }
   qp.snd_una_max_sent = std::max(qp.snd_una_max_sent, qp.snd_nxt);
   qp.last_tx = net_.now();
   qp.last_tx_size = wire;
@@ -240,13 +242,18 @@ void Host::on_node_event(uint32_t kind, uint64_t arg) {
       ++net_.counters().timeouts;
       qp.rto_below = std::max(qp.rto_below, qp.snd_nxt);
       if (net_.selective()) {
-        // Every packet sent and neither acknowledged nor SACKed is deemed lost [IRN].
-        qp.lost_below = qp.snd_nxt;
+        // Every packet sent and neither acknowledged nor SACKed is deemed lost [IRN]. On a lossless fabric
+        // only the first [RFC 6298 5.4; RACK, RFC 8985 6.3]: there a packet held behind a pause is far
+        // likelier than a lost one; the others get a reorder window when the resend's ACK comes (on_ack).
+        const Bytes mtu = net_.nic_settings().mtu_bytes;
+        qp.lost_below =
+            lossless_fabric_ ? std::max(qp.lost_below, std::min(qp.snd_una + mtu, qp.snd_nxt)) : qp.snd_nxt;
         qp.rtx_nxt = qp.snd_una;
       } else {
         qp.snd_nxt = qp.snd_una;  // go back N
       }
       qp.last_progress = net_.now();
+      if (qp.rto_backoff < 6) ++qp.rto_backoff;
       wake(qp);
     }
     arm_rto(qp);
@@ -352,7 +359,9 @@ Time Host::rto_of(const Qp& qp) const {
   const Time floor = qp.base_rtt * nic.rto_min_base_rtts;
   if (!net_.selective()) return std::max(nic.gbn_rto, floor);
   const Bytes in_flight_packets = (qp.in_flight() + nic.mtu_bytes - 1) / nic.mtu_bytes;
-  return std::max(in_flight_packets <= nic.rto_low_packets ? nic.rto_low : nic.rto_high, floor);
+  const Time irn = std::max(in_flight_packets <= nic.rto_low_packets ? nic.rto_low : nic.rto_high, floor);
+  if (!lossless_fabric_ || qp.srtt == Time::zero()) return irn;
+  return std::max(irn, qp.srtt + qp.rttvar * 4) * (int64_t{1} << qp.rto_backoff);
 }
 
 void Host::arm_rto(Qp& qp) {
@@ -570,17 +579,36 @@ void Host::on_ack_selective(Qp& qp, const Packet& ack) {
     }
     qp.snd_una = ack.seq;
     qp.last_progress = net_.now();
+    qp.rto_backoff = 0;
     if (qp.snd_nxt < qp.snd_una) qp.snd_nxt = qp.snd_una;
   }
   const NicSettings& nic = net_.nic_settings();
   const Time now = net_.now();
   // An RTT sample: the ACK echoes the send time of the data packet (copy) that triggered it.
   const Time rtt = now - ack.ts;
-  if (rtt > Time::zero()) qp.srtt = qp.srtt == Time::zero() ? rtt : qp.srtt + (rtt - qp.srtt) / 8;
+  if (rtt > Time::zero()) {
+    if (qp.srtt == Time::zero()) {
+      qp.srtt = rtt;
+      qp.rttvar = rtt / 2;
+    } else {
+      const Time dev = rtt > qp.srtt ? rtt - qp.srtt : qp.srtt - rtt;
+      qp.rttvar = qp.rttvar + (dev - qp.rttvar) / 4;
+      qp.srtt = qp.srtt + (rtt - qp.srtt) / 8;
+    }
+  }
   // A D-SACK: a retransmission was not needed; widen the reorder window, once per round trip (RFC 8985 6.2).
   if ((ack.flags & Packet::kFlagDsack) && now - qp.reo_mult_at >= qp.srtt && qp.reo_mult < 255) {
     ++qp.reo_mult;
     qp.reo_mult_at = now;
+  }
+  // The ACK of a packet sent after every outstanding original (a timeout's resend) on a lossless fabric:
+  // they get a reorder window to arrive, as if a later packet had been SACKed [RACK, RFC 8985 6.2]; the
+  // timeout resent only the first (on_event, kRto).
+  if (lossless_fabric_ && ack.ts > qp.new_tx_at && qp.snd_una < qp.snd_nxt && qp.lost_below < qp.snd_nxt &&
+      !qp.reo_armed && nic.loss_detection == NicSettings::LossDetection::kReorderWindow) {
+    qp.reo_below = qp.snd_nxt;
+    qp.reo_at = now;
+    arm_reorder(qp, now + reorder_window(qp));
   }
   if ((ack.flags & Packet::kFlagSack) && ack.sack_seq >= qp.snd_una && ack.sack_seq < qp.snd_nxt) {
     const uint64_t i = static_cast<uint64_t>(ack.sack_seq / mtu) % window;
@@ -632,6 +660,7 @@ void Host::on_ack(Packet* p) {
   if (p->seq > qp->snd_una) {
     qp->snd_una = p->seq;
     qp->last_progress = net_.now();
+    qp->rto_backoff = 0;
     if (qp->snd_nxt < qp->snd_una) qp->snd_nxt = qp->snd_una;
   }
   net_.cc().on_ack(*qp, *p);
@@ -655,6 +684,7 @@ void Host::on_nack(Packet* p) {
   if (p->seq > qp->snd_una) {
     qp->snd_una = p->seq;
     qp->last_progress = net_.now();
+    qp->rto_backoff = 0;
   }
   qp->snd_nxt = qp->snd_una;  // go back N
   net_.cc().on_nack(*qp, *p);

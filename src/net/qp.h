@@ -39,6 +39,7 @@ struct Qp {
   Bytes window = 0;            // bytes in flight allowed; 0 = no window
   Time next_avail;             // pacing: earliest time of the next data packet
   Time last_tx;                // when the last data packet left
+  Time new_tx_at;              // when the last packet sent for the first time left
   Bytes last_tx_size = 0;
   Time last_progress;  // last time snd_una advanced (retransmission timeout)
   bool rto_armed = false;
@@ -61,7 +62,9 @@ struct Qp {
   Time lost_at;      // reo_at of the window that last deemed packets lost (their originals came before it)
   Time reo_mult_at;  // when reo_mult (the window in SRTTs, NicSettings::reorder_window_srtts) last grew
   Time srtt;         // smoothed RTT of the echoed send times of its ACKs (RFC 6298's 1/8; zero: none yet)
+  Time rttvar;       // their mean deviation (RFC 6298's 1/4)
   uint8_t reo_mult = 1;
+  uint8_t rto_backoff = 0;  // timeouts since snd_una last advanced: the RTO doubles for each (RFC 6298 5.5)
   bool reo_armed = false;
   uint32_t ecn_echoes = 0;  // ACKs with ECN-Echo the sender got; counted only while cc_traced
   // Either recovery: a retransmission below this byte, sent after a timeout, is a timeout's resend.

@@ -195,7 +195,9 @@ struct NicSettings {
   int sack_reorder_packets = 1;
   // Selective, retransmission timeout when nic.rto is 0: rto_low while at most rto_low_packets are in
   // flight, else rto_high [IRN: 100 us, 320 us, N = 3]. nic.rto > 0 replaces both. Unlike go-back-N's,
-  // this timer runs with PFC or credits on as well.
+  // this timer runs with PFC or credits on as well; there (a lossless fabric) it is at least SRTT + 4
+  // RTTVAR, doubles per timeout until the cumulative ACK moves, and a timeout resends only the first
+  // unacknowledged packet [RFC 6298 2.3, 5.4, 5.5; RACK, RFC 8985 6.3] (docs/models.md A10).
   Time rto_low = Time::from_us(100);
   Time rto_high = Time::from_us(320);
   int rto_low_packets = 3;
