@@ -1137,7 +1137,7 @@ def read_steps(run, iteration=None):
         return {}
     starts, chosen = {}, {}
     for r in coll_df.to_dict("records"):
-        if math.isnan(r["finish_us"]):  # an iteration the run's end cut short
+        if math.isnan(r["finish_us"]) or r.get("node", ""):  # cut short by the run's end; a job's collective
             continue
         it = int(r["iteration"])
         starts[(r["job"], it)] = to_float(r["start_us"])
@@ -1183,8 +1183,9 @@ def job_iterations(run):
     df = run.data.collectives
     out = OrderedDict()
     if df is not None:
-        for job, d in zip(df["job"].tolist(), df["duration_us"].tolist()):
-            if not math.isnan(d):
+        nodes = df["node"].tolist() if "node" in df else [""] * len(df)
+        for job, d, node in zip(df["job"].tolist(), df["duration_us"].tolist(), nodes):
+            if not math.isnan(d) and not node:  # the job's iterations, not a training job's collectives
                 out.setdefault(job, []).append(d)
     return out
 

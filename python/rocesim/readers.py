@@ -33,7 +33,7 @@ CC_STATE = {"time_us": F, "flow": I, "rate_gbps": F, "window_bytes": I, "ecn_mar
 PACKET_TRACE = {"time_us": F, "flow": I, "seq": I, "node": S, "port": I, "peer": S, "prio": I, "event": S,
                 "detail": S, "queue_bytes": I, "paused_us": F}
 COLLECTIVES = {"job": S, "collective": S, "ranks": I, "iteration": I, "bytes": I, "start_us": F, "finish_us": F,
-               "duration_us": F, "algbw_gbps": F, "busbw_gbps": F, "ideal_us": F, "slowdown": F}
+               "duration_us": F, "algbw_gbps": F, "busbw_gbps": F, "ideal_us": F, "slowdown": F, "node": S}
 COLLECTIVE_STEPS = {"job": S, "iteration": I, "step": I, "flows": I, "bytes": I, "start_us": F, "finish_us": F}
 # results.csv: the statistics; every other column (the grid keys, scheme, load, seed, run, bucket, class) is
 # text as written on the command line, which names the run (`load` 0.30 stays "0.30").
@@ -114,7 +114,8 @@ def read_packet_trace(path):
 
 
 def read_collectives(path):
-    """collectives.csv: one row per job and iteration begun (NaN figures for an unfinished one)."""
+    """collectives.csv: one row per job and iteration begun (NaN figures for an unfinished one); a training job's
+    collectives follow each of its iterations, their `node` the trace's node (empty on the job's rows)."""
     return read_table(path, COLLECTIVES)
 
 

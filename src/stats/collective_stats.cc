@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "stats/writers.h"
 
@@ -18,29 +19,48 @@ double algbw_gbps(const DagJob& j, Time d) {
 
 void write_collectives_csv(std::ostream& out, const DagRunner& runner) {
   out << "job,collective,ranks,iteration,bytes,start_us,finish_us,duration_us,algbw_gbps,busbw_gbps,ideal_us,"
-         "slowdown\n";
+         "slowdown,node\n";
+  // One row: the figures of `what` (a job or one of its spans) over [start, finish] when done.
+  auto row = [&out](const std::string& job, const std::string& kind, int ranks, size_t iteration, Bytes bytes,
+                    double bus_factor, Time ideal, Time start, Time finish, bool done,
+                    const std::string& node) {
+    out << fmt::format("{},{},{},{},{},{},", csv_field(job), kind, ranks, iteration, bytes,
+                       format_time_us(start));
+    if (!done) {
+      out << ",,,,,," << csv_field(node) << '\n';
+      return;
+    }
+    const Time d = finish - start;
+    const double alg = d > Time::zero() ? bytes * 8.0 / d.sec() / 1e9 : 0;
+    out << fmt::format("{},{},{:.6f},", format_time_us(finish), format_time_us(d), alg);
+    if (bus_factor > 0) out << fmt::format("{:.6f}", alg * bus_factor);
+    out << ',';
+    if (ideal > Time::zero())
+      out << fmt::format("{},{:.6f}", format_time_us(ideal),
+                         static_cast<double>(d.ps) / static_cast<double>(ideal.ps));
+    else
+      out << ',';
+    out << ',' << csv_field(node) << '\n';
+  };
   for (size_t j = 0; j < runner.num_jobs(); ++j) {
     const DagJob& job = runner.job(j);
     const auto& iters = runner.iterations(j);
     for (size_t i = 0; i < iters.size(); ++i) {
       const IterationTimes& it = iters[i];
-      out << fmt::format("{},{},{},{},{},{},", csv_field(job.name), job.kind, job.ranks, i,
-                         job.bytes_per_rank, format_time_us(it.start));
-      if (!it.done) {
-        out << ",,,,,\n";
-        continue;
+      row(job.name, job.kind, job.ranks, i, job.bytes_per_rank, job.bus_factor, job.ideal, it.start,
+          it.finish, it.done, "");
+      // A training job's collectives and transfers (DagJob::spans): one row each, by start time.
+      std::vector<size_t> order;
+      for (size_t s = 0; s < job.spans.size() && s < it.steps.size(); ++s) order.push_back(s);
+      std::stable_sort(order.begin(), order.end(),
+                       [&it](size_t a, size_t b) { return it.steps[a].start < it.steps[b].start; });
+      for (size_t s : order) {
+        const StepTimes& st = it.steps[s];
+        if (st.flows == 0) continue;  // not begun
+        const DagSpan& sp = job.spans[s];
+        row(job.name, sp.kind, sp.ranks, i, sp.bytes_per_rank, sp.bus_factor, sp.ideal, st.start, st.finish,
+            it.done, sp.node);
       }
-      const Time d = it.finish - it.start;
-      const double alg = algbw_gbps(job, d);
-      out << fmt::format("{},{},{:.6f},", format_time_us(it.finish), format_time_us(d), alg);
-      if (job.bus_factor > 0) out << fmt::format("{:.6f}", alg * job.bus_factor);
-      out << ',';
-      if (job.ideal > Time::zero())
-        out << fmt::format("{},{:.6f}", format_time_us(job.ideal),
-                           static_cast<double>(d.ps) / static_cast<double>(job.ideal.ps));
-      else
-        out << ',';
-      out << '\n';
     }
   }
 }
@@ -85,6 +105,7 @@ nlohmann::json jobs_json(const DagRunner& runner) {
                         {"iterations", job.iterations},
                         {"iterations_begun", iters.size()},
                         {"iterations_finished", done}};
+    if (!job.spans.empty()) e["collectives_per_iteration"] = job.spans.size();  // chakra, simai
     if (done > 0) {
       const double mean_us = sum_us / static_cast<double>(done);
       e["iteration_us"] = {{"mean", mean_us}, {"min", min_us}, {"max", max_us}};

@@ -1,11 +1,15 @@
 // Results of the jobs of a run (collectives and dependency traces; workload/flow_dag.h):
 //   collectives.csv       job,collective,ranks,iteration,bytes,start_us,finish_us,duration_us,algbw_gbps,
-//                         busbw_gbps,ideal_us,slowdown
+//                         busbw_gbps,ideal_us,slowdown,node
 //                         one row per job x iteration begun; an iteration still running at the end of the
-//                         run has empty finish and figures. bytes is the per-rank buffer (a trace: all its
-//                         bytes); algbw = bytes x 8 / duration; busbw = algbw x the collective's bus factor
-//                         (empty for a trace); ideal_us the closed form at the hosts' link rate
-//                         (workload/collectives.h; empty for a trace); slowdown = duration / ideal.
+//                         run has empty finish and figures. A training job (chakra, simai) has, after each
+//                         iteration's row, one row per collective and send/recv begun in it, by start
+//                         (collective: the algorithm or "sendrecv"; node: the trace's node "id:name"; its
+//                         start is its first flow's start, its finish its last flow's finish). bytes is the
+//                         per-rank buffer (a trace: all its bytes); algbw = bytes x 8 / duration; busbw =
+//                         algbw x the collective's bus factor (empty for a trace); ideal_us the closed form
+//                         at the hosts' link rate (workload/collectives.h; empty for a trace); slowdown =
+//                         duration / ideal.
 //   collective_steps.csv  job,iteration,step,flows,bytes,start_us,finish_us: per step (a trace: per depth)
 //                         of every iteration, the first start and the last finish of its flows.
 //   summary.json "jobs"   per job: iterations begun and finished, and over the finished ones the mean,

@@ -77,6 +77,7 @@ int64_t FlowDag::seal(bool steps_from_depth) {
 size_t DagRunner::add(DagJob job) {
   Job j;
   j.waits_left.resize(job.dag.size());
+  if (job.dag.has_timers()) j.ready.resize(job.dag.size());
   unreleased_ += static_cast<uint64_t>(job.dag.size()) * job.iterations;
   j.spec = std::move(job);
   jobs_.push_back(std::move(j));
@@ -87,6 +88,7 @@ void DagRunner::begin(Releaser& r) {
   for (uint32_t j = 0; j < jobs_.size(); ++j)
     if (jobs_[j].spec.iterations > 0 && jobs_[j].spec.dag.size() > 0)
       begin_iteration(j, jobs_[j].spec.start, r);
+  run_timers(r);
 }
 
 void DagRunner::begin_iteration(uint32_t j, Time t, Releaser& r) {
@@ -97,15 +99,22 @@ void DagRunner::begin_iteration(uint32_t j, Time t, Releaser& r) {
   it.steps.resize(dag.steps());
   job.iters.push_back(std::move(it));
   job.finished = 0;
+  job.last_finish = t;
   for (uint32_t f = 0; f < dag.size(); ++f) job.waits_left[f] = dag.flow(f).waits;
+  std::fill(job.ready.begin(), job.ready.end(), t);
   for (uint32_t f = 0; f < dag.size(); ++f)
-    if (dag.flow(f).waits == 0) release(j, f, t + dag.flow(f).delay, r);
+    if (dag.flow(f).waits == 0) release(j, f, t + (dag.is_timer(f) ? Time::zero() : dag.flow(f).delay), r);
 }
 
 void DagRunner::release(uint32_t j, uint32_t f, Time at, Releaser& r) {
   Job& job = jobs_[j];
   const FlowDag::Flow& d = job.spec.dag.flow(f);
   IterationTimes& it = job.iters.back();
+  --unreleased_;
+  if (d.src == FlowDag::kTimer) {  // ready at `at`: finishes `delay` later, without the network
+    timers_.emplace_back(static_cast<uint64_t>(j) << 32 | f, std::max(at, it.start + d.not_before) + d.delay);
+    return;
+  }
   FlowSpec s;
   s.src = d.src;
   s.dst = d.dst;
@@ -119,7 +128,6 @@ void DagRunner::release(uint32_t j, uint32_t f, Time at, Releaser& r) {
   st.bytes += d.bytes;
   const uint64_t id = r.release(s);
   live_.get_or_insert(id) = static_cast<uint64_t>(j) << 32 | f;
-  --unreleased_;
 }
 
 void DagRunner::on_flow_finished(uint64_t id, Time now, Releaser& r) {
@@ -129,17 +137,38 @@ void DagRunner::on_flow_finished(uint64_t id, Time now, Releaser& r) {
   const auto f = static_cast<uint32_t>(*v);
   live_.erase(id);
   Job& job = jobs_[j];
+  StepTimes& st = job.iters.back().steps[job.spec.dag.flow(f).step];
+  st.finish = std::max(st.finish, now);
+  finished(j, f, now, r);
+  run_timers(r);
+}
+
+void DagRunner::run_timers(Releaser& r) {
+  while (!timers_.empty()) {
+    const auto [key, at] = timers_.back();
+    timers_.pop_back();
+    finished(static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key), at, r);
+  }
+}
+
+void DagRunner::finished(uint32_t j, uint32_t f, Time now, Releaser& r) {
+  Job& job = jobs_[j];
   const FlowDag& dag = job.spec.dag;
   IterationTimes& it = job.iters.back();
-  StepTimes& st = it.steps[dag.flow(f).step];
-  st.finish = std::max(st.finish, now);
+  const bool timers = dag.has_timers();
   auto [b, e] = dag.children(f);
-  for (const uint32_t* c = b; c != e; ++c)
-    if (--job.waits_left[*c] == 0) release(j, *c, now + dag.flow(*c).delay, r);
+  for (const uint32_t* c = b; c != e; ++c) {
+    if (timers) job.ready[*c] = std::max(job.ready[*c], now);
+    if (--job.waits_left[*c] == 0) {
+      const Time ready = timers ? job.ready[*c] : now;
+      release(j, *c, ready + (dag.is_timer(*c) ? Time::zero() : dag.flow(*c).delay), r);
+    }
+  }
+  job.last_finish = std::max(job.last_finish, now);
   if (++job.finished < dag.size()) return;
-  it.finish = now;
+  it.finish = job.last_finish;
   it.done = true;
-  if (++job.iteration < job.spec.iterations) begin_iteration(j, now + job.spec.gap, r);
+  if (++job.iteration < job.spec.iterations) begin_iteration(j, it.finish + job.spec.gap, r);
 }
 
 }  // namespace rocesim
