@@ -555,13 +555,16 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   return res;
 }
 
-// The flow graphs of the collective jobs (one iteration each, re-run every iteration).
+// The flow graphs of the collective and training jobs (one iteration each, re-run every iteration).
 int64_t estimate_job_memory_bytes(const Scenario& s) {
   int64_t b = 0;
   for (const TrafficSpec& t : s.traffic)
     if (t.enabled && t.pattern == "collective")
       b += FlowDag::estimate_bytes(
           collective_flow_count(t.collective, static_cast<int>(t.hosts.size()), t.chunks));
+    else if (t.enabled && t.training)  // chakra, simai: the compiled graph (timers included)
+      b += FlowDag::estimate_bytes(static_cast<int64_t>(t.training->dag.size())) +
+           static_cast<int64_t>(t.training->dag.size() * sizeof(Time));
   return b;
 }
 

@@ -14,6 +14,7 @@
 #include "workload/flow.h"
 #include "workload/flow_dag.h"
 #include "workload/flow_file.h"
+#include "workload/training.h"
 
 namespace rocesim {
 
@@ -54,7 +55,10 @@ struct TrafficSpec {  // one generator of flows
   uint64_t iterations = 1;  // collective: iterations
   Time compute;             // collective: gap between an iteration's end and the next
   Time step_latency;        // collective: added before every flow of a step
-  std::string trace_path;   // dependency_trace: the file
+  std::string trace_path;   // dependency_trace, simai: the file
+  // chakra, simai (workload/training.h): the job compiled at reading (its graph, collectives, the files)
+  std::shared_ptr<const CompiledTraining> training;
+  std::vector<std::string> trace_files;  // chakra: rank r's file at index r
 };
 
 struct Scenario {

@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <unordered_map>
 
 #include "topo/builders.h"
+#include "workload/chakra.h"
 #include "workload/collectives.h"
 #include "workload/dependency_trace.h"
 #include "workload/flow_file.h"
 #include "workload/patterns.h"
+#include "workload/simai.h"
 
 namespace rocesim {
 
@@ -21,14 +24,16 @@ constexpr int64_t kMaxBytes = int64_t{1} << 50;
 constexpr uint16_t kIncastDport = 200;  // as in ns-3 HPCC flow files
 
 const std::vector<std::string>& pattern_names() {
-  static const std::vector<std::string> names{"all_to_all", "groups",          "permutation", "incast",
-                                              "hotspot",    "set_to_set",      "long_lived",  "burst",
-                                              "collective", "dependency_trace"};
+  static const std::vector<std::string> names{"all_to_all", "groups",           "permutation", "incast",
+                                              "hotspot",    "set_to_set",       "long_lived",  "burst",
+                                              "collective", "dependency_trace", "chakra",      "simai"};
   return names;
 }
 
 // Patterns whose flows wait for other flows (DagRunner jobs rather than FlowSources).
-bool is_job_pattern(const std::string& p) { return p == "collective" || p == "dependency_trace"; }
+bool is_job_pattern(const std::string& p) {
+  return p == "collective" || p == "dependency_trace" || p == "chakra" || p == "simai";
+}
 
 void resolved_note(Config& c, const std::string& key, const std::string& note) { c.note(key, note); }
 
@@ -388,6 +393,82 @@ void read_trace(Config& c, const Scenario& s, const std::string& k, TrafficSpec&
   t.size_bytes = read_dependency_trace(t.trace_path, trace_hosts(s.topo)).total_bytes();
 }
 
+// A training job (chakra, simai): the rank-to-host map, the collectives' options, read and compiled here so
+// that every problem is an error before the run.
+void read_training(Config& c, const Scenario& s, const std::string& k, TrafficSpec& t) {
+  const bool chakra = t.pattern == "chakra";
+  const double scale = c.get_double(k + "compute_scale", 1.0, 0, 1e6);
+  t.iterations = static_cast<uint64_t>(c.get_int(k + "iterations", 1, 1, int64_t{1} << 30));
+  t.chunks = static_cast<int>(c.get_int(k + "chunks", 1, 1, 1 << 16));
+  t.step_latency = c.get_us(k + "step_latency_us", 0);
+  TrainingOptions o;
+  o.chunks = t.chunks;
+  o.step_latency = t.step_latency;
+  o.allreduce =
+      c.get_string(k + "allreduce", "ring_allreduce", {"ring_allreduce", "halving_doubling_allreduce"});
+  o.link = host_link_rates(s.topo);
+  TrainingGraph g;
+  try {
+    if (chakra) {
+      if (!c.has(k + "files"))
+        c.fail(k + "pattern",
+               "pattern = \"chakra\" needs files = a folder of .et files, a pattern such as \"trace.*.et\" "
+               "or a list of files in rank order");
+      if (c.has(k + "files[0]")) {
+        for (const std::string& f : c.get_string_list(k + "files", {}))
+          t.trace_files.push_back(resolve_path(c, f));
+      } else {
+        t.trace_files = chakra_trace_files(resolve_path(c, c.get_string(k + "files", "")));
+      }
+      std::map<std::string, std::vector<int>> groups;
+      const size_t ng = c.table_array_size(k + "groups");
+      for (size_t i = 0; i < ng; ++i) {
+        const std::string gk = fmt::format("{}groups[{}].", k, i);
+        if (!c.has(gk + "name") || !c.has(gk + "ranks"))
+          c.fail(gk + "name", "a process group needs name (its pg_name) and ranks (in collective order)");
+        std::vector<int> ranks;
+        for (double r : c.get_double_list(gk + "ranks", {}, 0, 1 << 24)) {
+          if (std::floor(r) != r) c.fail(gk + "ranks", fmt::format("ranks are integers, got {}", r));
+          ranks.push_back(static_cast<int>(r));
+        }
+        if (!groups.emplace(c.get_string(gk + "name", ""), std::move(ranks)).second)
+          c.fail(gk + "name", "process group named twice");
+      }
+      g = read_chakra_trace(t.trace_files, groups, scale);
+    } else {
+      if (!c.has(k + "file"))
+        c.fail(k + "pattern", "pattern = \"simai\" needs file = a SimAI (AICB) workload file");
+      t.trace_path = resolve_path(c, c.get_string(k + "file", ""));
+      g = read_simai_workload(t.trace_path, scale).graph;
+    }
+  } catch (const InputError& e) {
+    c.fail(k + (chakra ? "files" : "file"), e.what());
+  }
+  const size_t nranks = g.ranks.size();
+  if (c.has(k + "ranks")) {
+    t.hosts = host_list(c, s.topo, k + "ranks");
+    if (t.hosts.size() != nranks)
+      c.fail(k + "ranks", fmt::format("lists {} hosts for the trace's {} ranks", t.hosts.size(), nranks));
+  } else {
+    const std::vector<int> all = s.topo.hosts();
+    if (all.size() < nranks)
+      c.fail(k + "pattern",
+             fmt::format("the trace has {} ranks but the topology only {} hosts", nranks, all.size()));
+    t.hosts.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(nranks));
+    resolved_note(c, k + "ranks", fmt::format("rank i on the i-th host (the first {} hosts)", nranks));
+  }
+  for (int h : t.hosts)
+    if (!(o.link[h].bps > 0)) c.fail(k + "ranks", fmt::format("host '{}' has no link", label(s.topo, h)));
+  o.hosts = t.hosts;
+  try {
+    auto compiled = std::make_shared<CompiledTraining>(compile_training(g, o));
+    t.size_bytes = compiled->dag.total_bytes();
+    t.training = std::move(compiled);
+  } catch (const InputError& e) {
+    c.fail(k + (chakra ? "files" : "file"), e.what());
+  }
+}
+
 }  // namespace
 
 void add_traffic_jobs(const Scenario& s, DagRunner& runner) {
@@ -409,6 +490,13 @@ void add_traffic_jobs(const Scenario& s, DagRunner& runner) {
       j.bytes_per_rank = t.size_bytes;
       j.bus_factor = bus_bandwidth_factor(t.collective, j.ranks);
       j.ideal = collective_ideal_time(p, slowest_link(s.topo, t.hosts));
+    } else if (t.pattern == "chakra" || t.pattern == "simai") {
+      j.kind = t.pattern;
+      j.dag = t.training->dag;
+      j.spans = t.training->spans;
+      j.iterations = static_cast<uint32_t>(t.iterations);
+      j.ranks = static_cast<int>(t.hosts.size());
+      j.bytes_per_rank = j.dag.total_bytes();
     } else {
       j.kind = "trace";
       j.dag = read_dependency_trace(t.trace_path, trace_hosts(s.topo));
@@ -513,6 +601,8 @@ void read_pattern_keys(Config& c, Scenario& s, size_t i, const std::string& k, T
     read_collective(c, s, k, t);
   } else if (p == "dependency_trace") {
     read_trace(c, s, k, t);
+  } else if (p == "chakra" || p == "simai") {
+    read_training(c, s, k, t);
   }
 }
 

@@ -37,6 +37,12 @@
 //                for finish (workload/collectives.h). No stop_us / max_flows.
 //   dependency_trace  file (CSV or JSON Lines; workload/dependency_trace.h), job: flows that start at a
 //                time or after other flows; start_us shifts the whole trace.
+//   chakra       files (a folder, a "name.*.et" pattern or a list in rank order; workload/chakra.h), groups
+//                ([{name, ranks}]: the process groups by pg_name), ranks (hosts; default the first N),
+//                compute_scale (1), iterations (1), allreduce (ring_allreduce), chunks, step_latency_us,
+//                job: a training job (workload/training.h), read and compiled when the table is read.
+//   simai        file (a SimAI/AICB workload file; workload/simai.h), ranks, compute_scale, iterations,
+//                allreduce, chunks, step_latency_us, job: as chakra.
 #pragma once
 #include <memory>
 #include <vector>
@@ -52,7 +58,7 @@ void read_traffic(Config& c, Scenario& s);
 // Adds one streaming generator per traffic spec to `merged`; CDFs are kept alive in `cdfs`.
 void add_traffic_sources(const Scenario& s, MergedSource& merged,
                          std::vector<std::unique_ptr<SizeCdf>>& cdfs);
-// Adds one job per collective / dependency_trace table (in table order) to `runner`.
+// Adds one job per collective / dependency_trace / chakra / simai table (in table order) to `runner`.
 void add_traffic_jobs(const Scenario& s, DagRunner& runner);
 // The generator of s.traffic[index]; `sizes` is its loaded workload (nullptr when it has size_bytes).
 // Its random streams are named "traffic<index>". Throws InputError for parameters the reader let through.

@@ -1,0 +1,516 @@
+// Training jobs from Chakra execution traces and SimAI workload files (workload/training.h,
+// workload/chakra.h, workload/simai.h): what is read, how it runs on the fabric, and the errors of bad input.
+#include "workload/training.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "app/run.h"
+#include "config/scenario.h"
+#include "core/error.h"
+#include "stats/collective_stats.h"
+#include "topo/builders.h"
+#include "workload/chakra.h"
+#include "workload/simai.h"
+
+namespace rocesim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Chakra's NodeType and CollectiveCommType numbers (workload/proto/chakra_et.proto).
+constexpr int kMetadata = 1, kMemLoad = 2, kComp = 4, kSend = 5, kRecv = 6, kColl = 7;
+constexpr int64_t kAllReduce = 0, kReduce = 1, kAllGather = 2, kBroadcast = 5, kAllToAll = 6,
+                  kReduceScatter = 7, kBarrier = 9;
+
+struct TmpDir {
+  fs::path path =
+      fs::temp_directory_path() / ("rocesim_train_" + std::to_string(::getpid()) + "_" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  TmpDir() { fs::create_directories(path); }
+  ~TmpDir() { fs::remove_all(path); }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return file(name);
+  }
+};
+
+ChakraNodeOut comp(uint64_t id, uint64_t us, std::vector<uint64_t> deps = {}) {
+  ChakraNodeOut n;
+  n.id = id;
+  n.name = "comp" + std::to_string(id);
+  n.type = kComp;
+  n.duration_us = us;
+  n.data_deps = std::move(deps);
+  return n;
+}
+
+ChakraNodeOut coll(uint64_t id, int64_t type, int64_t bytes, std::vector<uint64_t> deps = {},
+                   const std::string& pg = "") {
+  ChakraNodeOut n;
+  n.id = id;
+  n.name = "coll" + std::to_string(id);
+  n.type = kColl;
+  n.ctrl_deps = std::move(deps);
+  n.ints = {{"comm_type", type}, {"comm_size", bytes}};
+  if (!pg.empty()) n.strings = {{"pg_name", pg}};
+  return n;
+}
+
+ChakraNodeOut p2p(uint64_t id, bool send, int peer, int64_t bytes, int64_t tag,
+                  std::vector<uint64_t> deps = {}) {
+  ChakraNodeOut n;
+  n.id = id;
+  n.name = send ? "send" : "recv";
+  n.type = send ? kSend : kRecv;
+  n.data_deps = std::move(deps);
+  n.ints = {{send ? "comm_dst" : "comm_src", peer}, {"comm_size", bytes}, {"comm_tag", tag}};
+  return n;
+}
+
+// Writes rank r's nodes to <dir>/t.<r>.et; returns the folder.
+std::string write_trace(const TmpDir& d, const std::vector<std::vector<ChakraNodeOut>>& ranks) {
+  for (size_t r = 0; r < ranks.size(); ++r)
+    write_chakra_trace(d.file("t." + std::to_string(r) + ".et"), ranks[r]);
+  return d.path.string();
+}
+
+// A star of n hosts at 100 Gb/s (4000-byte payloads, an ACK per 4 packets, as collectives_test.cc), one
+// training table.
+std::string star(int n, const std::string& table) {
+  return "duration_ms = 1000\n[topology]\nkind = \"star\"\nhosts = " + std::to_string(n) +
+         "\nrate_gbps = 100\nlink_delay_us = 1\n[nic]\nmtu_bytes = 4000\nack_interval = 4\n[cc]\nscheme = "
+         "\"none\"\n[[traffic]]\n" +
+         table;
+}
+
+struct JobRun {
+  Scenario s;
+  RunResult r;
+  std::vector<std::vector<std::string>> rows;  // collectives.csv, header first
+  const std::vector<std::string>* row(const std::string& node, size_t iteration = 0) const {
+    for (const auto& x : rows)
+      if (x.size() == 13 && x[12] == node && x[3] == std::to_string(iteration)) return &x;
+    return nullptr;
+  }
+  const std::vector<std::string>& job_row(size_t iteration) const {
+    for (const auto& x : rows)
+      if (x.size() == 13 && x[12].empty() && x[3] == std::to_string(iteration)) return x;
+    throw std::runtime_error("no job row");
+  }
+};
+
+JobRun run(const std::string& text) {
+  JobRun x{load_scenario_text(text, "train.toml"), {}, {}};
+  Network net(x.s.topo, x.s.sw, x.s.nic, x.s.seed, x.s.make_scheme());
+  RunOptions o;
+  o.keep_flows = true;
+  auto runner = x.s.make_dependent_flows();
+  if (!runner) throw std::runtime_error("no job");
+  // run_network makes its own runner: run it for the flows, and this one for collectives.csv.
+  x.r = run_scenario(x.s, o);
+  net.set_dependent_flows(runner.get());
+  net.run(x.s.duration);
+  std::ostringstream out;
+  write_collectives_csv(out, *runner);
+  std::istringstream in(out.str());
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::string cell;
+    std::istringstream ls(line);
+    while (std::getline(ls, cell, ',')) f.push_back(cell);
+    if (!line.empty() && line.back() == ',') f.push_back("");
+    x.rows.push_back(f);
+  }
+  return x;
+}
+
+double num(const std::string& v) { return std::stod(v); }
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// --- reading ---
+
+TEST(ChakraTrace, ReadsEveryNodeType) {
+  TmpDir d;
+  ChakraNodeOut meta;
+  meta.id = 9;
+  meta.type = kMetadata;
+  ChakraNodeOut c = comp(1, 250);
+  c.ints = {{"num_ops", 7}};  // ignored
+  c.strings = {{"op_schema", "aten::mm"}};
+  std::vector<ChakraNodeOut> r0{meta,
+                                c,
+                                coll(2, kAllReduce, 4096, {1}),
+                                coll(3, kAllGather, 4096, {2}),
+                                coll(4, kReduceScatter, 4096, {3}),
+                                coll(5, kAllToAll, 4096, {4}),
+                                coll(6, kBroadcast, 4096, {5}),
+                                coll(7, kBarrier, 0, {6}),
+                                p2p(8, true, 1, 1000, 3, {7}),
+                                p2p(10, false, 1, 500, 4, {8, 9})};
+  r0.back().ctrl_deps = {1};
+  const std::string f = d.file("x.0.et"), f1 = d.file("x.1.et");
+  write_chakra_trace(f, r0);
+  write_chakra_trace(f1, {comp(1, 1)});
+  const TrainingGraph g = read_chakra_trace({f, f1}, {}, 2.0);
+  ASSERT_EQ(g.ranks.size(), 2u);
+  const auto& ops = g.ranks[0];
+  ASSERT_EQ(ops.size(), r0.size());
+  using K = TrainingOp::Kind;
+  EXPECT_EQ(ops[0].kind, K::kNoop);
+  EXPECT_EQ(ops[1].kind, K::kCompute);
+  EXPECT_EQ(ops[1].duration, Time::from_us(500));  // 250 us x compute_scale 2
+  EXPECT_EQ(ops[1].name, "comp1");
+  const char* expect[] = {"allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast", "barrier"};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(ops[2 + i].kind, K::kCollective);
+    EXPECT_EQ(ops[2 + i].collective, expect[i]);
+    EXPECT_EQ(ops[2 + i].group, 0);  // no pg_name: every rank
+    EXPECT_EQ(ops[2 + i].after, std::vector<uint32_t>{static_cast<uint32_t>(1 + i)});
+  }
+  EXPECT_EQ(ops[2].bytes, 4096);
+  EXPECT_EQ(ops[8].kind, K::kSend);
+  EXPECT_EQ(ops[8].peer, 1);
+  EXPECT_EQ(ops[8].bytes, 1000);
+  EXPECT_EQ(ops[8].tag, 3);
+  EXPECT_EQ(ops[9].kind, K::kRecv);
+  EXPECT_EQ(ops[9].tag, 4);
+  EXPECT_EQ(ops[9].after, (std::vector<uint32_t>{8, 0, 1}));  // data deps, then control deps
+}
+
+TEST(ChakraTrace, FilesByFolderPatternAndRank) {
+  TmpDir d;
+  for (int r : {2, 0, 1}) write_chakra_trace(d.file("llm." + std::to_string(r) + ".et"), {comp(1, 1)});
+  d.write("notes.txt", "x");
+  const auto files = chakra_trace_files(d.path.string());
+  ASSERT_EQ(files.size(), 3u);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(fs::path(files[r]).filename(), "llm." + std::to_string(r) + ".et");
+  EXPECT_EQ(chakra_trace_files(d.file("llm.*.et")), files);
+  write_chakra_trace(d.file("llm.7.et"), {comp(1, 1)});
+  EXPECT_NE(error_of([&] { (void)chakra_trace_files(d.path.string()); }).find("rank 7 but only 4 files"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { (void)chakra_trace_files(d.file("none.*.et")); }).find("no .et files match"),
+            std::string::npos);
+}
+
+TEST(ChakraTrace, ErrorsNameTheFileNodeAndWhatIsSupported) {
+  TmpDir d;
+  const std::string f = d.file("bad.0.et");
+  ChakraNodeOut mem = comp(5, 1);
+  mem.type = kMemLoad;
+  write_chakra_trace(f, {comp(1, 1), mem});
+  std::string e = error_of([&] { (void)read_chakra_trace({f}, {}, 1); });
+  EXPECT_NE(
+      e.find(f + ": node 5 ('comp5'): node type MEM_LOAD_NODE is not supported; rocesim reads COMP_NODE, "
+                 "COMM_COLL_NODE, COMM_SEND_NODE, COMM_RECV_NODE and METADATA_NODE"),
+      std::string::npos)
+      << e;
+  ChakraNodeOut odd = comp(6, 1);
+  odd.type = 42;
+  write_chakra_trace(f, {odd});
+  e = error_of([&] { (void)read_chakra_trace({f}, {}, 1); });
+  EXPECT_NE(e.find("node 6 ('comp6'): node type 42 is not supported"), std::string::npos) << e;
+  write_chakra_trace(f, {coll(3, kReduce, 100)});
+  e = error_of([&] { (void)read_chakra_trace({f}, {}, 1); });
+  EXPECT_NE(e.find("node 3 ('coll3'): comm_type 1 (REDUCE) is not supported; supported: ALL_REDUCE"),
+            std::string::npos)
+      << e;
+  ChakraNodeOut nosize = coll(4, kAllReduce, 1);
+  nosize.ints.pop_back();
+  write_chakra_trace(f, {nosize});
+  e = error_of([&] { (void)read_chakra_trace({f}, {}, 1); });
+  EXPECT_NE(e.find("COMM_COLL_NODE needs the attribute comm_size"), std::string::npos) << e;
+  ChakraNodeOut strsize = coll(4, kAllReduce, 1);
+  strsize.ints.pop_back();
+  strsize.strings = {{"comm_size", "big"}};
+  write_chakra_trace(f, {strsize});
+  e = error_of([&] { (void)read_chakra_trace({f}, {}, 1); });
+  EXPECT_NE(e.find("attribute comm_size must hold an integer"), std::string::npos) << e;
+  write_chakra_trace(f, {coll(4, kAllReduce, 10, {}, "tp")});
+  e = error_of([&] { (void)read_chakra_trace({f}, {}, 1); });
+  EXPECT_NE(e.find("process group 'tp' is not defined"), std::string::npos) << e;
+  write_chakra_trace(f, {comp(1, 1, {77})});
+  e = error_of([&] { (void)read_chakra_trace({f}, {}, 1); });
+  EXPECT_NE(e.find("node 1 ('comp1'): depends on node 77, which is not in the file"), std::string::npos) << e;
+  // A missing file, a truncated stream, a file that is not a trace.
+  e = error_of([&] { (void)read_chakra_trace({d.file("gone.0.et")}, {}, 1); });
+  EXPECT_NE(e.find("gone.0.et: cannot open the Chakra trace file"), std::string::npos) << e;
+  write_chakra_trace(f, {comp(1, 1), comp(2, 1, {1}), comp(3, 1, {2})});
+  const auto size = fs::file_size(f);
+  fs::resize_file(f, size - 3);
+  e = error_of([&] { (void)read_chakra_trace({f}, {}, 1); });
+  EXPECT_NE(e.find(f + ": truncated at byte"), std::string::npos) << e;
+  EXPECT_NE(e.find("message 3 (after node 2)"), std::string::npos) << e;
+  d.write("text.0.et", "\xff\xff\xff\xff\xff\xff");
+  e = error_of([&] { (void)read_chakra_trace({d.file("text.0.et")}, {}, 1); });
+  EXPECT_NE(e.find("text.0.et: truncated or corrupt at byte 0"), std::string::npos) << e;
+}
+
+TEST(ChakraTrace, MatchingErrorsNameBothRanks) {
+  TmpDir d;
+  // Rank 1 makes its all-reduce with another size; rank 0 sends a message nobody receives.
+  write_trace(d, {{coll(1, kAllReduce, 1000)}, {coll(1, kAllReduce, 2000)}});
+  TrainingOptions o;
+  o.hosts = {0, 1};
+  std::string e =
+      error_of([&] { (void)compile_training(read_chakra_trace(chakra_trace_files(d.path), {}, 1), o); });
+  EXPECT_NE(
+      e.find("t.1.et: node 1 ('coll1'): is collective 0 of its group on rank 1, a allreduce of 2000 bytes"),
+      std::string::npos)
+      << e;
+  write_trace(d, {{p2p(1, true, 1, 100, 0)}, {comp(1, 1)}});
+  e = error_of([&] { (void)compile_training(read_chakra_trace(chakra_trace_files(d.path), {}, 1), o); });
+  EXPECT_NE(e.find("t.0.et: node 1 ('send'): send (rank 0 to rank 1, tag 0) has no matching recv"),
+            std::string::npos)
+      << e;
+  write_trace(d, {{coll(1, kAllReduce, 1000)}, {comp(1, 1)}});
+  e = error_of([&] { (void)compile_training(read_chakra_trace(chakra_trace_files(d.path), {}, 1), o); });
+  EXPECT_NE(e.find("rank 1 ("), std::string::npos) << e;
+  EXPECT_NE(e.find("makes fewer collectives on process group 0"), std::string::npos) << e;
+}
+
+// --- on the fabric ---
+
+TEST(ChakraRun, ComputeDelaysTheCollectiveUntilItsLastRank) {
+  TmpDir d;
+  // Every rank computes, then all-reduces 32 MB, then computes 50 us; rank 2 computes longest (300 us).
+  std::vector<std::vector<ChakraNodeOut>> ranks;
+  for (int r = 0; r < 4; ++r)
+    ranks.push_back({comp(1, r == 2 ? 300 : 100), coll(2, kAllReduce, 32000000, {1}), comp(3, 50, {2})});
+  write_trace(d, ranks);
+  const JobRun x = run(star(4, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\njob = \"llm\"\n"));
+  const auto* c = x.row("2:coll2");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)[0], "llm");
+  EXPECT_EQ((*c)[1], "ring_allreduce");
+  EXPECT_EQ((*c)[2], "4");
+  EXPECT_EQ((*c)[4], "32000000");
+  // The collective starts when its last rank is ready: at 300 us exactly (released in advance).
+  EXPECT_EQ(num((*c)[5]), 300.0);
+  // It takes the ring's closed form (within 3 %), then the 50 us compute ends the iteration.
+  const double ring = 2.0 * 3 / 4 * 32e6 * 8 / 100e3;
+  EXPECT_NEAR(num((*c)[7]) / ring, 1.0, 0.03) << (*c)[7];
+  EXPECT_FALSE((*c)[9].empty());  // busbw
+  const auto& job = x.job_row(0);
+  EXPECT_EQ(job[1], "chakra");
+  EXPECT_EQ(num(job[5]), 0.0);
+  EXPECT_NEAR(num(job[6]), num((*c)[6]) + 50, 1e-6);
+  EXPECT_EQ(x.r.flows.size(), 2u * 3 * 4);
+}
+
+TEST(ChakraRun, SendRecvIsOneFlowOfItsSizeAfterBothSidesAreReady) {
+  TmpDir d;
+  write_trace(
+      d, {{comp(1, 20), p2p(2, true, 1, 123456, 7, {1})}, {comp(1, 80), p2p(2, false, 0, 123456, 7, {1})}});
+  const JobRun x = run(star(2, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\n"));
+  ASSERT_EQ(x.r.flows.size(), 1u);
+  const FlowRecord& f = x.r.flows[0];
+  EXPECT_EQ(f.size_bytes, 123456);
+  EXPECT_EQ(f.src, lookup_node(x.s.topo, "h0"));
+  EXPECT_EQ(f.dst, lookup_node(x.s.topo, "h1"));
+  EXPECT_EQ(f.start, Time::from_us(80));
+  const auto* row = x.row("2:send");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ((*row)[1], "sendrecv");
+  EXPECT_EQ((*row)[4], "123456");
+}
+
+TEST(ChakraRun, ProcessGroupAndRankMapAreHonoured) {
+  TmpDir d;
+  // Ranks 1 and 3 all-gather in group "pair"; ranks 0 and 2 only compute. Rank r runs on host h(3-r).
+  std::vector<std::vector<ChakraNodeOut>> ranks;
+  for (int r = 0; r < 4; ++r)
+    ranks.push_back(r % 2 ? std::vector<ChakraNodeOut>{coll(1, kAllGather, 200000, {}, "pair")}
+                          : std::vector<ChakraNodeOut>{comp(1, 5)});
+  write_trace(d, ranks);
+  const JobRun x = run(star(4, "pattern = \"chakra\"\nfiles = \"" + d.file("t.*.et") +
+                                   "\"\nranks = [\"h3\", \"h2\", \"h1\", \"h0\"]\n"
+                                   "groups = [{ name = \"pair\", ranks = [3, 1] }]\n"));
+  ASSERT_EQ(x.r.flows.size(), 2u);
+  const int h0 = lookup_node(x.s.topo, "h0"), h2 = lookup_node(x.s.topo, "h2");
+  for (const FlowRecord& f : x.r.flows) {
+    EXPECT_TRUE((f.src == h0 && f.dst == h2) || (f.src == h2 && f.dst == h0)) << f.src << "->" << f.dst;
+    EXPECT_EQ(f.size_bytes, 100000);  // half the gathered 200 KB
+  }
+  const auto* row = x.row("1:coll1");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ((*row)[2], "2");
+}
+
+TEST(ChakraRun, IterationsRepeatTheGraph) {
+  TmpDir d;
+  std::vector<std::vector<ChakraNodeOut>> ranks;
+  for (int r = 0; r < 2; ++r) ranks.push_back({comp(1, 10), coll(2, kAllReduce, 400000, {1})});
+  write_trace(d, ranks);
+  const JobRun x = run(star(
+      2, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\niterations = 3\ncompute_scale = 2\n"));
+  EXPECT_EQ(x.r.summary["jobs"][0]["iterations_finished"].get<int>(), 3);
+  EXPECT_EQ(x.r.summary["jobs"][0]["collectives_per_iteration"].get<int>(), 1);
+  EXPECT_EQ(x.r.flows.size(), 3u * 2 * 2);
+  for (size_t i = 0; i < 3; ++i) {
+    const auto* c = x.row("2:coll2", i);
+    ASSERT_NE(c, nullptr) << i;
+    const auto& job = x.job_row(i);
+    // Iteration i + 1 starts when iteration i ends; its collective 20 us (10 x compute_scale) later.
+    if (i > 0) {
+      EXPECT_EQ(job[5], x.job_row(i - 1)[6]);
+    }
+    EXPECT_NEAR(num((*c)[5]), num(job[5]) + 20, 1e-6);
+    EXPECT_EQ((*c)[6], job[6]);
+  }
+}
+
+TEST(ChakraConfig, ScenarioErrorsNameTheKeyAndTheFile) {
+  TmpDir d;
+  write_trace(d, {{comp(1, 1)}, {comp(1, 1)}, {comp(1, 1)}});
+  std::string e = error_of([&] {
+    (void)load_scenario_text(star(2, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\n"),
+                             "x.toml");
+  });
+  EXPECT_NE(e.find("the trace has 3 ranks but the topology only 2 hosts"), std::string::npos) << e;
+  e = error_of([&] { (void)load_scenario_text(star(2, "pattern = \"chakra\"\n"), "x.toml"); });
+  EXPECT_NE(e.find("needs files"), std::string::npos) << e;
+  e = error_of([&] {
+    (void)load_scenario_text(star(4, "pattern = \"chakra\"\nfiles = \"" + d.file("missing.et") + "\"\n"),
+                             "x.toml");
+  });
+  EXPECT_NE(e.find("missing.et: no such Chakra trace file or folder"), std::string::npos) << e;
+}
+
+// --- SimAI ---
+
+const char* const kSimai =
+    "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 ep: 1 pp: 1 vpp: 8 ga: 1 all_gpus: 4 "
+    "checkpoints: 0 checkpoint_initiates: 0\n"
+    "2\n"
+    "embedding_layer -1 100000 ALLREDUCE 800000 1 NONE 0 1 NONE 0 100\n"
+    "attention -1 50000 NONE 0 20000 ALLGATHER 400000 30000 ALLREDUCE 2000000 100\n";
+
+TEST(Simai, ReadsLayersGroupsAndTheSchedule) {
+  TmpDir d;
+  const SimaiWorkload w = read_simai_workload(d.write("w.txt", kSimai), 1.0);
+  EXPECT_EQ(w.tp, 2);
+  EXPECT_EQ(w.all_gpus, 4);
+  ASSERT_EQ(w.graph.ranks.size(), 4u);
+  // Rank 1: fwd(emb) 100 us, TP all-reduce; fwd(att) 50 us; ig(att) 20 us, TP all-gather; wg(att) 30 us,
+  // DP all-reduce (overlapping); ig(emb), wg(emb).
+  const auto& ops = w.graph.ranks[1];
+  ASSERT_EQ(ops.size(), 9u);
+  EXPECT_EQ(ops[0].name, "embedding_layer.fwd");
+  EXPECT_EQ(ops[0].duration, Time::from_us(100));
+  EXPECT_EQ(ops[1].collective, "allreduce");
+  EXPECT_EQ(w.graph.groups[ops[1].group], (std::vector<int>{0, 1}));  // TP: consecutive ranks
+  EXPECT_EQ(ops[4].collective, "allgather");
+  EXPECT_EQ(ops[4].name, "attention.ig_comm");
+  EXPECT_EQ(ops[6].collective, "allreduce");
+  EXPECT_EQ(w.graph.groups[ops[6].group], (std::vector<int>{1, 3}));  // DP: same position in each TP block
+  EXPECT_EQ(ops[7].name, "embedding_layer.ig");
+  EXPECT_EQ(ops[7].after, std::vector<uint32_t>{5});  // after wg compute, not its comm
+}
+
+TEST(Simai, GroupSuffixesMapToEpAndDpEp) {
+  TmpDir d;
+  const std::string f =
+      d.write("w.txt",
+              "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 ep: 2 pp: 1 all_gpus: 8\n"
+              "1\nmoe -1 1 ALLTOALL_EP 1000 1 NONE 0 1 ALLREDUCE_DP_EP 1000 1\n");
+  const SimaiWorkload w = read_simai_workload(f, 1.0);
+  const auto& ops = w.graph.ranks[5];                                 // TP block 2, position 1
+  EXPECT_EQ(w.graph.groups[ops[1].group], (std::vector<int>{5, 7}));  // EP: blocks 2, 3
+  EXPECT_EQ(w.graph.groups[ops[4].group], (std::vector<int>{1, 5}));  // DP_EP: blocks 0, 2
+}
+
+TEST(Simai, ErrorsNameTheLineAndWhatIsExpected) {
+  TmpDir d;
+  std::string bad = kSimai;
+  bad.replace(bad.find("ALLGATHER"), 9, "ALLSHUFFLE");
+  const std::string f = d.write("w.txt", bad);
+  std::string e = error_of([&] { (void)read_simai_workload(f, 1); });
+  EXPECT_NE(
+      e.find(f + ":4: input-gradient comm type: unknown comm type 'ALLSHUFFLE'; expected NONE or ALLREDUCE, "
+                 "ALLGATHER, REDUCESCATTER or ALLTOALL, optionally with _TP, _DP, _EP or _DP_EP"),
+      std::string::npos)
+      << e;
+  e = error_of(
+      [&] { (void)read_simai_workload(d.write("s.txt", "HYBRID_TRANSFORMER all_gpus: 4\n1\n"), 1); });
+  EXPECT_NE(e.find("s.txt:1: the header needs 'model_parallel_NPU_group: <number>'"), std::string::npos) << e;
+  e = error_of([&] {
+    (void)read_simai_workload(d.write("t.txt",
+                                      "HYBRID_TRANSFORMER model_parallel_NPU_group: 1 all_gpus: 2\n2\n"
+                                      "a -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n"),
+                              1);
+  });
+  EXPECT_NE(e.find("t.txt:4: the file ends after 1 of its 2 layers"), std::string::npos) << e;
+  e = error_of([&] {
+    (void)read_simai_workload(d.write("u.txt",
+                                      "HYBRID_TRANSFORMER model_parallel_NPU_group: 1 all_gpus: 2\n1\n"
+                                      "a -1 x NONE 0 1 NONE 0 1 NONE 0 1\n"),
+                              1);
+  });
+  EXPECT_NE(e.find("u.txt:3: forward compute time (ns): expected a whole number >= 0, got 'x'"),
+            std::string::npos)
+      << e;
+  e = error_of([&] { (void)read_simai_workload(d.file("none.txt"), 1); });
+  EXPECT_NE(e.find("none.txt: cannot open"), std::string::npos) << e;
+}
+
+TEST(SimaiRun, PhasesRunInOrderOverTheirGroups) {
+  TmpDir d;
+  const JobRun x =
+      run(star(4, "pattern = \"simai\"\nfile = \"" + d.write("w.txt", kSimai) + "\"\njob = \"gpt\"\n"));
+  // The embedding's forward all-reduce starts after its 100 us of compute, over the TP pairs (two
+  // collectives, one per TP group, both rows).
+  const auto* fwd = x.row("0:embedding_layer.fwd_comm");
+  ASSERT_NE(fwd, nullptr);
+  EXPECT_EQ(num((*fwd)[5]), 100.0);
+  EXPECT_EQ((*fwd)[2], "2");
+  // The attention's input-gradient all-gather starts 50 + 20 us after the forward all-reduce ends.
+  const auto* ig = x.row("1:attention.ig_comm");
+  ASSERT_NE(ig, nullptr);
+  EXPECT_NEAR(num((*ig)[5]), num((*fwd)[6]) + 70, 1e-6);
+  // The DP all-reduce runs after the weight-gradient compute, over ranks {0, 2} and {1, 3}.
+  const auto* wg = x.row("1:attention.wg_comm");
+  ASSERT_NE(wg, nullptr);
+  EXPECT_NEAR(num((*wg)[5]), num((*ig)[6]) + 30, 1e-6);
+  EXPECT_EQ(x.job_row(0)[1], "simai");
+  size_t per_pair = 0;
+  for (const auto& row : x.rows) per_pair += row.size() == 13 && row[12] == "1:attention.wg_comm";
+  EXPECT_EQ(per_pair, 2u);
+}
+
+// The examples of docs/user-guide.md ("Bring your training job") run to their end.
+TEST(TrainingExamples, ChakraAndSimaiScenariosRun) {
+  for (const char* name : {"chakra_step", "simai_gpt"}) {
+    SCOPED_TRACE(name);
+    const Scenario s =
+        load_scenario((fs::path(ROCESIM_SCENARIO_DIR) / "ai" / (std::string(name) + ".toml")).string());
+    RunOptions o;
+    const RunResult r = run_scenario(s, o);
+    const auto& job = r.summary["jobs"][0];
+    EXPECT_EQ(job["iterations_finished"].get<int>(), 2);
+    EXPECT_EQ(job["ranks"].get<int>(), 8);
+    // chakra_step: per iteration 4 x 2 x 2 tensor-parallel all-reduces (4 groups, 2 layers, fwd + bwd), 2 x 2
+    // data-parallel ones and 4 send/recv pairs; simai_gpt: 4 x 5 tensor-parallel (embedding fwd, attention
+    // and mlp fwd + ig) and 2 x 4 data-parallel (grad_norm, attention, mlp, final_norm's all-gather).
+    EXPECT_EQ(job["collectives_per_iteration"].get<int>(), std::string(name) == "chakra_step" ? 24 : 28);
+    EXPECT_TRUE(r.summary["complete"].get<bool>());
+  }
+}
+
+}  // namespace
+}  // namespace rocesim
