@@ -156,13 +156,14 @@ WorkEstimate estimate_work(const Scenario& s, const EstimateOptions& opt) {
     w.last_start = end;
   }
 
-  // Collective and dependency_trace jobs: their graphs, every iteration (whether or not the run's end
-  // comes first), at the job's start.
+  // Collective, dependency_trace and training jobs: their graphs, every iteration (whether or not the run's
+  // end comes first), at the job's start.
   if (auto jobs = s.make_dependent_flows()) {
     w.jobs = true;
     for (size_t j = 0; j < jobs->num_jobs(); ++j) {
       const DagJob& job = jobs->job(j);
       for (uint32_t i = 0; i < job.dag.size(); ++i) {
+        if (job.dag.is_timer(i)) continue;  // a training job's compute: no traffic
         const FlowDag::Flow& f = job.dag.flow(i);
         sums.add(f.src, f.dst, f.bytes, job.start, job.iterations);
       }

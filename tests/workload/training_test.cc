@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "app/estimate.h"
 #include "app/run.h"
 #include "config/scenario.h"
 #include "core/error.h"
@@ -509,6 +510,13 @@ TEST(TrainingExamples, ChakraAndSimaiScenariosRun) {
     // and mlp fwd + ig) and 2 x 4 data-parallel (grad_norm, attention, mlp, final_norm's all-gather).
     EXPECT_EQ(job["collectives_per_iteration"].get<int>(), std::string(name) == "chakra_step" ? 24 : 28);
     EXPECT_TRUE(r.summary["complete"].get<bool>());
+    // The estimate counts the flows only (not the compute timers): chakra_step has per iteration 4 x 4 x 4
+    // tensor-parallel, 2 x 2 x 24 data-parallel and 4 point-to-point flows.
+    const uint64_t flows = r.summary["flows"]["finished"].get<uint64_t>();
+    EXPECT_EQ(estimate_work(s).flows, flows);
+    if (std::string(name) == "chakra_step") {
+      EXPECT_EQ(flows, 2u * (64 + 96 + 4));
+    }
   }
 }
 
