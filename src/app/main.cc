@@ -78,7 +78,7 @@ void print_table(const Scenario& s, const RunResult& r, const std::string& out_d
              j["performance"]["events"].get<uint64_t>(), j["performance"]["packet_hops"].get<uint64_t>(),
              j["performance"]["events_per_second"].get<double>() / 1e6,
              j["performance"]["packet_hops_per_second"].get<double>() / 1e6);
-  // Collective and dependency_trace jobs (stats/collective_stats.h).
+  // Collective, dependency_trace and training jobs (stats/collective_stats.h).
   if (j.contains("jobs"))
     for (const auto& job : j["jobs"]) {
       fmt::print("  job {} ({}, {} ranks): {} of {} iterations", job["job"].get<std::string>(),
@@ -231,7 +231,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   auto* run =
       app.add_subcommand("run",
                          "Run a scenario and write flows.csv, summary.json and scenario.resolved.toml (and "
-                         "collectives.csv with collective or dependency_trace jobs)");
+                         "collectives.csv with collective, dependency_trace, chakra or simai jobs)");
   run->add_option("scenario", a.src.scenario,
                   "Scenario file (TOML), or a name under scenarios/ such as 'demo'");
   run->add_option("--topology-file", a.src.topology_file,

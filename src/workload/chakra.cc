@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
-#include "workload/proto/chakra_et.pb.h"
+#include "workload/chakra_et.pb.h"
 
 namespace rocesim {
 
@@ -151,6 +151,9 @@ struct RankReader {
     switch (n.type()) {
       case pb::COMP_NODE:
         op.kind = TrainingOp::Kind::kCompute;
+        if (static_cast<double>(n.duration_micros()) * scale > 1e12)
+          fail(n, fmt::format("duration_micros = {} (x compute_scale {}) is more than 10^12 us",
+                              n.duration_micros(), scale));
         op.duration = Time::from_ps(std::llround(static_cast<double>(n.duration_micros()) * 1e6 * scale));
         break;
       case pb::METADATA_NODE:

@@ -1,6 +1,6 @@
 // MLCommons Chakra execution traces (the .et files of PyTorch's execution-trace observer after Chakra's
 // converter, or of Chakra's generators): one file per rank, a stream of protobuf messages (schema:
-// workload/proto/chakra_et.proto) each preceded by its length as a varint, first a GlobalMetadata, then the
+// workload/chakra_et.proto) each preceded by its length as a varint, first a GlobalMetadata, then the
 // rank's nodes. Read into a TrainingGraph (workload/training.h):
 //   COMP_NODE       compute of duration_micros (x compute_scale)
 //   COMM_COLL_NODE  a collective: attribute comm_type (CollectiveCommType: ALL_REDUCE, ALL_GATHER,

@@ -160,6 +160,10 @@ SimaiWorkload read_simai_workload(const std::string& path, double compute_scale)
     l.line = line;
     for (int p = 0; p < 3; ++p) {
       const int64_t ns = to_i64(path, line, fmt::format("{} compute time (ns)", kPhase[p]), f[2 + 3 * p]);
+      if (static_cast<double>(ns) * compute_scale > 1e15)
+        throw InputError(
+            path, line,
+            fmt::format("{} compute time {} ns (x compute_scale) is more than 10^15 ns", kPhase[p], ns));
       l.compute[p] = Time::from_ps(std::llround(static_cast<double>(ns) * 1e3 * compute_scale));
       l.comm[p] = parse_comm(path, line, fmt::format("{} comm type", kPhase[p]), f[3 + 3 * p],
                              p == 2 ? Group::kDp : Group::kTp);

@@ -24,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Chakra's NodeType and CollectiveCommType numbers (workload/proto/chakra_et.proto).
+// Chakra's NodeType and CollectiveCommType numbers (workload/chakra_et.proto).
 constexpr int kMetadata = 1, kMemLoad = 2, kComp = 4, kSend = 5, kRecv = 6, kColl = 7;
 constexpr int64_t kAllReduce = 0, kReduce = 1, kAllGather = 2, kBroadcast = 5, kAllToAll = 6,
                   kReduceScatter = 7, kBarrier = 9;
