@@ -25,6 +25,7 @@
 #include "core/error.h"
 #include "core/huge_pages.h"
 #include "stats/fct_compare.h"
+#include "topo/tiers.h"
 #include "workload/cdf.h"
 
 namespace fs = std::filesystem;
@@ -683,6 +684,7 @@ int validate_command(const ValidateArgs& a) {
   std::cout << "# " << s.file << ": valid (" << s.topo.num_hosts() << " hosts, "
             << s.topo.num_nodes - s.topo.num_hosts() << " switches, scheme " << s.scheme << ", about "
             << human_bytes(static_cast<double>(need)) << " of memory before the first event)\n";
+  for (const std::string& line : describe_tiers(summarize_tiers(s.topo))) std::cout << "# " << line << "\n";
   print_estimate(s, a, need);
   std::cout << s.resolved << "\n";
   if (!s.resolved_notes.empty())

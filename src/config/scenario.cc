@@ -156,6 +156,38 @@ TopoSpec read_mercury_victim(TopologyKeys& t) {
   return mercury_victim(p);
 }
 
+// GPU clusters (topo/builders.h gpu_cluster): rail_optimized, multi_plane (planes >= 2) and gpu_clos (three
+// tiers).
+TopoSpec read_gpu_cluster(TopologyKeys& t, int planes, bool three_tier) {
+  GpuClusterParams p;
+  p.planes = planes;
+  p.three_tier = three_tier;
+  if (three_tier) p.servers_per_pod = 2;
+  p.servers = t.count("servers", p.servers, 1, 1 << 20);
+  p.gpus_per_server = t.count("gpus_per_server", p.gpus_per_server, 1, 64);
+  if (t.c.has(t.key("rails")) && t.count("rails", p.gpus_per_server, 1, 64) != p.gpus_per_server)
+    t.c.fail(t.key("rails"), "one rail per GPU of a server: rails must equal gpus_per_server");
+  p.planes = t.count("planes", p.planes, planes, 7);
+  p.servers_per_pod = t.count("servers_per_pod", p.servers_per_pod, 0, 1 << 20);
+  if (p.servers_per_pod > 0 && p.servers % p.servers_per_pod)
+    t.c.fail(t.key("servers_per_pod"), fmt::format("servers ({}) must be a multiple of it", p.servers));
+  p.spines = t.count("spines", p.spines, 0, 1 << 16);
+  if (three_tier) p.cores = t.count("cores", p.cores, 0, 1 << 16);
+  p.oversubscription = t.c.get_double(t.key("oversubscription"), p.oversubscription, 1, 1024);
+  p.nic_rate = gbps(t.c, t.key("nic_rate_gbps"), p.nic_rate.gbps());
+  p.nvlink_rate = gbps(t.c, t.key("nvlink_rate_gbps"), p.nvlink_rate.gbps());
+  p.fabric_rate = t.fabric_rate(p.fabric_rate);
+  p.delay = t.link_delay(p.delay);
+  p.nvlink_delay = t.c.get_us(t.key("nvlink_delay_us"), p.nvlink_delay);
+  const GpuClusterShape g = gpu_cluster_shape(p);
+  if (three_tier && g.cores % g.spines)
+    t.c.fail(t.key("cores"), fmt::format("must be a multiple of spines per pod ({})", g.spines));
+  return gpu_cluster(p);
+}
+TopoSpec read_rail_optimized(TopologyKeys& t) { return read_gpu_cluster(t, 1, false); }
+TopoSpec read_multi_plane(TopologyKeys& t) { return read_gpu_cluster(t, 2, false); }
+TopoSpec read_gpu_clos(TopologyKeys& t) { return read_gpu_cluster(t, 1, true); }
+
 // The topology kinds (topology.kind), in the order `rocesim list` and the messages give them, with their
 // readers.
 struct TopologyKind {
@@ -171,6 +203,9 @@ constexpr TopologyKind kTopologyKinds[] = {
     {"mercury_victim", read_mercury_victim},
     {"file", read_topology_file},
     {"cross_dc", read_cross_dc},
+    {"rail_optimized", read_rail_optimized},
+    {"multi_plane", read_multi_plane},
+    {"gpu_clos", read_gpu_clos},
 };
 
 TopoSpec read_topology(Config& c) {
@@ -357,6 +392,8 @@ void read_nic(Config& c, NicSettings& n) {
   n.source_ports =
       choice(c, k + "source_ports", n.source_ports,
              {{"per_host", Nic::SourcePorts::kPerHost}, {"per_pair", Nic::SourcePorts::kPerPair}});
+  n.port_spread = choice(c, k + "port_spread", n.port_spread,
+                         {{"flow_hash", Nic::PortSpread::kFlowHash}, {"spray", Nic::PortSpread::kSpray}});
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "net/fabric.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "net/ecmp_hash.h"
 #include "net/host.h"
@@ -150,8 +151,55 @@ uint64_t Fabric::hpcc_sim_flow_hash(const Packet& p, int sw) const {
                             static_cast<uint32_t>(sw));
 }
 
+int Fabric::hops_to(int sw, int dst) const {
+  int at = sw;
+  for (int hops = 1; hops <= num_nodes(); ++hops) {
+    auto [ports, cnt] = routes(at, dst);
+    if (cnt == 0) return -1;
+    at = nodes_[at]->ports()[ports[0]].peer->id();
+    if (at == dst) return hops;
+    if (!topo_.is_switch[at]) return -1;
+  }
+  return -1;
+}
+
+uint8_t Fabric::host_ports_towards(int h, int dst) const {
+  const std::vector<Port>& ports = nodes_[h]->ports();
+  if (ports.size() <= 1) return 1;
+  uint8_t best_mask = 0;
+  int best = -1;
+  const int n = std::min<int>(static_cast<int>(ports.size()), 8);
+  for (int i = 0; i < n; ++i) {
+    const int peer = ports[i].peer->id();
+    const int hops = peer == dst ? 0 : topo_.is_switch[peer] ? hops_to(peer, dst) : -1;
+    if (hops < 0 || ports[i].down) continue;
+    if (best < 0 || hops < best) {
+      best = hops;
+      best_mask = 0;
+    }
+    if (hops == best) best_mask |= static_cast<uint8_t>(1u << i);
+  }
+  return best_mask ? best_mask : 1;
+}
+
+int Fabric::host_port(int h, int dst, uint16_t sport, uint16_t dport) const {
+  if (nodes_[h]->ports().size() <= 1) return 0;
+  const uint8_t mask = host_ports_towards(h, dst);
+  const int n = std::popcount(mask);
+  if (n == 1) return std::countr_zero(mask);
+  Packet probe;
+  probe.src = h;
+  probe.dst = dst;
+  probe.sport = sport;
+  probe.dport = dport;
+  int pick = static_cast<int>(flow_hash(probe, h) % static_cast<uint64_t>(n));
+  uint8_t m = mask;
+  while (pick-- > 0) m &= static_cast<uint8_t>(m - 1);
+  return std::countr_zero(m);
+}
+
 template <typename Hop>
-bool Fabric::walk_path(int src, int dst, uint16_t sport, uint16_t dport, Hop&& hop) const {
+bool Fabric::walk_path(int src, int dst, uint16_t sport, uint16_t dport, Hop&& hop, int first_port) const {
   Packet probe;
   probe.src = src;
   probe.dst = dst;
@@ -163,7 +211,7 @@ bool Fabric::walk_path(int src, int dst, uint16_t sport, uint16_t dport, Hop&& h
     if (nodes_[at]->ports().empty()) return false;
     if (!topo_.is_switch[at]) {
       if (at != src) return false;
-      port = 0;
+      port = first_port >= 0 ? first_port : host_port(src, dst, sport, dport);
     } else {
       auto [ports, cnt] = routes(at, dst);
       if (cnt == 0) return false;
@@ -193,16 +241,19 @@ void Fabric::settle_route_cache(bool link_events) {
   }
 }
 
-uint64_t Fabric::cached_route(int src, int dst, uint16_t sport, uint16_t dport) const {
+uint64_t Fabric::cached_route(int src, int dst, uint16_t sport, uint16_t dport, int first_port) const {
   if (!route_cache_) return Packet::kNoRoute;
   uint64_t route = Packet::kNoRoute;
   int hop = 0;
-  const bool ok = walk_path(src, dst, sport, dport, [&](int node, const Port& p) {
-    if (!topo_.is_switch[node] || hop == 8) return;  // a ninth switch on: routed there
-    route &= ~(uint64_t{0xFF} << (8 * hop));
-    route |= static_cast<uint64_t>(p.index) << (8 * hop);
-    ++hop;
-  });
+  const bool ok = walk_path(
+      src, dst, sport, dport,
+      [&](int node, const Port& p) {
+        if (!topo_.is_switch[node] || hop == 8) return;  // a ninth switch on: routed there
+        route &= ~(uint64_t{0xFF} << (8 * hop));
+        route |= static_cast<uint64_t>(p.index) << (8 * hop);
+        ++hop;
+      },
+      first_port);
   return ok ? route : Packet::kNoRoute;
 }
 
@@ -229,10 +280,10 @@ void Fabric::compute_max_base_rtt() {
   max_base_rtt_ = best;
 }
 
-Time Fabric::ideal_fct(Bytes size, int src, int dst, uint16_t sport, uint16_t dport) const {
+Time Fabric::ideal_fct(Bytes size, int src, int dst, uint16_t sport, uint16_t dport, int ports) const {
   PathInfo info;
   const bool ok = walk_path(src, dst, sport, dport, [&](int, const Port& p) {
-    info.hop_rates.push_back(p.rate);
+    info.hop_rates.push_back(Rate{p.rate.bps * ports});
     info.hop_delays.push_back(p.delay);
   });
   if (!ok || info.hop_rates.empty()) return Time::zero();

@@ -74,9 +74,17 @@ class Fabric {
   // The switches' egress ports of the path of packets from `src` to `dst` with these ports, as Packet::route
   // holds them, when every switch routes by the flow hash alone (ECMP, no scheme choosing ports, no link
   // events: the path is the same for every packet of a flow), else Packet::kNoRoute.
-  uint64_t cached_route(int src, int dst, uint16_t sport, uint16_t dport) const;
+  uint64_t cached_route(int src, int dst, uint16_t sport, uint16_t dport, int first_port = -1) const;
   // Tests: off, every switch routes every packet (the results are the same bytes).
   void set_route_cache(bool allowed) { route_cache_allowed_ = allowed; }
+
+  // --- a host's ports (NicSettings::port_spread; docs/models.md A14) ---
+  // The ports of host `h` by which `dst` is the fewest hops away, a bit per port (ports 0-7; a host with
+  // one port: 1). A port facing `dst` itself is 0 hops away, one facing a switch as many as its routes
+  // take; a port whose switch does not reach `dst` (a server's NVSwitch for another server) is left out.
+  uint8_t host_ports_towards(int h, int dst) const;
+  // The one of them a flow with these ports leaves `h` by under per-flow hashing: its 5-tuple's hash.
+  int host_port(int h, int dst, uint16_t sport, uint16_t dport) const;
 
   // --- paths ---
   // The hop-by-hop path a flow's packets take (ECMP-resolved), as (node, egress port) pairs.
@@ -84,7 +92,9 @@ class Fabric {
   Time base_rtt(int src, int dst, uint16_t sport, uint16_t dport) const;
   // The longest base RTT between any two hosts (HPCC's T).
   Time max_base_rtt() const { return max_base_rtt_; }
-  Time ideal_fct(Bytes size, int src, int dst, uint16_t sport, uint16_t dport) const;
+  // `ports`: the number of the source's ports the flow sprays over (each path's rates count that many
+  // times: parallel paths alike, as a multi-plane fabric's are).
+  Time ideal_fct(Bytes size, int src, int dst, uint16_t sport, uint16_t dport, int ports = 1) const;
 
  private:
   void build_nodes(Network& net, Simulator& sim, uint64_t seed);
@@ -94,8 +104,11 @@ class Fabric {
   uint64_t hpcc_sim_flow_hash(const Packet& p, int sw) const;  // flow_hash under EcmpHash::kHpccSim
   // Follows the ECMP path of a 5-tuple from `src`, calling hop(node, egress port) at each node; false
   // (after some hops, maybe) when `dst` cannot be reached.
+  // The source host leaves by `first_port`, or (-1) by host_port().
   template <typename Hop>
-  bool walk_path(int src, int dst, uint16_t sport, uint16_t dport, Hop&& hop) const;
+  bool walk_path(int src, int dst, uint16_t sport, uint16_t dport, Hop&& hop, int first_port = -1) const;
+  // Hops from switch `sw` to `dst` along its routes (their first ports), or -1 when it does not reach it.
+  int hops_to(int sw, int dst) const;
 
   TopoSpec topo_;
   const NicSettings& nic_;

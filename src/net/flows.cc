@@ -1,6 +1,7 @@
 #include "net/flows.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "net/fabric.h"
@@ -143,13 +144,14 @@ void FlowTable::start(uint32_t slot, NetPartition& part, bool across_ranks) {
   qp.sport = next_source_port(src, qp.dst);
   qp.start = sim_.now();
   qp.last_progress = sim_.now();
-  Port& nic = fabric_.node(src).ports()[0];
-  qp.line_rate = nic.rate;
+  set_ports(qp);
+  const int spread = std::popcount(qp.tx_ports);
   qp.base_rtt = fabric_.base_rtt(src, qp.dst, qp.sport, qp.dport);
-  qp.ideal_fct = fabric_.ideal_fct(qp.size, src, qp.dst, qp.sport, qp.dport);
-  qp.fwd_route = fabric_.cached_route(src, qp.dst, qp.sport, qp.dport);
-  qp.rev_route = fabric_.cached_route(qp.dst, src, qp.dport, qp.sport);
-  qp.rate = nic.rate;
+  qp.ideal_fct = fabric_.ideal_fct(qp.size, src, qp.dst, qp.sport, qp.dport, spread);
+  // A flow sprayed over several ports takes its packets' paths from each switch's routes.
+  qp.fwd_route = spread > 1 ? Packet::kNoRoute : fabric_.cached_route(src, qp.dst, qp.sport, qp.dport);
+  qp.rev_route = fabric_.cached_route(qp.dst, src, qp.dport, qp.sport, qp.ack_port);
+  qp.rate = qp.line_rate;
   qp.next_avail = sim_.now();
   qp.reo_mult = static_cast<uint8_t>(nic_.reorder_window_srtts);
   ++part.counters.flows_started;
@@ -157,6 +159,21 @@ void FlowTable::start(uint32_t slot, NetPartition& part, bool across_ranks) {
     part.started.push_back({slot, qp.sport, qp.start, qp.base_rtt, qp.ideal_fct, qp.line_rate});
   cc_.on_flow_start(qp);
   static_cast<Host&>(fabric_.node(src)).activate(slot);
+}
+
+// The hosts' ports of a flow whose source port is set (NicSettings::port_spread) and its line rate: the sum
+// of its source ports' rates.
+void FlowTable::set_ports(Qp& qp) const {
+  const uint8_t towards = fabric_.host_ports_towards(qp.src, qp.dst);
+  const bool spray = nic_.port_spread == NicSettings::PortSpread::kSpray && std::popcount(towards) > 1;
+  qp.tx_ports =
+      spray ? towards : static_cast<uint8_t>(1u << fabric_.host_port(qp.src, qp.dst, qp.sport, qp.dport));
+  qp.ack_port = static_cast<uint8_t>(fabric_.host_port(qp.dst, qp.src, qp.dport, qp.sport));
+  const std::vector<Port>& ports = fabric_.node(qp.src).ports();
+  double bps = 0;
+  for (unsigned m = qp.tx_ports; m; m &= m - 1)
+    bps += ports[static_cast<size_t>(std::countr_zero(m))].rate.bps;
+  qp.line_rate = Rate{bps};
 }
 
 // What only the sender's host touches happens now; the record, the observers, the QP's slot and the flows
@@ -227,6 +244,7 @@ void FlowTable::started_elsewhere(const NetPartition::Started& s) {
   qp.start = s.start;
   qp.base_rtt = s.base_rtt;
   qp.ideal_fct = s.ideal_fct;
+  set_ports(qp);
   qp.line_rate = s.line_rate;
 }
 

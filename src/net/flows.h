@@ -92,6 +92,8 @@ class FlowTable final : private DependentFlows::Releaser {
   void retire(const std::vector<NetPartition::Done>& done, Time lookahead);
   // Across ranks: what another rank's partition wrote of a flow it started, or of a flow it received.
   void started_elsewhere(const NetPartition::Started& s);
+  // Sets a started flow's host ports (Qp::tx_ports, ack_port) and line rate.
+  void set_ports(Qp& qp) const;
   void received_elsewhere(const NetPartition::Received& r);
 
  private:

@@ -21,7 +21,7 @@ void Host::activate(uint32_t slot) {
   if (qp.active || !has_data(qp)) return;
   qp.active = true;
   active_.push_back(slot);
-  kick(0);
+  kick_ports(qp.tx_ports);
 }
 
 void Host::deactivate(uint32_t slot) {
@@ -36,7 +36,16 @@ void Host::deactivate(uint32_t slot) {
 }
 
 void Host::send_control(Packet* p) {
-  Port& port = ports_[0];
+  int index = 0;
+  if (ports_.size() > 1) {
+    // A host with several ports: its flow's ports (a receiver's ACK port, a sender's first port).
+    if (p->qp < net_.qp_capacity()) {
+      const Qp& qp = net_.qp(p->qp);
+      if (qp.in_use && qp.tag == p->qp_tag)
+        index = id_ == qp.dst ? qp.ack_port : std::countr_zero(qp.tx_ports);
+    }
+  }
+  Port& port = ports_[index];
   if (!credits() && !port.pfc_queued && port.queued == 0 && (p->prio == 0 || !port.paused[p->prio]) &&
       net_.now() >= port.busy_until) {
     // kick() would take it straight back off the queue (queued control goes first): sent without it.
@@ -44,7 +53,7 @@ void Host::send_control(Packet* p) {
     return;
   }
   port.push(p->prio, p);
-  kick(0);
+  kick(index);
 }
 
 bool Host::next_hole(Qp& qp) {
@@ -145,6 +154,7 @@ Packet* Host::dequeue(Port& port) {
     const size_t idx = start + k < n ? start + k : start + k - n;
     const uint32_t slot = active_[idx];
     Qp& qp = net_.qp(slot);
+    if (((qp.tx_ports >> port.index) & 1) == 0) continue;  // another of the host's ports sends it
     if (port.paused[qp.prio] || (credits() && !credit_ok(port, qp.prio, credit_max_packet()))) continue;
     if (net_.selective()) {
       // A lost packet goes out whatever the windows; new data within the scheme's window and within
@@ -180,23 +190,23 @@ bool Host::has_backlog(const Port& port) const {
 }
 
 void Host::receive(Packet* p, int in_port) {
-  (void)in_port;
   if (p->type == PktType::kPfc) {
-    handle_pfc(p, 0);
+    handle_pfc(p, in_port);
     return;
   }
   if (p->type == PktType::kData && net_.nic_settings().rx_rate.bps > 0) {
     // The NIC drains its receive buffer at rx_rate; past Xoff it pauses its ToR.
-    rx_q_.push(p);  // credits for it return once processed (kRxDone)
+    p->in_port = static_cast<int16_t>(in_port);
+    rx_q_.push(p);  // credits for it return to in_port once processed (kRxDone)
     const NicSettings& nic = net_.nic_settings();
     if (rx_q_.bytes >= nic.rx_xoff_bytes && !rx_paused_tor_[p->prio]) {
       rx_paused_tor_[p->prio] = true;
-      send_pfc(0, p->prio, true);
+      for (int i = 0; i < static_cast<int>(ports_.size()); ++i) send_pfc(i, p->prio, true);
     }
     if (!rx_busy_) rx_start_next();
     return;
   }
-  credit_release(0, p->prio, p->size);
+  credit_release(in_port, p->prio, p->size);
   process(p);
 }
 
@@ -212,12 +222,12 @@ void Host::rx_start_next() {
 void Host::on_node_event(uint32_t kind, uint64_t arg) {
   if (kind == kRxDone) {
     Packet* p = rx_q_.pop();
-    credit_release(0, p->prio, p->size);
+    credit_release(p->in_port, p->prio, p->size);
     const NicSettings& nic = net_.nic_settings();
     for (int prio = 1; prio < kNumPriorities; ++prio) {
       if (rx_paused_tor_[prio] && rx_q_.bytes <= nic.rx_xon_bytes) {
         rx_paused_tor_[prio] = false;
-        send_pfc(0, prio, false);
+        for (int i = 0; i < static_cast<int>(ports_.size()); ++i) send_pfc(i, prio, false);
       }
     }
     process(p);
@@ -275,7 +285,7 @@ Qp* Host::timer_qp(uint64_t arg) {
 
 void Host::wake(Qp& qp) {
   if (qp.active)
-    kick(0);  // it may have waited for its window: the port has nothing scheduled
+    kick_ports(qp.tx_ports);  // it may have waited for its window: the port has nothing scheduled
   else
     activate(qp.slot);
 }
@@ -652,7 +662,7 @@ void Host::on_ack(Packet* p) {
     if (!has_data(*qp))
       deactivate(qp->slot);
     else if (qp->active)
-      kick(0);
+      kick_ports(qp->tx_ports);
     else
       activate(qp->slot);
     return;
@@ -671,7 +681,7 @@ void Host::on_ack(Packet* p) {
     net_.on_flow_complete(*qp);
     return;
   }
-  if (qp->active) kick(0);
+  if (qp->active) kick_ports(qp->tx_ports);
 }
 
 void Host::on_nack(Packet* p) {

@@ -3,6 +3,7 @@
 // notification point through the scheme hook, obeys PFC from its ToR and pauses it when its own receive
 // buffer passes Xoff.
 #pragma once
+#include <bit>
 #include <vector>
 
 #include "net/node.h"
@@ -22,6 +23,10 @@ class Host : public Node {
   void deactivate(uint32_t slot);
   // Queues a control packet (ACK, NACK, CNP) for transmission.
   void send_control(Packet* p);
+  // Wakes the ports in `mask` (a bit per port: Qp::tx_ports).
+  void kick_ports(unsigned mask) {
+    for (; mask; mask &= mask - 1) kick(std::countr_zero(mask));
+  }
   void arm_rto(Qp& qp);
   size_t active_qps() const { return active_.size(); }
 

@@ -91,13 +91,13 @@ void CcServices::set_rate(Qp& qp, Rate r) {
   qp.rate = r;
   // Re-time the next packet from the last one at the new rate.
   if (qp.last_tx_size > 0) qp.next_avail = qp.last_tx + tx_time(qp.last_tx_size, r);
-  if (qp.active) net().host(qp.src).kick(0);
+  if (qp.active) net().host(qp.src).kick_ports(qp.tx_ports);
 }
 
 void CcServices::set_window(Qp& qp, Bytes w) {
   const bool grew = (w == 0 && qp.window != 0) || w > qp.window;
   qp.window = w;
-  if (grew && qp.active) net().host(qp.src).kick(0);
+  if (grew && qp.active) net().host(qp.src).kick_ports(qp.tx_ports);
 }
 
 void CcServices::schedule_qp_timer(Qp& qp, Time at, uint32_t kind) {

@@ -25,6 +25,10 @@ struct Qp {
   uint64_t rev_route = Packet::kNoRoute;
   uint8_t prio = 3;
   uint16_t class_id = 0;
+  // The source host's ports its data leaves by (a bit per port: one, or all those it sprays over,
+  // NicSettings::port_spread), and the destination host's port its ACKs and CNPs leave by.
+  uint8_t tx_ports = 1;
+  uint8_t ack_port = 0;
   Bytes size = 0;
   Time start;
   Time ideal_fct;

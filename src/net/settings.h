@@ -208,6 +208,15 @@ struct NicSettings {
   // pair (kPerPair, as the ns-3 HPCC simulator's third.cc). They enter the ECMP hash.
   enum class SourcePorts { kPerHost, kPerPair };
   SourcePorts source_ports = SourcePorts::kPerHost;  // [rocesim choice; sim: kPerPair]
+  // A host with several ports as near as each other to a flow's destination (a NIC dual-ported to two ToRs
+  // or planes; docs/models.md A14): kFlowHash sends each flow out of one of them, picked by a hash of its
+  // 5-tuple (two flows spread over both); kSpray sends each flow's packets out of all of them, each port
+  // taking the flow's next packet when its wire is free, at the ports' summed rate (per-packet spraying
+  // across ports, as multi-plane NICs do) [rocesim choice: kFlowHash, what a bonded pair does by default].
+  // A host's ports towards a destination are those by the fewest hops (a GPU's NVLink port for its
+  // server's GPUs, its NIC's ports for the rest).
+  enum class PortSpread { kFlowHash, kSpray };
+  PortSpread port_spread = PortSpread::kFlowHash;
 };
 
 }  // namespace rocesim

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace rocesim {
 namespace {
@@ -331,6 +332,122 @@ TopoSpec cross_dc(const CrossDcParams& p) {
   TopoSpec t = std::move(as).finish();
   t.links.back().long_haul = true;
   return t;
+}
+
+GpuClusterShape gpu_cluster_shape(const GpuClusterParams& p) {
+  GpuClusterShape g;
+  const int per_pod = p.servers_per_pod > 0 ? p.servers_per_pod : p.servers;
+  g.pods = per_pod > 0 ? p.servers / per_pod : 1;
+  const double port_bps = p.nic_rate.bps / std::max(p.planes, 1);
+  const double over = p.oversubscription > 0 ? p.oversubscription : 1.0;
+  g.spines =
+      p.spines > 0
+          ? p.spines
+          : std::max(1, static_cast<int>(std::ceil(per_pod * port_bps / (over * p.fabric_rate.bps) - 1e-9)));
+  if (p.three_tier) {
+    const int per_agg = std::max(1, static_cast<int>(std::ceil(p.gpus_per_server / over - 1e-9)));
+    g.cores = p.cores > 0 ? p.cores : g.spines * per_agg;
+  }
+  return g;
+}
+
+TopoSpec gpu_cluster(const GpuClusterParams& p) {
+  const char* kName = p.three_tier ? "gpu_clos" : p.planes > 1 ? "multi_plane" : "rail_optimized";
+  require_count(p.servers, 1, kName, "servers");
+  require_count(p.gpus_per_server, 1, kName, "gpus_per_server");
+  require_count(p.planes, 1, kName, "planes");
+  require_count(p.servers_per_pod, 0, kName, "servers_per_pod");
+  require_count(p.spines, 0, kName, "spines");
+  require_count(p.cores, 0, kName, "cores");
+  require(p.planes <= 7, std::string(kName) + ": planes must be at most 7 (a GPU's ports: planes + NVLink)");
+  require(std::isfinite(p.oversubscription) && p.oversubscription >= 1,
+          std::string(kName) + ": oversubscription must be at least 1");
+  require_rate(p.nic_rate, kName, "nic_rate");
+  require_rate(p.nvlink_rate, kName, "nvlink_rate");
+  require_rate(p.fabric_rate, kName, "fabric_rate");
+  require_delay(p.delay, kName, "delay");
+  require_delay(p.nvlink_delay, kName, "nvlink_delay");
+  const int per_pod = p.servers_per_pod > 0 ? p.servers_per_pod : p.servers;
+  require(p.servers % per_pod == 0, std::string(kName) + ": servers must be a multiple of servers_per_pod");
+  const GpuClusterShape g = gpu_cluster_shape(p);
+  require(!p.three_tier || g.cores % g.spines == 0,
+          std::string(kName) + ": cores must be a multiple of spines (aggregation switches per pod)");
+  const int64_t G = p.gpus_per_server, P = p.planes, S = p.servers;
+  const int64_t gpus = S * G;
+  const int64_t nvswitches = G > 1 ? S : 0;
+  const int64_t leaves = int64_t{g.pods} * G;  // per plane
+  const int64_t spines = p.three_tier ? int64_t{g.pods} * g.spines : g.spines;
+  const int64_t cores = g.cores;
+  const int64_t nodes = gpus + nvswitches + P * (leaves + spines + cores);
+  const int64_t per_core = p.three_tier ? cores / g.spines : 0;  // cores each aggregation switch links
+  const int64_t links = gpus * P + (nvswitches ? gpus : 0) +
+                        P * (p.three_tier ? leaves * g.spines + spines * per_core : leaves * spines);
+  require_size(nodes, links, kName);
+
+  Assembler as(kName, nodes, links);
+  for (int64_t h = 0; h < gpus; ++h) {
+    const int64_t server = h / G;
+    as.add_host(static_cast<int>((server / per_pod) * G + h % G));
+  }
+  const int first_nvs = static_cast<int>(gpus);
+  for (int64_t i = 0; i < nvswitches; ++i) as.add_switch();
+  std::vector<int> first_leaf(static_cast<size_t>(P)), first_spine(static_cast<size_t>(P)),
+      first_core(static_cast<size_t>(P));
+  for (int64_t pl = 0; pl < P; ++pl) {
+    first_leaf[pl] = as.add_switch();
+    for (int64_t i = 1; i < leaves; ++i) as.add_switch();
+    first_spine[pl] = first_leaf[pl] + static_cast<int>(leaves);
+    for (int64_t i = 0; i < spines; ++i) as.add_switch();
+    first_core[pl] = first_spine[pl] + static_cast<int>(spines);
+    for (int64_t i = 0; i < cores; ++i) as.add_switch();
+  }
+  const Rate port_rate{p.nic_rate.bps / static_cast<double>(P)};
+  // A GPU's NIC ports first (its ports 0 .. planes-1), then its NVLink.
+  for (int64_t h = 0; h < gpus; ++h) {
+    const int64_t server = h / G, rail = h % G;
+    const int64_t leaf = (server / per_pod) * G + rail;
+    for (int64_t pl = 0; pl < P; ++pl)
+      as.link(static_cast<int>(h), first_leaf[pl] + static_cast<int>(leaf), port_rate, p.delay);
+  }
+  if (nvswitches)
+    for (int64_t h = 0; h < gpus; ++h)
+      as.link(static_cast<int>(h), first_nvs + static_cast<int>(h / G), p.nvlink_rate, p.nvlink_delay);
+  for (int64_t pl = 0; pl < P; ++pl) {
+    for (int64_t l = 0; l < leaves; ++l) {
+      const int64_t pod = l / G;
+      for (int64_t j = 0; j < g.spines && p.three_tier; ++j)
+        as.link(first_leaf[pl] + static_cast<int>(l), first_spine[pl] + static_cast<int>(pod * g.spines + j),
+                p.fabric_rate, p.delay);
+      for (int64_t j = 0; j < spines && !p.three_tier; ++j)
+        as.link(first_leaf[pl] + static_cast<int>(l), first_spine[pl] + static_cast<int>(j), p.fabric_rate,
+                p.delay);
+    }
+    for (int64_t a = 0; a < spines && p.three_tier; ++a) {
+      const int64_t j = a % g.spines;
+      for (int64_t c = 0; c < per_core; ++c)
+        as.link(first_spine[pl] + static_cast<int>(a), first_core[pl] + static_cast<int>(j * per_core + c),
+                p.fabric_rate, p.delay);
+    }
+  }
+  TopoSpec t = std::move(as).finish();
+  t.kind.assign(static_cast<size_t>(t.num_nodes), NodeKind::kSwitch);
+  for (int64_t h = 0; h < gpus; ++h) t.kind[static_cast<size_t>(h)] = NodeKind::kGpu;
+  for (int64_t i = 0; i < nvswitches; ++i) t.kind[static_cast<size_t>(first_nvs + i)] = NodeKind::kNvSwitch;
+  return t;
+}
+
+const char* node_kind_name(NodeKind k) {
+  switch (k) {
+    case NodeKind::kHost:
+      return "host";
+    case NodeKind::kSwitch:
+      return "switch";
+    case NodeKind::kGpu:
+      return "gpu";
+    case NodeKind::kNvSwitch:
+      return "nvswitch";
+  }
+  return "?";
 }
 
 int lookup_node(const TopoSpec& topo, std::string_view name) {

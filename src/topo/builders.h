@@ -136,6 +136,54 @@ struct CrossDcParams {
 };
 TopoSpec cross_dc(const CrossDcParams& p = {});
 
+// GPU clusters (docs/models.md A14): servers of `gpus_per_server` GPUs, each GPU a host (a rank) whose NIC
+// is its rail NIC (GPU g of every server is on rail g), and one NVSwitch per server linked to each of its
+// GPUs at nvlink_rate (the NVLink domain, a switch). The NIC has `planes` ports of nic_rate / planes each,
+// port p in plane p; each plane is its own fabric (multi_plane: planes >= 2, a NIC dual-ported to two ToRs).
+// In a plane, each pod of servers_per_pod servers has one rail switch (leaf) per rail, linking GPU g of each
+// of the pod's servers. Above the leaves:
+//  - two tiers (rail_optimized, multi_plane): `spines` spines per plane, each linking every leaf of the
+//    plane once (across pods);
+//  - three tiers (gpu_clos): `spines` aggregation switches per pod and plane, each linking every leaf of
+//    its pod, and `cores` cores per plane; aggregation switch j of each pod links cores j*c .. j*c + c - 1,
+//    c = cores / spines (as fat_tree_3tier).
+// spines = 0: as many as keep a leaf's uplinks (spines x fabric_rate) at its downlinks (servers_per_pod x
+// port rate) / oversubscription, rounded up; cores = 0: c = rails / oversubscription rounded up per
+// aggregation switch (its uplinks at its downlinks / oversubscription).
+// Defaults: an NVIDIA DGX H100 server [NVIDIA DGX H100 User Guide, "Hardware Overview": 8 H100 GPUs, 8
+// single-port ConnectX-7 400 Gb/s compute NICs; H100 SXM datasheet: NVLink 4 at 900 GB/s per GPU
+// bidirectional, i.e. 450 GB/s = 3,600 Gb/s each way], 1 us per NIC and fabric link as the other builders,
+// 0.25 us per GPU-NVSwitch link [rocesim choice: NVIDIA publishes no per-hop NVLink latency; a GPU-to-GPU
+// crossing is then ~0.5 us plus serialisation].
+// Ids: GPUs first, server-major (GPU g of server s is host s * gpus_per_server + g, "h<id>"), then the
+// NVSwitches (one per server, none when gpus_per_server = 1), then per plane its leaves (pod-major, rail
+// within), then its spines (pod-major under three tiers), then its cores; switches "s<j>". Links: every
+// GPU's NIC ports (plane order: a GPU's port p is its plane-p NIC port), then the NVLinks (a GPU's last
+// port), then per plane leaf-spine (leaf-major) and spine-core. host_group: the GPU's plane-0 leaf (global
+// index). kind: GPUs kGpu, NVSwitches kNvSwitch, the rest kSwitch.
+struct GpuClusterParams {
+  int servers = 4;
+  int gpus_per_server = 8;  // also the rails (NICs per server: one per GPU)
+  int planes = 1;           // ports per NIC, each in its own plane
+  int servers_per_pod = 0;  // servers under one leaf per rail; 0 = all of them (one pod)
+  int spines = 0;  // per plane (two tiers) or per pod and plane (three tiers); 0 = from oversubscription
+  int cores = 0;   // three tiers: per plane; 0 = from oversubscription
+  bool three_tier = false;
+  double oversubscription = 1.0;         // a leaf's (and an aggregation switch's) downlink : uplink capacity
+  Rate nic_rate = Rate::from_gbps(400);  // per NIC, its ports together
+  Rate nvlink_rate = Rate::from_gbps(3600);  // per GPU, each way
+  Rate fabric_rate = Rate::from_gbps(400);   // leaf-spine, spine-core
+  Time delay = Time::from_us(1);             // NIC and fabric links
+  Time nvlink_delay = Time::from_ns(250);
+};
+TopoSpec gpu_cluster(const GpuClusterParams& p = {});
+// The counts gpu_cluster() resolves: pods, spines (per plane, or per pod and plane under three tiers),
+// cores per plane (0 under two tiers).
+struct GpuClusterShape {
+  int pods = 1, spines = 0, cores = 0;
+};
+GpuClusterShape gpu_cluster_shape(const GpuClusterParams& p);
+
 // The id of the node named `name` (exact, case-sensitive match on topo.node_names), or -1.
 int lookup_node(const TopoSpec& topo, std::string_view name);
 

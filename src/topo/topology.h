@@ -19,6 +19,12 @@ struct LinkSpec {
                             // and may use their own PFC thresholds (SwitchSettings long_haul_*)
 };
 
+// What a node is, beyond host or switch: a GPU is a host (an endpoint that sends and receives: a rank), an
+// NVSwitch is a switch (a server's NVLink domain). Builders of GPU clusters and topology files that name
+// them set the kinds; they never change how a node works (docs/models.md A14).
+enum class NodeKind : uint8_t { kHost, kSwitch, kGpu, kNvSwitch };
+const char* node_kind_name(NodeKind k);
+
 struct TopoSpec {
   std::string name;  // e.g. "fat_tree_3tier", or the file path it was read from
   int num_nodes = 0;
@@ -32,6 +38,13 @@ struct TopoSpec {
   // others (cores); empty = none. Lets the route table be stored per pod (net/routes.h); never changes a
   // route.
   std::vector<int> pod;  // size num_nodes when present
+  // Optional kinds (NodeKind), size num_nodes when present; empty = hosts and switches.
+  std::vector<NodeKind> kind;
+
+  NodeKind kind_of(int id) const {
+    if (!kind.empty()) return kind[static_cast<size_t>(id)];
+    return is_switch[static_cast<size_t>(id)] ? NodeKind::kSwitch : NodeKind::kHost;
+  }
 
   std::vector<int> hosts() const {
     std::vector<int> h;

@@ -228,10 +228,7 @@ class TopologyParser {
     parse_switches();
     parse_links();
     Line extra;
-    if (lines_.next(extra))
-      fail(extra.number, "expected the end of the file after the " + plural(num_links_, "link", "links") +
-                             " declared on line " + std::to_string(header_line_) +
-                             ", got another line starting " + quote(extra.tokens[0]));
+    while (lines_.next(extra)) parse_kind_line(extra);
     check_every_node_linked();
     return build();
   }
@@ -354,6 +351,39 @@ class TopologyParser {
     }
   }
 
+  // After the links, optional lines naming node kinds: "gpu <host ids>" or "nvswitch <switch ids>"
+  // (ns-3 stops reading after the links, so such a file is still its).
+  void parse_kind_line(const Line& l) {
+    const std::string_view word = l.tokens[0];
+    const bool gpu = word == "gpu", nvswitch = word == "nvswitch";
+    if (!gpu && !nvswitch)
+      fail(l.number, "expected the end of the file after the " + plural(num_links_, "link", "links") +
+                         " declared on line " + std::to_string(header_line_) +
+                         ", got another line starting " + quote(word) +
+                         " (after the links, only lines of node kinds: 'gpu <host ids>', " +
+                         "'nvswitch <switch ids>')");
+    if (l.tokens.size() < 2) fail(l.number, std::string(word) + ": expected at least one node id after it");
+    if (kinds_.empty()) kinds_.assign(static_cast<size_t>(num_nodes_), 0);
+    const std::vector<char> is_switch = switch_mask();
+    for (size_t i = 1; i < l.tokens.size(); ++i) {
+      const int id = parse_id(l, l.tokens[i], "node id", std::string(word) + ": ");
+      if (gpu && is_switch[id])
+        fail(l.number, "gpu: node " + std::to_string(id) + " is a switch (a GPU is a host: an endpoint)");
+      if (nvswitch && !is_switch[id])
+        fail(l.number,
+             "nvswitch: node " + std::to_string(id) + " is not a switch (list it on the switch line)");
+      if (kinds_[id])
+        fail(l.number, std::string(word) + ": node " + std::to_string(id) + " is given a kind twice");
+      kinds_[id] = gpu ? 1 : 2;
+    }
+  }
+
+  std::vector<char> switch_mask() const {
+    std::vector<char> m(static_cast<size_t>(num_nodes_), 0);
+    for (int id : switch_ids_) m[id] = 1;
+    return m;
+  }
+
   void check_every_node_linked() const {
     // Bound memory by the file's size before allocating per-node state: links touch 2 nodes each.
     if (num_nodes_ > 2 * num_links_)
@@ -380,6 +410,14 @@ class TopologyParser {
     int hosts = 0, switches = 0;
     for (int i = 0; i < t.num_nodes; ++i)
       t.node_names[i] = t.is_switch[i] ? "s" + std::to_string(switches++) : "h" + std::to_string(hosts++);
+    if (!kinds_.empty()) {
+      t.kind.resize(static_cast<size_t>(num_nodes_));
+      for (int i = 0; i < t.num_nodes; ++i)
+        t.kind[i] = kinds_[i] == 1   ? NodeKind::kGpu
+                    : kinds_[i] == 2 ? NodeKind::kNvSwitch
+                    : t.is_switch[i] ? NodeKind::kSwitch
+                                     : NodeKind::kHost;
+    }
     return t;
   }
 
@@ -389,6 +427,7 @@ class TopologyParser {
   int64_t num_nodes_ = 0, num_switches_ = 0, num_links_ = 0;
   std::vector<int> switch_ids_;
   std::vector<LinkSpec> links_;
+  std::vector<char> kinds_;  // per node: 0 none named, 1 gpu, 2 nvswitch (empty: no kind line)
 };
 
 std::string format_error_rate(double e) {
@@ -494,6 +533,16 @@ void write_hpcc_topology(const TopoSpec& topo, std::ostream& out) {
       throw std::invalid_argument("write_hpcc_topology: error_rate outside [0,1]");
     text += std::to_string(l.a) + " " + std::to_string(l.b) + " " + format_ns3_rate(l.rate) + " " +
             format_ns3_time(l.delay) + " " + format_error_rate(l.error_rate) + "\n";
+  }
+  if (!topo.kind.empty()) {
+    if (topo.kind.size() != static_cast<size_t>(n))
+      throw std::invalid_argument("write_hpcc_topology: kind size differs from num_nodes");
+    for (const NodeKind k : {NodeKind::kGpu, NodeKind::kNvSwitch}) {
+      std::string line;
+      for (int i = 0; i < n; ++i)
+        if (topo.kind[i] == k) line += " " + std::to_string(i);
+      if (!line.empty()) text += std::string(node_kind_name(k)) + line + "\n";
+    }
   }
   out << text;
 }

@@ -8,6 +8,11 @@
 // ns-3 reads the file as a token stream; we read it line by line (as every generated file is laid out)
 // so errors can name the line. Blank lines and any whitespace (spaces, tabs, CR) are fine anywhere; the
 // switch-id line is absent when `switches` is 0. Every id that is not a switch is a host.
+//
+// Node kinds (ours; ns-3 stops reading after the links): after the links, a line "gpu <host ids>" names GPUs
+// and a line "nvswitch <switch ids>" a server's NVSwitch (TopoSpec::kind, docs/models.md A14), e.g.
+//   gpu 0 1 2 3
+//   nvswitch 8
 #pragma once
 #include <iosfwd>
 #include <optional>

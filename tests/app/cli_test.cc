@@ -328,6 +328,27 @@ TEST_F(CliTest, ValidBaseValidates) {
   EXPECT_NE(p.out.find("valid (4 hosts, 1 switches"), std::string::npos) << p.out;
 }
 
+// validate prints a GPU cluster's tiers and its bisection (docs/user-guide.md, "Validating a scenario"): an
+// oversubscribed (2:1) two-pod rail fabric of 8 servers x 4 GPUs is bound by its 16 spine uplinks.
+TEST_F(CliTest, ValidatePrintsTiersAndBisection) {
+  const fs::path scenario = tmp_ / "rail.toml";
+  std::ofstream(scenario) << "duration_ms = 1\n[topology]\nkind = \"rail_optimized\"\nservers = 8\n"
+                             "gpus_per_server = 4\nservers_per_pod = 4\noversubscription = 2\n"
+                             "[[flows]]\nsrc = 0\ndst = 4\nsize_bytes = 10000\n";
+  const Proc p = rocesim("validate " + sh_quote(scenario.string()));
+  ASSERT_TRUE(p.clean_exit() && p.code == 0) << p.describe();
+  EXPECT_NE(
+      p.out.find("# tier 0: 32 gpu, 8 nvswitch; 32 links inside at 3600 Gb/s; 32 links up at 400 Gb/s; 8 "
+                 "parts up to here\n"),
+      std::string::npos)
+      << p.out;
+  EXPECT_NE(p.out.find("# tier 1: 8 switch; 16 links up at 400 Gb/s; 2 parts up to here\n"),
+            std::string::npos)
+      << p.out;
+  EXPECT_NE(p.out.find("# bisection: 3200 Gb/s (half the capacity of tier 1's uplinks)\n"), std::string::npos)
+      << p.out;
+}
+
 // Go-back-N under per-packet routing runs, with a warning that names the cost and the suggestion, from
 // `validate` and from `run` (and in summary.json); selective repeat, flowlet routing or routing per flowlet
 // are not warned about.
