@@ -13,6 +13,7 @@
 #include "config/scenario.h"
 #include "net/network.h"
 #include "topo/builders.h"
+#include "topo/topology_file.h"
 
 namespace rocesim {
 namespace {
@@ -23,12 +24,15 @@ struct Run {
   RunResult res;
 };
 
-// Runs `text` under the invariant checks; `topo`, when given, replaces the scenario's topology.
-std::unique_ptr<Run> run(const std::string& text, const TopoSpec* topo = nullptr) {
+// Runs `text` under the invariant checks; `topo`, when given, replaces the scenario's topology; `threads`
+// > 1 cuts the network into `partitions` run by that many threads.
+std::unique_ptr<Run> run(const std::string& text, const TopoSpec* topo = nullptr, int threads = 1,
+                         int partitions = 0) {
   auto r = std::make_unique<Run>();
   r->s = load_scenario_text(text, "gpu_cluster_net_test.toml");
   if (topo) r->s.topo = *topo;
   r->net = std::make_unique<Network>(r->s.topo, r->s.sw, r->s.nic, r->s.seed, r->s.make_scheme());
+  if (threads > 1) r->net->set_parallel(threads, partitions);
   RunOptions opt;
   opt.checks.invariants = true;
   opt.keep_flows = true;
@@ -37,18 +41,10 @@ std::unique_ptr<Run> run(const std::string& text, const TopoSpec* topo = nullptr
   return r;
 }
 
-// Two hosts (0, 1), each dual-homed to switches 2 and 3 (two planes), 100 Gb/s and 1 us links: the
-// topology of a dual-ported NIC on two ToRs, as a topology file gives it.
+// tests/data/topo/dual_homed.txt: two hosts (0, 1), each dual-homed to switches 2 and 3 (two planes),
+// 100 Gb/s and 1 us links: a dual-ported NIC on two ToRs, from a topology file (issue 45's case).
 TopoSpec dual_homed() {
-  TopoSpec t;
-  t.name = "dual_homed";
-  t.num_nodes = 4;
-  t.is_switch = {false, false, true, true};
-  t.node_names = {"h0", "h1", "s0", "s1"};
-  const Rate r = Rate::from_gbps(100);
-  const Time d = Time::from_us(1);
-  t.links = {{0, 2, r, d}, {0, 3, r, d}, {1, 2, r, d}, {1, 3, r, d}};
-  return t;
+  return read_hpcc_topology(std::string(ROCESIM_TEST_DIR) + "/data/topo/dual_homed.txt");
 }
 
 std::string header(const std::string& spread) {
@@ -185,6 +181,28 @@ TEST(GpuCluster, MultiPlaneSpraysOverBothPlanes) {
   EXPECT_NEAR(static_cast<double>(r->net->node(0).port(0).tx_packets), 2000, 20);
   EXPECT_NEAR(static_cast<double>(r->net->node(0).port(1).tx_packets), 2000, 20);
   EXPECT_EQ(r->net->node(0).port(2).tx_packets, 0u);  // NVLink
+}
+
+// A GPU's ports reach other partitions (its NVSwitch, its second plane's leaf): a multi-plane cluster with
+// sprayed NICs, intra- and inter-server flows, gives the same flows on 1 thread and on 2 threads over 4
+// partitions (docs/parallel.md).
+TEST(GpuCluster, SameFlowsOverPartitions) {
+  std::string text =
+      "seed = 3\nduration_ms = 2\n[topology]\nkind = \"multi_plane\"\nservers = 4\ngpus_per_server = 4\n"
+      "[nic]\nport_spread = \"spray\"\nloss_recovery = \"selective\"\n";
+  for (int src = 0; src < 16; ++src) {
+    text += flows(1, src, (src + 5) % 16, 500'000);                          // another server
+    text += flows(1, src, (src + 1) % 4 == 0 ? src - 3 : src + 1, 500'000);  // its own server
+  }
+  auto one = run(text);
+  auto two = run(text, nullptr, 2, 4);
+  EXPECT_EQ(two->net->threads(), 2);
+  ASSERT_EQ(one->res.flows.size(), 32u);
+  ASSERT_EQ(two->res.flows.size(), 32u);
+  for (size_t i = 0; i < 32; ++i) {
+    EXPECT_EQ(one->res.flows[i].id, two->res.flows[i].id);
+    EXPECT_EQ(one->res.flows[i].finish, two->res.flows[i].finish) << "flow " << one->res.flows[i].id;
+  }
 }
 
 }  // namespace
