@@ -48,11 +48,13 @@ int64_t PartitionedRun::packets_live() const {
 }
 
 // --- partitions ------------------------------------------------------------------------------------
-// An atom is a switch with the hosts whose first link goes to it; a host without a switch is one alone.
-// The lookahead is the smallest delay of a link between two atoms: the grid of window boundaries, the
-// same for every thread count. Partitions are runs of consecutive atoms, balanced by ports: in switch id
-// order, or pod by pod when the topology names pods (each pod's switches together, the switches above the
-// pods dealt out among them), so that most packets stay in their partition.
+// An atom is a switch with the hosts whose first link goes to it (a host with several links: its shortest
+// link, the first of equal ones, so that a GPU goes with its NVSwitch and the NVLinks, shorter than the
+// NIC's, never cross atoms); a host without a switch is one alone. The lookahead is the smallest delay of a
+// link between two atoms: the grid of window boundaries, the same for every thread count. Partitions are runs
+// of consecutive atoms, balanced by ports: in switch id order, or pod by pod when the topology names pods
+// (each pod's switches together, the switches above the pods dealt out among them), so that most packets stay
+// in their partition.
 //
 // How many: one per thread and rank at least. A large fabric gets more, about one per kCacheBlockWeight
 // (ports + nodes), even on one thread: each window then runs the partitions one after another, and what an
@@ -62,7 +64,7 @@ int64_t PartitionedRun::packets_live() const {
 // (docs/parallel.md, "Partitions for the cache").
 namespace {
 
-// The atom of every node: its own id for a switch, its first link's switch for a host (else its own).
+// The atom of every node: its own id for a switch, its shortest link's switch for a host (else its own).
 std::vector<int> atom_of_nodes(Fabric& fabric) {
   const TopoSpec& topo = fabric.topo();
   const int n = fabric.num_nodes();
@@ -72,7 +74,10 @@ std::vector<int> atom_of_nodes(Fabric& fabric) {
   for (int i = 0; i < n; ++i) {
     if (topo.is_switch[i]) continue;
     const auto& ports = fabric.node(i).ports();
-    atom[i] = !ports.empty() && ports[0].peer->is_switch() ? ports[0].peer->id() : i;
+    size_t k = 0;
+    for (size_t j = 1; j < ports.size(); ++j)
+      if (ports[j].delay < ports[k].delay) k = j;
+    atom[i] = !ports.empty() && ports[k].peer->is_switch() ? ports[k].peer->id() : i;
   }
   return atom;
 }

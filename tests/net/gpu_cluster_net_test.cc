@@ -183,7 +183,7 @@ TEST(GpuCluster, MultiPlaneSpraysOverBothPlanes) {
   EXPECT_EQ(r->net->node(0).port(2).tx_packets, 0u);  // NVLink
 }
 
-// A GPU's ports reach other partitions (its NVSwitch, its second plane's leaf): a multi-plane cluster with
+// A GPU's ports reach other partitions (its leaves): a multi-plane cluster with
 // sprayed NICs, intra- and inter-server flows, gives the same flows on 1 thread and on 2 threads over 4
 // partitions (docs/parallel.md).
 TEST(GpuCluster, SameFlowsOverPartitions) {
@@ -197,6 +197,8 @@ TEST(GpuCluster, SameFlowsOverPartitions) {
   auto one = run(text);
   auto two = run(text, nullptr, 2, 4);
   EXPECT_EQ(two->net->threads(), 2);
+  // A GPU's atom is its NVSwitch's: only the 1 us NIC and fabric links cross atoms, not the 0.25 us NVLinks.
+  EXPECT_EQ(two->net->sim().lookahead(), Time::from_us(1));
   ASSERT_EQ(one->res.flows.size(), 32u);
   ASSERT_EQ(two->res.flows.size(), 32u);
   for (size_t i = 0; i < 32; ++i) {
