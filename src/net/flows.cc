@@ -23,11 +23,13 @@ void FlowTable::prepare() {
   if (nic_.source_ports == NicSettings::SourcePorts::kPerPair) pair_sport_.resize(n);
   if (nic_.loss_recovery != NicSettings::LossRecovery::kSelective) return;
   int window = nic_.sack_window_packets;
-  if (window <= 0) {  // the BDP of the longest path at the fastest host link, in MTU-sized packets
+  if (window <= 0) {  // the BDP of the longest path at the fastest host, in MTU-sized packets
     double rate_bps = 0;
-    for (int h : fabric_.topo().hosts())
-      if (!fabric_.node(h).ports().empty())
-        rate_bps = std::max(rate_bps, fabric_.node(h).ports()[0].rate.bps);
+    for (int h : fabric_.topo().hosts()) {
+      double host_bps = 0;  // all its ports together: a flow may spray over them (NicSettings::port_spread)
+      for (const Port& p : fabric_.node(h).ports()) host_bps += p.rate.bps;
+      rate_bps = std::max(rate_bps, host_bps);
+    }
     const double bdp_bytes = rate_bps / 8.0 * static_cast<double>(fabric_.max_base_rtt().ps) * 1e-12;
     window = static_cast<int>(std::ceil(bdp_bytes / static_cast<double>(nic_.mtu_bytes)));
   }

@@ -145,8 +145,9 @@ struct NicSettings {
   enum class LossRecovery { kGoBackN, kSelective };
   LossRecovery loss_recovery = LossRecovery::kGoBackN;
   // Selective: packets the receiver tracks beyond its next expected one, which also bounds the sender's
-  // packets in flight; 0 = auto: the BDP of the longest path (source line rate x the topology's maximum
-  // base RTT) in MTU-sized packets, rounded up [IRN: BDP-FC cap, 110 packets at 40G on its fat-tree].
+  // packets in flight; 0 = auto: the BDP of the longest path (the fastest host's line rate, all its ports
+  // together, x the topology's maximum base RTT) in MTU-sized packets, rounded up [IRN: BDP-FC cap, 110
+  // packets at 40G on its fat-tree].
   int sack_window_packets = 0;
   // Selective: how the sender decides that a packet not SACKed is lost.
   //  kReorderWindow [after RACK: RFC 8985, "The RACK-TLP Loss Detection Algorithm for TCP", 2021]: once a
