@@ -363,8 +363,12 @@ class TopologyParser {
                          " (after the links, only lines of node kinds: 'gpu <host ids>', " +
                          "'nvswitch <switch ids>')");
     if (l.tokens.size() < 2) fail(l.number, std::string(word) + ": expected at least one node id after it");
-    if (kinds_.empty()) kinds_.assign(static_cast<size_t>(num_nodes_), 0);
-    const std::vector<char> is_switch = switch_mask();
+    if (kinds_.empty()) {
+      check_every_node_linked();  // bounds num_nodes_ by the file's size before allocating per node
+      kinds_.assign(static_cast<size_t>(num_nodes_), 0);
+      is_switch_ = switch_mask();
+    }
+    const std::vector<char>& is_switch = is_switch_;
     for (size_t i = 1; i < l.tokens.size(); ++i) {
       const int id = parse_id(l, l.tokens[i], "node id", std::string(word) + ": ");
       if (gpu && is_switch[id])
@@ -427,7 +431,8 @@ class TopologyParser {
   int64_t num_nodes_ = 0, num_switches_ = 0, num_links_ = 0;
   std::vector<int> switch_ids_;
   std::vector<LinkSpec> links_;
-  std::vector<char> kinds_;  // per node: 0 none named, 1 gpu, 2 nvswitch (empty: no kind line)
+  std::vector<char> kinds_;      // per node: 0 none named, 1 gpu, 2 nvswitch (empty: no kind line)
+  std::vector<char> is_switch_;  // per node, once there is a kind line
 };
 
 std::string format_error_rate(double e) {

@@ -215,6 +215,13 @@ TEST(GpuCluster, TopologyFileKindsRoundTrip) {
       EXPECT_NE(std::string(e.what()).find(b.phrase), std::string::npos) << e.what();
     }
   }
+  // A header declaring far more nodes than the links reach fails before a kind line allocates per node.
+  try {
+    parse_hpcc_topology("2000000000 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\ngpu 0\n", "huge.txt");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("some node has no link"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
