@@ -29,12 +29,12 @@ constexpr int kMetadata = 1, kMemLoad = 2, kComp = 4, kSend = 5, kRecv = 6, kCol
 constexpr int64_t kAllReduce = 0, kReduce = 1, kAllGather = 2, kBroadcast = 5, kAllToAll = 6,
                   kReduceScatter = 7, kBarrier = 9;
 
-struct TmpDir {
+struct TraceDir {
   fs::path path =
       fs::temp_directory_path() / ("rocesim_train_" + std::to_string(::getpid()) + "_" +
                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  TmpDir() { fs::create_directories(path); }
-  ~TmpDir() { fs::remove_all(path); }
+  TraceDir() { fs::create_directories(path); }
+  ~TraceDir() { fs::remove_all(path); }
   std::string file(const std::string& name) const { return (path / name).string(); }
   std::string write(const std::string& name, const std::string& text) const {
     std::ofstream(path / name) << text;
@@ -76,7 +76,7 @@ ChakraNodeOut p2p(uint64_t id, bool send, int peer, int64_t bytes, int64_t tag,
 }
 
 // Writes rank r's nodes to <dir>/t.<r>.et; returns the folder.
-std::string write_trace(const TmpDir& d, const std::vector<std::vector<ChakraNodeOut>>& ranks) {
+std::string write_trace(const TraceDir& d, const std::vector<std::vector<ChakraNodeOut>>& ranks) {
   for (size_t r = 0; r < ranks.size(); ++r)
     write_chakra_trace(d.file("t." + std::to_string(r) + ".et"), ranks[r]);
   return d.path.string();
@@ -91,7 +91,7 @@ std::string star(int n, const std::string& table) {
          table;
 }
 
-struct JobRun {
+struct TrainingRun {
   Scenario s;
   RunResult r;
   std::vector<std::vector<std::string>> rows;  // collectives.csv, header first
@@ -107,8 +107,8 @@ struct JobRun {
   }
 };
 
-JobRun run(const std::string& text) {
-  JobRun x{load_scenario_text(text, "train.toml"), {}, {}};
+TrainingRun run(const std::string& text) {
+  TrainingRun x{load_scenario_text(text, "train.toml"), {}, {}};
   Network net(x.s.topo, x.s.sw, x.s.nic, x.s.seed, x.s.make_scheme());
   RunOptions o;
   o.keep_flows = true;
@@ -147,7 +147,7 @@ std::string error_of(F&& f) {
 // --- reading ---
 
 TEST(ChakraTrace, ReadsEveryNodeType) {
-  TmpDir d;
+  TraceDir d;
   ChakraNodeOut meta;
   meta.id = 9;
   meta.type = kMetadata;
@@ -195,7 +195,7 @@ TEST(ChakraTrace, ReadsEveryNodeType) {
 }
 
 TEST(ChakraTrace, FilesByFolderPatternAndRank) {
-  TmpDir d;
+  TraceDir d;
   for (int r : {2, 0, 1}) write_chakra_trace(d.file("llm." + std::to_string(r) + ".et"), {comp(1, 1)});
   d.write("notes.txt", "x");
   const auto files = chakra_trace_files(d.path.string());
@@ -210,7 +210,7 @@ TEST(ChakraTrace, FilesByFolderPatternAndRank) {
 }
 
 TEST(ChakraTrace, ErrorsNameTheFileNodeAndWhatIsSupported) {
-  TmpDir d;
+  TraceDir d;
   const std::string f = d.file("bad.0.et");
   ChakraNodeOut mem = comp(5, 1);
   mem.type = kMemLoad;
@@ -263,7 +263,7 @@ TEST(ChakraTrace, ErrorsNameTheFileNodeAndWhatIsSupported) {
 }
 
 TEST(ChakraTrace, MatchingErrorsNameBothRanks) {
-  TmpDir d;
+  TraceDir d;
   // Rank 1 makes its all-reduce with another size; rank 0 sends a message nobody receives.
   write_trace(d, {{coll(1, kAllReduce, 1000)}, {coll(1, kAllReduce, 2000)}});
   TrainingOptions o;
@@ -288,13 +288,13 @@ TEST(ChakraTrace, MatchingErrorsNameBothRanks) {
 // --- on the fabric ---
 
 TEST(ChakraRun, ComputeDelaysTheCollectiveUntilItsLastRank) {
-  TmpDir d;
+  TraceDir d;
   // Every rank computes, then all-reduces 32 MB, then computes 50 us; rank 2 computes longest (300 us).
   std::vector<std::vector<ChakraNodeOut>> ranks;
   for (int r = 0; r < 4; ++r)
     ranks.push_back({comp(1, r == 2 ? 300 : 100), coll(2, kAllReduce, 32000000, {1}), comp(3, 50, {2})});
   write_trace(d, ranks);
-  const JobRun x = run(star(4, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\njob = \"llm\"\n"));
+  const TrainingRun x = run(star(4, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\njob = \"llm\"\n"));
   const auto* c = x.row("2:coll2");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ((*c)[0], "llm");
@@ -315,10 +315,10 @@ TEST(ChakraRun, ComputeDelaysTheCollectiveUntilItsLastRank) {
 }
 
 TEST(ChakraRun, SendRecvIsOneFlowOfItsSizeAfterBothSidesAreReady) {
-  TmpDir d;
+  TraceDir d;
   write_trace(
       d, {{comp(1, 20), p2p(2, true, 1, 123456, 7, {1})}, {comp(1, 80), p2p(2, false, 0, 123456, 7, {1})}});
-  const JobRun x = run(star(2, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\n"));
+  const TrainingRun x = run(star(2, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\n"));
   ASSERT_EQ(x.r.flows.size(), 1u);
   const FlowRecord& f = x.r.flows[0];
   EXPECT_EQ(f.size_bytes, 123456);
@@ -332,14 +332,14 @@ TEST(ChakraRun, SendRecvIsOneFlowOfItsSizeAfterBothSidesAreReady) {
 }
 
 TEST(ChakraRun, ProcessGroupAndRankMapAreHonoured) {
-  TmpDir d;
+  TraceDir d;
   // Ranks 1 and 3 all-gather in group "pair"; ranks 0 and 2 only compute. Rank r runs on host h(3-r).
   std::vector<std::vector<ChakraNodeOut>> ranks;
   for (int r = 0; r < 4; ++r)
     ranks.push_back(r % 2 ? std::vector<ChakraNodeOut>{coll(1, kAllGather, 200000, {}, "pair")}
                           : std::vector<ChakraNodeOut>{comp(1, 5)});
   write_trace(d, ranks);
-  const JobRun x = run(star(4, "pattern = \"chakra\"\nfiles = \"" + d.file("t.*.et") +
+  const TrainingRun x = run(star(4, "pattern = \"chakra\"\nfiles = \"" + d.file("t.*.et") +
                                    "\"\nranks = [\"h3\", \"h2\", \"h1\", \"h0\"]\n"
                                    "groups = [{ name = \"pair\", ranks = [3, 1] }]\n"));
   ASSERT_EQ(x.r.flows.size(), 2u);
@@ -354,11 +354,11 @@ TEST(ChakraRun, ProcessGroupAndRankMapAreHonoured) {
 }
 
 TEST(ChakraRun, IterationsRepeatTheGraph) {
-  TmpDir d;
+  TraceDir d;
   std::vector<std::vector<ChakraNodeOut>> ranks;
   for (int r = 0; r < 2; ++r) ranks.push_back({comp(1, 10), coll(2, kAllReduce, 400000, {1})});
   write_trace(d, ranks);
-  const JobRun x = run(star(
+  const TrainingRun x = run(star(
       2, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\niterations = 3\ncompute_scale = 2\n"));
   EXPECT_EQ(x.r.summary["jobs"][0]["iterations_finished"].get<int>(), 3);
   EXPECT_EQ(x.r.summary["jobs"][0]["collectives_per_iteration"].get<int>(), 1);
@@ -377,7 +377,7 @@ TEST(ChakraRun, IterationsRepeatTheGraph) {
 }
 
 TEST(ChakraConfig, ScenarioErrorsNameTheKeyAndTheFile) {
-  TmpDir d;
+  TraceDir d;
   write_trace(d, {{comp(1, 1)}, {comp(1, 1)}, {comp(1, 1)}});
   std::string e = error_of([&] {
     (void)load_scenario_text(star(2, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\n"),
@@ -403,7 +403,7 @@ const char* const kSimai =
     "attention -1 50000 NONE 0 20000 ALLGATHER 400000 30000 ALLREDUCE 2000000 100\n";
 
 TEST(Simai, ReadsLayersGroupsAndTheSchedule) {
-  TmpDir d;
+  TraceDir d;
   const SimaiWorkload w = read_simai_workload(d.write("w.txt", kSimai), 1.0);
   EXPECT_EQ(w.tp, 2);
   EXPECT_EQ(w.all_gpus, 4);
@@ -425,7 +425,7 @@ TEST(Simai, ReadsLayersGroupsAndTheSchedule) {
 }
 
 TEST(Simai, GroupSuffixesMapToEpAndDpEp) {
-  TmpDir d;
+  TraceDir d;
   const std::string f =
       d.write("w.txt",
               "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 ep: 2 pp: 1 all_gpus: 8\n"
@@ -437,7 +437,7 @@ TEST(Simai, GroupSuffixesMapToEpAndDpEp) {
 }
 
 TEST(Simai, ErrorsNameTheLineAndWhatIsExpected) {
-  TmpDir d;
+  TraceDir d;
   std::string bad = kSimai;
   bad.replace(bad.find("ALLGATHER"), 9, "ALLSHUFFLE");
   const std::string f = d.write("w.txt", bad);
@@ -471,8 +471,8 @@ TEST(Simai, ErrorsNameTheLineAndWhatIsExpected) {
 }
 
 TEST(SimaiRun, PhasesRunInOrderOverTheirGroups) {
-  TmpDir d;
-  const JobRun x =
+  TraceDir d;
+  const TrainingRun x =
       run(star(4, "pattern = \"simai\"\nfile = \"" + d.write("w.txt", kSimai) + "\"\njob = \"gpt\"\n"));
   // The embedding's forward all-reduce starts after its 100 us of compute, over the TP pairs (two
   // collectives, one per TP group, both rows).
