@@ -294,7 +294,8 @@ TEST(ChakraRun, ComputeDelaysTheCollectiveUntilItsLastRank) {
   for (int r = 0; r < 4; ++r)
     ranks.push_back({comp(1, r == 2 ? 300 : 100), coll(2, kAllReduce, 32000000, {1}), comp(3, 50, {2})});
   write_trace(d, ranks);
-  const TrainingRun x = run(star(4, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\njob = \"llm\"\n"));
+  const TrainingRun x =
+      run(star(4, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\njob = \"llm\"\n"));
   const auto* c = x.row("2:coll2");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ((*c)[0], "llm");
@@ -340,8 +341,8 @@ TEST(ChakraRun, ProcessGroupAndRankMapAreHonoured) {
                           : std::vector<ChakraNodeOut>{comp(1, 5)});
   write_trace(d, ranks);
   const TrainingRun x = run(star(4, "pattern = \"chakra\"\nfiles = \"" + d.file("t.*.et") +
-                                   "\"\nranks = [\"h3\", \"h2\", \"h1\", \"h0\"]\n"
-                                   "groups = [{ name = \"pair\", ranks = [3, 1] }]\n"));
+                                        "\"\nranks = [\"h3\", \"h2\", \"h1\", \"h0\"]\n"
+                                        "groups = [{ name = \"pair\", ranks = [3, 1] }]\n"));
   ASSERT_EQ(x.r.flows.size(), 2u);
   const int h0 = lookup_node(x.s.topo, "h0"), h2 = lookup_node(x.s.topo, "h2");
   for (const FlowRecord& f : x.r.flows) {
