@@ -3,7 +3,9 @@
 // ranks) flow starts and receptions that PartitionedRun takes up between windows. Only the partition's own
 // thread writes it while a window runs.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/time.h"
@@ -59,5 +61,27 @@ struct NetPartition {
   std::vector<TraceRow> trace;
   bool trace_overflow = false;
 };
+
+// Moves every partition's `member` list, then `from_ranks` (the other ranks' since the last window, when
+// given), into `out` in the order of their events. Each partition's items are in key order and one event's
+// items are all in one partition, so a stable sort by key gives the order of one partition running every
+// event: the same for any thread or rank count.
+template <typename T>
+void gather_in_event_order(const std::vector<std::unique_ptr<NetPartition>>& parts,
+                           std::vector<T> NetPartition::*member, std::vector<T>& out,
+                           std::vector<T>* from_ranks = nullptr) {
+  out.clear();
+  for (const auto& p : parts) {
+    std::vector<T>& v = (*p).*member;
+    out.insert(out.end(), v.begin(), v.end());
+    v.clear();
+  }
+  if (from_ranks) {
+    out.insert(out.end(), from_ranks->begin(), from_ranks->end());
+    from_ranks->clear();
+  }
+  const auto by_key = [](const T& a, const T& b) { return a.key < b.key; };
+  if (!std::is_sorted(out.begin(), out.end(), by_key)) std::stable_sort(out.begin(), out.end(), by_key);
+}
 
 }  // namespace rocesim

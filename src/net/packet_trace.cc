@@ -63,22 +63,12 @@ bool PacketTrace::trace_flow(uint64_t flow_id, uint16_t class_id) {
   return true;
 }
 
-namespace {
-bool key_less(const TraceRow& a, const TraceRow& b) { return a.key < b.key; }
-}  // namespace
-
 void PacketTrace::absorb(const std::vector<std::unique_ptr<NetPartition>>& parts) {
-  merge_.clear();
   for (const auto& p : parts) {
     if (p->trace_overflow) truncated_ = true;  // it had rows beyond room(): more than max_rows in all
     p->trace_overflow = false;
-    merge_.insert(merge_.end(), p->trace.begin(), p->trace.end());
-    p->trace.clear();
   }
-  // Each partition's rows are in key order, and one event's rows are in one partition: a stable sort by
-  // key gives the order of one partition running every event.
-  if (!std::is_sorted(merge_.begin(), merge_.end(), key_less))
-    std::stable_sort(merge_.begin(), merge_.end(), key_less);
+  gather_in_event_order(parts, &NetPartition::trace, merge_);
   add(merge_);
 }
 
@@ -108,7 +98,8 @@ void PacketTrace::gather_ranks(RankComm& comm) {
     const auto n = take_raw<uint64_t>(in);
     for (uint64_t i = 0; i < n; ++i) merge_.push_back(take_raw<TraceRow>(in));
   }
-  std::stable_sort(merge_.begin(), merge_.end(), key_less);
+  std::stable_sort(merge_.begin(), merge_.end(),
+                   [](const TraceRow& a, const TraceRow& b) { return a.key < b.key; });
   add(merge_);
 }
 

@@ -212,17 +212,8 @@ void PartitionedRun::after_window(Time end, bool grid) {
 
 // The calls of every partition in the order of their events (one event's calls are in one partition).
 void PartitionedRun::replay_calls() {
-  replay_.clear();
-  for (auto& p : parts_) {
-    replay_.insert(replay_.end(), p->calls.begin(), p->calls.end());
-    p->calls.clear();
-  }
-  replay_.insert(replay_.end(), ranks_calls_.begin(), ranks_calls_.end());
-  ranks_calls_.clear();
+  gather_in_event_order(parts_, &NetPartition::calls, replay_, &ranks_calls_);
   if (replay_.empty()) return;
-  if (parts_.size() > 1)
-    std::stable_sort(replay_.begin(), replay_.end(),
-                     [](const NetPartition::Call& a, const NetPartition::Call& b) { return a.key < b.key; });
   const Time barrier = sim_.now();
   for (const NetPartition::Call& c : replay_) {
     sim_.set_barrier_clock(c.t);
@@ -233,17 +224,8 @@ void PartitionedRun::replay_calls() {
 
 // The traced flows' state rows of every partition, in the order of their events, to on_cc_state.
 void PartitionedRun::replay_cc_rows() {
-  cc_rows_.clear();
-  for (auto& p : parts_) {
-    cc_rows_.insert(cc_rows_.end(), p->cc_rows.begin(), p->cc_rows.end());
-    p->cc_rows.clear();
-  }
-  cc_rows_.insert(cc_rows_.end(), ranks_cc_rows_.begin(), ranks_cc_rows_.end());
-  ranks_cc_rows_.clear();
+  gather_in_event_order(parts_, &NetPartition::cc_rows, cc_rows_, &ranks_cc_rows_);
   if (cc_rows_.empty()) return;
-  if (parts_.size() > 1)
-    std::stable_sort(cc_rows_.begin(), cc_rows_.end(),
-                     [](const CcStateRow& a, const CcStateRow& b) { return a.key < b.key; });
   const auto& obs = results_.observers().on_cc_state;
   if (!obs) return;
   for (const CcStateRow& r : cc_rows_) obs(r);
