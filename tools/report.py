@@ -224,6 +224,21 @@ def sweep_sections(d):
         class_table = table(["class", "scheme", "load"] + [c for c, _ in ccols], crows,
                             [False] * 3 + [True] * len(ccols))
 
+    # Per job (results.csv job rows), by series and load, mean over seeds.
+    job_table = ""
+    if sw.job_rows:
+        jgroups = {}
+        for r in sw.job_rows:
+            jgroups.setdefault((r["job"], sw.series_of(r), r.get("load", "")), []).append(r)
+        jcols = [("algorithm", None), ("ranks", "ranks"), ("bytes per rank", "bytes_per_rank"),
+                 ("iteration avg (µs)", "iteration_mean_us"), ("iteration p99 (µs)", "iteration_p99_us"),
+                 ("algbw (Gb/s)", "algbw_gbps"), ("busbw (Gb/s)", "busbw_gbps"),
+                 ("exposed communication (µs)", "exposed_comm_us")]
+        jrows = [[k[0], k[1], k[2], jgroups[k][0].get("algorithm", "")] +
+                 [mean(r[c] for r in jgroups[k]) for _, c in jcols[1:]] for k in jgroups]
+        job_table = table(["job", "scheme", "load"] + [c for c, _ in jcols], jrows,
+                          [False] * 4 + [True] * (len(jcols) - 1))
+
     figs = rp.figures_for_sweep(d, os.path.join(d, "figures"))
     body = [f'<p class="meta">{" &middot; ".join(meta)}</p>']
     if missing:
@@ -234,6 +249,10 @@ def sweep_sections(d):
     body.append('<h2 id="summary">Summary by scheme and load (mean over seeds)</h2>\n' + summary)
     if class_table:
         body.append('<h2 id="classes">Per traffic class (mean over seeds)</h2>\n' + class_table)
+    if job_table:
+        body.append('<h2 id="jobs">Jobs (mean over seeds)</h2>\n<p class="meta">Per job: iteration time, '
+                    "bus bandwidth (nccl-tests' definition) and the communication not overlapped by compute "
+                    "(results.csv job rows).</p>\n" + job_table)
     drops = sweep_drops_section(sw)
     if drops:
         body.append('<h2 id="drops">Drops by kind and link events</h2>\n<p class="meta">Packets dropped per '
@@ -282,11 +301,13 @@ def run_sections(d):
         it = jb.get("iteration_us", {})
         job_rows.append([jb.get("job"), jb.get("collective"), jb.get("ranks"), jb.get("bytes"),
                          f"{jb.get('iterations_finished')} of {jb.get('iterations')}", it.get("mean"),
-                         it.get("min"), it.get("max"), jb.get("algbw_gbps"), jb.get("busbw_gbps"),
-                         jb.get("ideal_us"), jb.get("slowdown")])
-    jobs = table(["job", "collective", "ranks", "bytes", "iterations", "iteration avg (µs)", "min (µs)",
-                  "max (µs)", "algbw (Gb/s)", "busbw (Gb/s)", "closed form (µs)", "slowdown"], job_rows,
-                 [False, False] + [True] * 10) if job_rows else ""
+                         it.get("p99"), it.get("min"), it.get("max"), jb.get("algbw_gbps"),
+                         jb.get("busbw_gbps"), jb.get("comm_us"), jb.get("exposed_comm_us"), jb.get("ideal_us"),
+                         jb.get("slowdown")])
+    jobs = table(["job", "collective", "ranks", "bytes", "iterations", "iteration avg (µs)", "p99 (µs)",
+                  "min (µs)", "max (µs)", "algbw (Gb/s)", "busbw (Gb/s)", "communication (µs)",
+                  "exposed communication (µs)", "closed form (µs)", "slowdown"], job_rows,
+                 [False, False] + [True] * 13) if job_rows else ""
     pfc, cnp, drops, tr, perf = (j.get(k, {}) for k in ("pfc", "cnp", "drops", "transport", "performance"))
     counters = [
         ["PFC PAUSE frames sent", pfc.get("pauses_sent")],

@@ -26,6 +26,11 @@ writes the PNGs (default DIR/figures/) and prints their paths. Figures whose dat
                      the rate, the window, every variable the scheme declares, and the ECN marks and CNPs
   packet_timeline    one traced flow's packets hop by hop: queueing, pause waits, marks, drops and
                      retransmissions (packet_trace.csv from [monitors] packet_trace; runs)
+  busbw_vs_bytes     bus bandwidth against the per-rank message size per job, one line per series (sweeps over
+                     a job's bytes; results.csv job rows)
+  iteration_time     mean iteration time per job and series (scheme, routing, ...), p99 whisker, exposed
+                     communication hatched (sweeps with jobs; results.csv job rows)
+  job_timeline       a run's first iteration of each job per host: communication vs compute (job_timeline.csv)
 
 Needs matplotlib, numpy and pandas (Debian: python3-matplotlib, python3-pandas; use /usr/bin/python3). The
 rocesim package of python/ reads the results (tools/rocesim_common.py puts it on the path).
@@ -133,6 +138,9 @@ class Sweep:
         self.manifest = data.manifest
         self.grid = data.grid
         # Per-class rows (results.csv "class" column: a class label; "all" or absent: every flow).
+        # Job rows (bucket "job"): per run and job, its iteration time, algorithm and bandwidths.
+        self.job_rows = [r for r in self.rows if r.get("bucket") == "job"]
+        self.rows = [r for r in self.rows if r.get("bucket") != "job"]
         self.class_rows = [r for r in self.rows if r.get("class", "all") != "all"]
         self.rows = [r for r in self.rows if r.get("class", "all") == "all"]
         self.classes = list(OrderedDict.fromkeys(r["class"] for r in self.class_rows))
@@ -1218,6 +1226,122 @@ def fig_collectives_sweep(sweep, out_dir, name="collectives"):
     return save(fig, out_dir, name)
 
 
+def bytes_keys(sweep):
+    """The grid keys that set a job's message size (traffic[i].bytes)."""
+    return [k for k in sweep.grid if short_key(k) == "bytes"]
+
+
+def job_series(sweep, row, leave_out=()):
+    """The series of a job row without the grid keys in `leave_out`."""
+    parts = []
+    for k in sweep.series_keys:
+        if k in leave_out:
+            continue
+        v = row.get(k, "")
+        parts.append(v if k in ("scheme", "cc.scheme") else f"{short_key(k)}={v}")
+    return ", ".join(parts)
+
+
+def fig_busbw_vs_bytes(sweep, out_dir, name="busbw_vs_bytes"):
+    """Bus bandwidth against the per-rank message size, per job, one line per series (the grid keys other
+    than the size, load and seed), mean over seeds: the nccl-tests view of a sweep over `bytes`."""
+    leave = bytes_keys(sweep)
+    per = OrderedDict()  # job -> series -> bytes -> [busbw]
+    for r in sweep.job_rows:
+        b, bw = to_float(r.get("bytes_per_rank")), to_float(r.get("busbw_gbps"))
+        if math.isnan(b) or math.isnan(bw):
+            continue
+        per.setdefault(r["job"], OrderedDict()).setdefault(job_series(sweep, r, leave), {}) \
+            .setdefault(b, []).append(bw)
+    per = OrderedDict((j, by) for j, by in per.items() if any(len(v) > 1 for v in by.values()))
+    if not per:
+        return None
+    fig, axes = plt.subplots(1, len(per), figsize=(5.2 * len(per), 3.8), squeeze=False)
+    for ax, (job, by) in zip(axes[0], per.items()):
+        for i, (series, pts) in enumerate(by.items()):
+            xs = sorted(pts)
+            ax.plot(xs, [float(np.mean(pts[x])) for x in xs], label=series or job, **style(i))
+        ax.set_xscale("log", base=2)
+        xs = sorted({x for pts in by.values() for x in pts})
+        ax.set_xticks(xs)
+        ax.set_xticklabels([fmt_bytes(x) for x in xs], rotation=30, ha="right", fontsize=8)
+        ax.set_xlabel("message size per rank (bytes)")
+        ax.set_ylabel("bus bandwidth (Gb/s)")
+        ax.set_ylim(bottom=0)
+        ax.set_title(job, fontsize=9)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
+def fig_iteration_time_sweep(sweep, out_dir, name="iteration_time"):
+    """Per job, the mean iteration time per series (scheme, routing and the other grid keys; bars), its p99
+    (whisker up) and the exposed communication time (hatched, inside the bar); mean over seeds."""
+    per = OrderedDict()  # job -> series -> rows
+    for r in sweep.job_rows:
+        if not math.isnan(to_float(r.get("iteration_mean_us"))):
+            per.setdefault(r["job"], OrderedDict()).setdefault(job_series(sweep, r), []).append(r)
+    if not per:
+        return None
+    n = max(len(by) for by in per.values())
+    fig, axes = plt.subplots(1, len(per), figsize=(max(4.5, 0.7 * n + 2) * len(per), 3.8), squeeze=False)
+    for ax, (job, by) in zip(axes[0], per.items()):
+        labels = list(by)
+        mean_of = lambda k, c: float(np.nanmean([to_float(r.get(c)) for r in by[k]]))  # noqa: E731
+        means = [mean_of(k, "iteration_mean_us") for k in labels]
+        p99 = [mean_of(k, "iteration_p99_us") for k in labels]
+        exposed = [mean_of(k, "exposed_comm_us") for k in labels]
+        x = np.arange(len(labels))
+        bars = ax.bar(x, means, yerr=[np.zeros(len(x)), np.maximum(np.array(p99) - means, 0)], capsize=3,
+                      color=[COLORS[i % len(COLORS)] for i in range(len(labels))], label="mean iteration")
+        ax.bar(x, exposed, width=0.5, fill=False, hatch="//", edgecolor="black", linewidth=0.5,
+               label="exposed communication")
+        bar_labels(ax, bars, means, len(labels))
+        ax.set_xticks(x)
+        ax.set_xticklabels([wrap_label(k, 18) for k in labels], rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("iteration time (\u00b5s)")
+        ax.set_title(job, fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
+def fig_job_timeline(run, out_dir, name="job_timeline", max_jobs=2, max_hosts=64):
+    """Per job, its first iteration per host (job_timeline.csv): communication and compute intervals, from
+    the iteration's start."""
+    df, coll = run.data.job_timeline, run.data.collectives
+    if df is None or coll is None or not len(df):
+        return None
+    starts = {r["job"]: to_float(r["start_us"]) for r in coll.to_dict("records") if int(r["iteration"]) == 0}
+    jobs = list(OrderedDict.fromkeys(df["job"].tolist()))[:max_jobs]
+    fig, axes = plt.subplots(1, len(jobs), figsize=(6.0 * len(jobs), 4.2), squeeze=False)
+    colors = {"comm": COLORS[0], "compute": COLORS[1]}
+    for ax, job in zip(axes[0], jobs):
+        d = df[df["job"] == job]
+        hosts = sorted(set(d["host"].tolist()))[:max_hosts]
+        row = {h: i for i, h in enumerate(hosts)}
+        t0 = starts.get(job, float(d["start_us"].min()))
+        for act, height in (("compute", 0.8), ("comm", 0.5)):
+            sel = d[(d["activity"] == act) & d["host"].isin(hosts)]
+            if not len(sel):
+                continue
+            ax.barh([row[h] for h in sel["host"]], (sel["finish_us"] - sel["start_us"]).tolist(),
+                    left=(sel["start_us"] - t0).tolist(), height=height, color=colors[act],
+                    edgecolor="none", label="communication" if act == "comm" else "compute")
+        ax.set_yticks(range(len(hosts)))
+        ax.set_yticklabels([str(h) for h in hosts], fontsize=7 if len(hosts) <= 32 else 5)
+        ax.set_ylabel("host (node id)")
+        ax.set_xlabel("time since the iteration began (\u00b5s)")
+        ax.set_title(f"{job}, iteration 0", fontsize=9)
+        ax.invert_yaxis()
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return save(fig, out_dir, name)
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Congestion-control state over time (cc_state.csv)
 
@@ -1346,6 +1470,12 @@ def figures_for_run(run_dir, out_dir):
         figs.append(Figure(p, "Collective steps of one iteration",
                            "Each job's last finished iteration (collective_steps.csv): one bar per step (a "
                            "trace: per depth), from its first flow's start to its last flow's finish."))
+    p = fig_job_timeline(run, out_dir)
+    if p:
+        figs.append(Figure(p, "Per-host timeline of one iteration",
+                           "Each job's first iteration (job_timeline.csv), one row per host: communication "
+                           "(a flow it sends or receives in flight) and compute (a trace's delay_us before "
+                           "a flow it sends; a collective's compute_us after the iteration)."))
     p = fig_pfc_run(run, out_dir)
     if p:
         figs.append(Figure(p, "PFC pauses per port",
@@ -1429,6 +1559,19 @@ def figures_for_sweep(sweep_dir, out_dir):
         figs.append(Figure(p, "Collective completion time per scheme",
                            "Mean iteration time of each job (collectives.csv) per scheme; whiskers: the "
                            "fastest and the slowest iteration, over every iteration and seed."))
+    p = fig_busbw_vs_bytes(sw, out_dir)
+    if p:
+        figs.append(Figure(p, "Bus bandwidth vs message size",
+                           "Bus bandwidth (algorithm bandwidth x 2(N-1)/N for all-reduce, (N-1)/N for "
+                           "all-gather, reduce-scatter and all-to-all, 1 for broadcast, as nccl-tests "
+                           "report it) of each job against its per-rank message size (results.csv job "
+                           "rows), one line per series; mean over seeds."))
+    p = fig_iteration_time_sweep(sw, out_dir)
+    if p:
+        figs.append(Figure(p, "Iteration time per scheme and routing",
+                           "Mean iteration time of each job per series (bars; whisker up to the p99 "
+                           "iteration) and its exposed communication time (hatched: communication not "
+                           "overlapped by compute); results.csv job rows, mean over seeds."))
     p = fig_pfc_sweep(sw, out_dir)
     if p:
         figs.append(Figure(p, "PFC pauses per scheme",

@@ -13,7 +13,7 @@ docs/user-guide.md, "From Python". Needs pandas and numpy (Debian: python3-panda
 
 from .cli import find_binary, run, sweep
 from .readers import (read_buffer, read_cc_state, read_cnps, read_collective_steps, read_collectives, read_fct_hpcc,
-                      read_flows, read_input_queues, read_packet_trace, read_pfc, read_queues, read_rates,
+                      read_flows, read_input_queues, read_job_timeline, read_packet_trace, read_pfc, read_queues, read_rates,
                       read_results, read_scenario, read_summary, read_sweep_manifest)
 from .results import RocesimError, Run, Sweep, load
 from .stats import cdf_quantile, nearest_rank
@@ -22,5 +22,5 @@ __version__ = "0.1.0"
 
 __all__ = ["load", "run", "sweep", "Run", "Sweep", "RocesimError", "nearest_rank", "cdf_quantile", "find_binary",
            "read_buffer", "read_cc_state", "read_cnps", "read_collective_steps", "read_collectives", "read_fct_hpcc",
-           "read_flows", "read_input_queues", "read_packet_trace", "read_pfc", "read_queues", "read_rates",
+           "read_flows", "read_input_queues", "read_job_timeline", "read_packet_trace", "read_pfc", "read_queues", "read_rates",
            "read_results", "read_scenario", "read_summary", "read_sweep_manifest"]

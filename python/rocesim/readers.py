@@ -18,7 +18,7 @@ I, F, S = "int", "float", "str"
 # The columns of each CSV file and their types.
 FLOWS = {"id": I, "src": I, "dst": I, "size_bytes": I, "start_us": F, "finish_us": F, "fct_us": F,
          "ideal_fct_us": F, "slowdown": F, "retransmitted_packets": I, "retransmitted_bytes": I,
-         "out_of_order_packets": I, "spurious_retransmissions": I, "class": S}
+         "out_of_order_packets": I, "spurious_retransmissions": I, "class": S, "name": S}
 QUEUES = dict({"time_us": F, "node": S, "port": I, "peer": S, "queue_bytes": I},
               **{f"prio{p}_bytes": I for p in range(1, 8)}, link_up=I)
 INPUT_QUEUES = {"time_us": F, "node": S, "port": I, "peer": S, "queue_bytes": I}
@@ -33,15 +33,20 @@ CC_STATE = {"time_us": F, "flow": I, "rate_gbps": F, "window_bytes": I, "ecn_mar
 PACKET_TRACE = {"time_us": F, "flow": I, "seq": I, "node": S, "port": I, "peer": S, "prio": I, "event": S,
                 "detail": S, "queue_bytes": I, "paused_us": F}
 COLLECTIVES = {"job": S, "collective": S, "ranks": I, "iteration": I, "bytes": I, "start_us": F, "finish_us": F,
-               "duration_us": F, "algbw_gbps": F, "busbw_gbps": F, "ideal_us": F, "slowdown": F, "node": S}
+               "duration_us": F, "algbw_gbps": F, "busbw_gbps": F, "ideal_us": F, "slowdown": F,
+               "comm_us": F, "compute_us": F, "exposed_comm_us": F, "node": S}
 COLLECTIVE_STEPS = {"job": S, "iteration": I, "step": I, "flows": I, "bytes": I, "start_us": F, "finish_us": F}
+JOB_TIMELINE = {"job": S, "iteration": I, "host": I, "activity": S, "start_us": F, "finish_us": F}
 # results.csv: the statistics; every other column (the grid keys, scheme, load, seed, run, bucket, class) is
 # text as written on the command line, which names the run (`load` 0.30 stays "0.30").
 RESULTS = dict({"min_bytes": I, "max_bytes": I, "count": I},
                **{f"fct_{s}_us": F for s in ("avg", "p50", "p95", "p99", "p999")},
                **{f"slowdown_{s}": F for s in ("avg", "p50", "p95", "p99", "p999")},
                flows_started=I, flows_finished=I, complete=I, simulated_ms=F, pauses=I, paused_time_us=F,
-               max_buffer_bytes=I, wall_seconds=F, cnps=I, drops=I)
+               max_buffer_bytes=I, wall_seconds=F, cnps=I, drops=I,
+               # the job rows (bucket "job"): one per collective or dependency_trace job of a run
+               job=S, algorithm=S, ranks=I, bytes_per_rank=I, iterations=I, iteration_mean_us=F,
+               iteration_p99_us=F, algbw_gbps=F, busbw_gbps=F, comm_us=F, exposed_comm_us=F)
 # fct.txt (the ns-3 HPCC simulator's layout): space-separated, no header.
 FCT_HPCC = ["sip", "dip", "sport", "dport", "size_bytes", "start_ns", "fct_ns", "standalone_fct_ns"]
 
@@ -66,7 +71,7 @@ def read_table(path, types, others=None):
 
 def read_flows(path):
     """flows.csv: one row per finished flow (id, src, dst, size_bytes, start_us, finish_us, fct_us,
-    ideal_fct_us, slowdown, the transport columns when written, class)."""
+    ideal_fct_us, slowdown, the transport columns when written, class, name: a trace's own flow id)."""
     return read_table(path, FLOWS)
 
 
@@ -124,9 +129,16 @@ def read_collective_steps(path):
     return read_table(path, COLLECTIVE_STEPS)
 
 
+def read_job_timeline(path):
+    """job_timeline.csv: each job's first iteration per host, its communication ("comm") and compute
+    intervals."""
+    return read_table(path, JOB_TIMELINE)
+
+
 def read_results(path):
     """A sweep's results.csv: one row per complete run and size bucket, an "all" row per run and one row per
-    traffic class. The statistics are numbers; the grid keys, scheme, load, seed, run, bucket and class are
+    traffic class, and one row per job (bucket "job": its iteration time, algorithm, bandwidths and exposed
+    communication). The statistics are numbers; the grid keys, scheme, load, seed, run, bucket and class are
     text as written."""
     return read_table(path, RESULTS, others=S)
 
@@ -177,6 +189,7 @@ RUN_TABLES = {
     "packet_trace.csv": (read_packet_trace, "packet_trace"),
     "collectives.csv": (read_collectives, "collectives"),
     "collective_steps.csv": (read_collective_steps, "collective_steps"),
+    "job_timeline.csv": (read_job_timeline, "job_timeline"),
     "fct.txt": (read_fct_hpcc, "fct_hpcc"),
 }
 

@@ -37,7 +37,7 @@ class Run:
     flows            flows.csv (DataFrame)
     queues, input_queues, rates, pfc, cnps, buffer, cc_state, packet_trace
                      the monitor CSVs (DataFrame, None when that monitor was off)
-    collectives, collective_steps
+    collectives, collective_steps, job_timeline
                      the jobs' CSVs (DataFrame, None without collective or dependency_trace tables)
     fct_hpcc         fct.txt (DataFrame, None unless written: --fct-format hpcc)
 
@@ -54,6 +54,7 @@ class Run:
     packet_trace = _table("packet_trace.csv")
     collectives = _table("collectives.csv")
     collective_steps = _table("collective_steps.csv")
+    job_timeline = _table("job_timeline.csv")
     fct_hpcc = _table("fct.txt")
 
     def __init__(self, path, point=None):
@@ -128,9 +129,11 @@ class _Runs(Mapping):
 class Sweep:
     """One sweep directory:
 
-    results    results.csv (DataFrame): per complete run, a row per size bucket, an "all" row and a row per
-               traffic class; grid keys, scheme, load, seed, run, bucket and class as text, the rest numbers
+    results    results.csv (DataFrame): per complete run, a row per size bucket, an "all" row, a row per
+               traffic class and a row per job (bucket = job); grid keys, scheme, load, seed, run, bucket,
+               class, job and algorithm as text, the rest numbers
     overall    its rows with bucket = all and class = all: one per run
+    jobs       its job rows (bucket = job): one per run and job
     manifest   sweep.json (dict: scenario, grid, run names, --set values; {} when absent)
     grid       the grid keys, in order
     runs       {run name: Run} of the complete runs (the `run` column, the directory name), read on first use;
@@ -165,6 +168,13 @@ class Sweep:
         if "class" in r:
             m = m & (r["class"] == "all")
         return r[m] if m is not True else r
+
+    @property
+    def jobs(self):
+        """results.csv's job rows (bucket = job): per run and job, its iteration time (mean, p99), algorithm,
+        algbw, busbw and exposed communication time."""
+        r = self.results
+        return r[r["bucket"] == "job"] if "bucket" in r else r.iloc[0:0]
 
     def __repr__(self):
         return f"<rocesim.Sweep {self.path}: {len(self.runs)} runs, grid {', '.join(self.grid)}>"

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Tables of scenarios/ai/README.md from sweep directories (rocesim sweep ... -o DIR).
 
-  report.py jobs DIR [DIR ...]          per run: scheme, the tables switched off, each job's mean iteration
-                                        time and bus bandwidth, PFC pauses and paused time, and the mean / p99
-                                        FCT slowdown of every class that is not a job
+  report.py jobs DIR [DIR ...]          per run: scheme, the tables switched off, each job's mean and p99
+                                        iteration time, bus bandwidth and exposed communication time, PFC
+                                        pauses and paused time, and the mean / p99 FCT slowdown of every
+                                        class that is not a job
   report.py victim WITH ALONE --class C per scheme, class C's mean and p99 slowdown in the WITH runs (job on)
                                         beside the ALONE runs (job switched off), and their ratio
   report.py pair BOTH ALONE_A ALONE_B   per scheme, each job's mean iteration time beside the other job and
@@ -43,14 +44,19 @@ def cls(s, name):
 
 
 def cmd_jobs(args):
-    print("| scheme | off | job: mean iteration (us), busbw (Gb/s) | PFC pauses | paused (us) | classes: slowdown avg / p99 |")
+    print("| scheme | off | job: mean / p99 iteration (us), busbw (Gb/s), exposed communication (us) | PFC pauses | "
+          "paused (us) | classes: slowdown avg / p99 |")
     print("|---|---|---|---|---|---|")
     for d in args.dirs:
         for grid, s in runs(d):
             off = [k.replace("_", "").replace(".enabled", "") for k, v in grid.items() if v == "false"]
             jobs = job_means(s)
+            # summary.json's jobs: iteration_us (mean, p99), busbw_gbps (nccl-tests' bus bandwidth) and
+            # exposed_comm_us (communication not overlapped by compute), as rocesim computes them.
             jt = "; ".join(
-                f"{n} {j['iteration_us']['mean']:.0f}, {j.get('busbw_gbps', 0):.1f}" for n, j in jobs.items())
+                f"{n} {j['iteration_us']['mean']:.0f} / {j['iteration_us'].get('p99', float('nan')):.0f}, "
+                f"{j.get('busbw_gbps', 0):.1f}, {j.get('exposed_comm_us', float('nan')):.0f}"
+                for n, j in jobs.items())
             ct = "; ".join(
                 f"{n} {c['slowdown']['avg']:.2f} / {c['slowdown']['p99']:.2f}"
                 for n, c in s["fct"].get("classes", {}).items() if n not in jobs and c["count"] > 0)

@@ -475,11 +475,13 @@ void write_result_dir(const fs::path& tmp, const fs::path& out, const Scenario& 
   }
   if (monitors) monitors->write(tmp);
   if (jobs) {
-    std::ostringstream c, steps;
+    std::ostringstream c, steps, timeline;
     write_collectives_csv(c, *jobs);
     write_collective_steps_csv(steps, *jobs);
+    write_job_timeline_csv(timeline, *jobs);
     write_file(tmp / "collectives.csv", c.str());
     write_file(tmp / "collective_steps.csv", steps.str());
+    write_file(tmp / "job_timeline.csv", timeline.str());
   }
   // Replace atomically: the result directory is complete or absent. Only an empty directory or a
   // previous result directory (checked before the run) is ever removed.
@@ -507,7 +509,12 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
     tmp = make_tmp_dir(out);
   }
   TmpDirGuard tmp_guard{tmp};
-  FlowSink sink(net, s, flow_files(s, opt, tmp));
+  FlowStreamWriter::Options files = flow_files(s, opt, tmp);
+  if (jobs)  // flows.csv's name column: a trace's own flow ids
+    files.name_of = [runner = jobs.get()](uint32_t id) -> const std::string& {
+      return runner->flow_name(id);
+    };
+  FlowSink sink(net, s, std::move(files));
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<PfcTxt> pfc_txt;
   if (!opt.pfc_txt_path.empty()) pfc_txt = std::make_unique<PfcTxt>(net, opt.pfc_txt_path);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -393,6 +394,38 @@ std::optional<nlohmann::json> complete_summary(const fs::path& dir) {
   }
 }
 
+// The jobs of the complete runs (collective and dependency_trace tables), when any has one: a line per run
+// and job with its algorithm, iterations finished, iteration time (mean, p99), bus bandwidth and exposed
+// communication time (summary.json "jobs").
+void print_jobs_table(const fs::path& out_dir, const std::vector<SweepPoint>& points, size_t run_width) {
+  std::vector<std::array<std::string, 8>> lines;
+  const auto f1 = [](const nlohmann::json& v) {
+    return v.is_number() ? fmt::format("{:.1f}", v.get<double>()) : "-";
+  };
+  size_t wj = 3, wa = 9;
+  for (const auto& p : points) {
+    const auto summary = complete_summary(out_dir / safe_dir_name(p.name));
+    if (!summary) continue;
+    const auto jobs = at(*summary, "jobs");
+    if (!jobs.is_array()) continue;
+    for (const auto& job : jobs) {
+      lines.push_back({p.name, num(at(job, "job")), num(at(job, "collective")),
+                       num(at(job, "iterations_finished")) + "/" + num(at(job, "iterations")),
+                       f1(at(job, "iteration_us/mean")), f1(at(job, "iteration_us/p99")),
+                       f1(at(job, "busbw_gbps")), f1(at(job, "exposed_comm_us"))});
+      wj = std::max(wj, lines.back()[1].size());
+      wa = std::max(wa, lines.back()[2].size());
+    }
+  }
+  if (lines.empty()) return;
+  fmt::print("\n{:<{}}  {:<{}}  {:<{}}  {:>10}  {:>14}  {:>13}  {:>12}  {:>17}\n", "run", run_width, "job",
+             wj, "algorithm", wa, "iterations", "iteration (us)", "p99 iter (us)", "busbw (Gb/s)",
+             "exposed comm (us)");
+  for (const auto& l : lines)
+    fmt::print("{:<{}}  {:<{}}  {:<{}}  {:>10}  {:>14}  {:>13}  {:>12}  {:>17}\n", l[0], run_width, l[1], wj,
+               l[2], wa, l[3], l[4], l[5], l[6], l[7]);
+}
+
 // A short table on stdout: one line per complete run (flows, slowdown p50/p99 overall and in the
 // smallest and largest size buckets, PFC pauses).
 void print_summary_table(const fs::path& out_dir, const std::vector<SweepPoint>& points) {
@@ -442,6 +475,7 @@ void print_summary_table(const fs::path& out_dir, const std::vector<SweepPoint>&
   for (const auto& l : lines)
     fmt::print("{:<{}}  {:>11}  {:>12}  {:>12}  {:>14}  {:>14}  {:>10}\n", l.run, w, l.flows, l.p50, l.p99,
                l.small_p99, l.large_p99, l.pauses);
+  print_jobs_table(out_dir, points, w);
 }
 
 namespace {
@@ -467,6 +501,20 @@ const std::vector<std::pair<std::string, std::string>> kRunColumns = {
     {"paused_time_us", "pfc/paused_time_us"},
     {"max_buffer_bytes", "switch/max_buffer_bytes"},
     {"wall_seconds", "performance/wall_seconds"}};
+// The per-job columns (path in a summary.json "jobs" entry): filled on the job rows (bucket "job"), one per
+// collective or dependency_trace job of a run; empty on the other rows.
+const std::vector<std::pair<std::string, std::string>> kJobColumns = {
+    {"job", "job"},
+    {"algorithm", "collective"},
+    {"ranks", "ranks"},
+    {"bytes_per_rank", "bytes"},
+    {"iterations", "iterations_finished"},
+    {"iteration_mean_us", "iteration_us/mean"},
+    {"iteration_p99_us", "iteration_us/p99"},
+    {"algbw_gbps", "algbw_gbps"},
+    {"busbw_gbps", "busbw_gbps"},
+    {"comm_us", "comm_us"},
+    {"exposed_comm_us", "exposed_comm_us"}};
 
 // results.csv's leading columns: the grid keys, then scheme / load / seed when they are not grid keys.
 struct LeadColumns {
@@ -500,6 +548,7 @@ std::string results_csv_header(const LeadColumns& cols) {
   for (const auto& [c, _] : kBucketColumns) head.push_back(c);
   for (const auto& [c, _] : kRunColumns) head.push_back(c);
   head.insert(head.end(), {"cnps", "drops"});
+  for (const auto& [c, _] : kJobColumns) head.push_back(c);
   std::string csv;
   append_csv_row(csv, head);
   return csv;
@@ -538,6 +587,7 @@ void append_run_rows(std::string& csv, const LeadColumns& cols, const SweepPoint
     f.insert(f.end(), {bucket, cls, lo, hi});
     for (const auto& [_, path] : kBucketColumns) f.push_back(num(at(b, path)));
     f.insert(f.end(), tail.begin(), tail.end());
+    f.resize(f.size() + kJobColumns.size());
     append_csv_row(csv, f);
   };
   const auto buckets = at(j, "fct/buckets");
@@ -551,6 +601,17 @@ void append_run_rows(std::string& csv, const LeadColumns& cols, const SweepPoint
   if (classes.is_object() && classes.size() > 1)
     for (const auto& [label, c] : classes.items())
       if (at(c, "count").is_number() && at(c, "count").get<uint64_t>() > 0) row("all", label, c, "", "");
+  // Per job (summary.json "jobs"): its iteration time, algorithm, bandwidths and exposed communication.
+  const auto jobs = at(j, "jobs");
+  if (jobs.is_array())
+    for (const auto& job : jobs) {
+      std::vector<std::string> f = lead;
+      f.insert(f.end(), {"job", "all", "", ""});
+      f.resize(f.size() + kBucketColumns.size());
+      f.insert(f.end(), tail.begin(), tail.end());
+      for (const auto& [_, path] : kJobColumns) f.push_back(num(at(job, path)));
+      append_csv_row(csv, f);
+    }
 }
 
 }  // namespace

@@ -531,13 +531,33 @@ std::string without_input_prefix(const InputError& e) {
   return what;
 }
 
+// Job names label collectives.csv, summary.json and the jobs' classes: two tables with one name would merge
+// them, so a name (given, or the default job<index>) is refused when an earlier table has it.
+void reject_duplicate_job(const Config& c, const Scenario& s, size_t i, const std::string& name) {
+  const auto where = [&](size_t t) {
+    const std::string k = fmt::format("traffic[{}].", t);
+    const std::string key = k + (c.has(k + "job") ? "job" : "pattern");
+    const int line = c.line_of(key);
+    return line > 0 ? fmt::format("{} (line {})", key, line) : key;
+  };
+  for (size_t j = 0; j < i && j < s.traffic.size(); ++j)
+    if (is_job_pattern(s.traffic[j].pattern) && s.traffic[j].job == name)
+      c.fail(fmt::format("traffic[{}].{}", i, c.has(fmt::format("traffic[{}].job", i)) ? "job" : "pattern"),
+             fmt::format("job '{}' is also the job of {}; each [[traffic]] job needs its own name (job = "
+                         "\"...\"), which labels its rows in collectives.csv and summary.json",
+                         name, where(j)));
+}
+
 // The keys every [[traffic]] table takes: pattern, enabled, job, class, priority, start_us, and (not for
 // jobs, which run until they are done) stop_us and max_flows.
 void read_traffic_common(Config& c, Scenario& s, size_t i, const std::string& k, TrafficSpec& t) {
   t.pattern = c.get_string(k + "pattern", t.pattern, pattern_names());
   t.enabled = c.get_bool(k + "enabled", true);
   const bool job = is_job_pattern(t.pattern);
-  if (job) t.job = c.get_string(k + "job", fmt::format("job{}", i));
+  if (job) {
+    t.job = c.get_string(k + "job", fmt::format("job{}", i));
+    reject_duplicate_job(c, s, i, t.job);
+  }
   // A job's flows carry its label as their class unless the table names one.
   t.class_id = class_index(s.class_labels, c.get_string(k + "class", job ? t.job : "default"));
   t.priority = static_cast<int>(c.get_int(k + "priority", s.nic.data_priority, 1, 7));

@@ -27,6 +27,7 @@ struct FlowRecord {
   // loss that was not one (reordering, a timeout during a pause, go-back-N's rewind past what arrived),
   // until the receiver had every byte (transport.spurious_retransmissions counts the later ones too).
   uint32_t spurious_retransmissions = 0;
+  uint32_t name_id = 0;  // FlowSpec::name_id: the workload's own name of the flow (0: none)
   Time fct() const { return finish - start; }
   // Slowdown = fct / ideal, clipped at 1 (as the ns-3 simulator's analysis scripts do).
   double slowdown() const {

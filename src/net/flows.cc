@@ -113,6 +113,7 @@ void FlowTable::post_start(const FlowSpec& f) {
   qp.fwd_route = qp.rev_route = Packet::kNoRoute;  // set at its start (on the source's rank)
   qp.prio = static_cast<uint8_t>(f.priority);
   qp.class_id = f.class_id;
+  qp.name_id = f.name_id;
   qp.size = f.size_bytes;
   if (cc_trace_) qp.cc_traced = cc_trace_(qp);
   qp.traced = trace_ && trace_->trace_flow(f.id, f.class_id);
@@ -195,6 +196,7 @@ void FlowTable::complete(Qp& qp, NetPartition& part) {
   r.finish = sim_.now();
   r.ideal_fct = qp.ideal_fct;
   r.class_id = qp.class_id;
+  r.name_id = qp.name_id;
   r.retransmitted_packets = qp.retransmitted_packets;
   r.retransmitted_bytes = qp.retransmitted_bytes;
   // Written by the receiver's partition in an earlier window: the last ACK came after its last arrival

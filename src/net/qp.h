@@ -29,6 +29,7 @@ struct Qp {
   // NicSettings::port_spread), and the destination host's port its ACKs and CNPs leave by.
   uint8_t tx_ports = 1;
   uint8_t ack_port = 0;
+  uint32_t name_id = 0;  // FlowSpec::name_id, for the record
   Bytes size = 0;
   Time start;
   Time ideal_fct;

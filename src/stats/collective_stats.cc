@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include "stats/writers.h"
@@ -15,19 +16,27 @@ double algbw_gbps(const DagJob& j, Time d) {
   return d > Time::zero() ? j.bytes_per_rank * 8.0 / d.sec() / 1e9 : 0;
 }
 
+// The nearest-rank 99th percentile (v[ceil(0.99 n) - 1] of the sorted values; fct_stats' definition).
+double nearest_rank_p99(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t rank = (v.size() * 99 + 99) / 100;  // ceil(0.99 n)
+  return v[rank - 1];
+}
+
 }  // namespace
 
 void write_collectives_csv(std::ostream& out, const DagRunner& runner) {
   out << "job,collective,ranks,iteration,bytes,start_us,finish_us,duration_us,algbw_gbps,busbw_gbps,ideal_us,"
-         "slowdown,node\n";
-  // One row: the figures of `what` (a job or one of its spans) over [start, finish] when done.
+         "slowdown,comm_us,compute_us,exposed_comm_us,node\n";
+  // One row: the figures of `what` (a job's iteration, or one of its spans with `it` null) over
+  // [start, finish] when done.
   auto row = [&out](const std::string& job, const std::string& kind, int ranks, size_t iteration, Bytes bytes,
                     double bus_factor, Time ideal, Time start, Time finish, bool done,
-                    const std::string& node) {
+                    const IterationTimes* it, const std::string& node) {
     out << fmt::format("{},{},{},{},{},{},", csv_field(job), kind, ranks, iteration, bytes,
                        format_time_us(start));
     if (!done) {
-      out << ",,,,,," << csv_field(node) << '\n';
+      out << ",,,,,,,,," << csv_field(node) << '\n';
       return;
     }
     const Time d = finish - start;
@@ -40,6 +49,11 @@ void write_collectives_csv(std::ostream& out, const DagRunner& runner) {
                          static_cast<double>(d.ps) / static_cast<double>(ideal.ps));
     else
       out << ',';
+    if (it != nullptr)
+      out << fmt::format(",{},{},{}", format_time_us(it->comm), format_time_us(it->compute),
+                         format_time_us(it->exposed_comm));
+    else
+      out << ",,,";
     out << ',' << csv_field(node) << '\n';
   };
   for (size_t j = 0; j < runner.num_jobs(); ++j) {
@@ -48,7 +62,7 @@ void write_collectives_csv(std::ostream& out, const DagRunner& runner) {
     for (size_t i = 0; i < iters.size(); ++i) {
       const IterationTimes& it = iters[i];
       row(job.name, job.kind, job.ranks, i, job.bytes_per_rank, job.bus_factor, job.ideal, it.start,
-          it.finish, it.done, "");
+          it.finish, it.done, &it, "");
       // A training job's collectives and transfers (DagJob::spans): one row each, by start time.
       std::vector<size_t> order;
       for (size_t s = 0; s < job.spans.size() && s < it.steps.size(); ++s) order.push_back(s);
@@ -59,7 +73,7 @@ void write_collectives_csv(std::ostream& out, const DagRunner& runner) {
         if (st.flows == 0) continue;  // not begun
         const DagSpan& sp = job.spans[s];
         row(job.name, sp.kind, sp.ranks, i, sp.bytes_per_rank, sp.bus_factor, sp.ideal, st.start, st.finish,
-            it.done, sp.node);
+            it.done, nullptr, sp.node);
       }
     }
   }
@@ -80,13 +94,56 @@ void write_collective_steps_csv(std::ostream& out, const DagRunner& runner) {
   }
 }
 
+void write_job_timeline_csv(std::ostream& out, const DagRunner& runner) {
+  out << "job,iteration,host,activity,start_us,finish_us\n";
+  for (size_t j = 0; j < runner.num_jobs(); ++j) {
+    const DagJob& job = runner.job(j);
+    const auto& first = runner.first_iteration(j);
+    const auto& iters = runner.iterations(j);
+    if (first.empty() || iters.empty() || !iters.front().done) continue;
+    // Per host and activity, the intervals of the iteration, merged where they overlap or touch.
+    std::map<std::pair<int, int>, std::vector<std::pair<Time, Time>>> spans;  // (host, 0 comm / 1 compute)
+    for (uint32_t f = 0; f < first.size(); ++f) {
+      const FlowInterval& x = first[f];
+      const FlowDag::Flow& d = job.dag.flow(f);
+      if (job.dag.is_timer(f)) {  // a training job's compute, on its rank's host
+        if (d.dst != FlowDag::kTimer && x.compute_to > x.compute_from)
+          spans[{d.dst, 1}].emplace_back(x.compute_from, x.compute_to);
+        continue;
+      }
+      spans[{d.src, 0}].emplace_back(x.start, x.finish);
+      spans[{d.dst, 0}].emplace_back(x.start, x.finish);
+      if (x.compute_to > x.compute_from) spans[{d.src, 1}].emplace_back(x.compute_from, x.compute_to);
+    }
+    // The compute between this iteration and the next (compute_us) runs on every host of the job.
+    if (job.gap > Time::zero() && job.iterations > 1) {
+      std::vector<int> hosts;
+      for (const auto& [key, _] : spans) hosts.push_back(key.first);
+      hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
+      const Time end = iters.front().finish;
+      for (int h : hosts) spans[{h, 1}].emplace_back(end, end + job.gap);
+    }
+    const std::string name = csv_field(job.name);
+    for (auto& [key, v] : spans) {
+      std::sort(v.begin(), v.end());
+      for (size_t i = 0; i < v.size();) {
+        Time a = v[i].first, b = v[i].second;
+        for (++i; i < v.size() && v[i].first <= b; ++i) b = std::max(b, v[i].second);
+        out << fmt::format("{},0,{},{},{},{}\n", name, key.first, key.second ? "compute" : "comm",
+                           format_time_us(a), format_time_us(b));
+      }
+    }
+  }
+}
+
 nlohmann::json jobs_json(const DagRunner& runner) {
   nlohmann::json jobs = nlohmann::json::array();
   for (size_t j = 0; j < runner.num_jobs(); ++j) {
     const DagJob& job = runner.job(j);
     const auto& iters = runner.iterations(j);
     size_t done = 0;
-    double sum_us = 0, sum_alg = 0, min_us = 0, max_us = 0;
+    double sum_us = 0, sum_alg = 0, min_us = 0, max_us = 0, comm_us = 0, compute_us = 0, exposed_us = 0;
+    std::vector<double> durations;
     for (const IterationTimes& it : iters) {
       if (!it.done) continue;
       const Time d = it.finish - it.start;
@@ -94,6 +151,10 @@ nlohmann::json jobs_json(const DagRunner& runner) {
       max_us = std::max(max_us, d.us());
       sum_us += d.us();
       sum_alg += algbw_gbps(job, d);
+      comm_us += it.comm.us();
+      compute_us += it.compute.us();
+      exposed_us += it.exposed_comm.us();
+      durations.push_back(d.us());
       ++done;
     }
     nlohmann::json e = {{"job", job.name},
@@ -108,7 +169,12 @@ nlohmann::json jobs_json(const DagRunner& runner) {
     if (!job.spans.empty()) e["collectives_per_iteration"] = job.spans.size();  // chakra, simai
     if (done > 0) {
       const double mean_us = sum_us / static_cast<double>(done);
-      e["iteration_us"] = {{"mean", mean_us}, {"min", min_us}, {"max", max_us}};
+      e["iteration_us"] = {
+          {"mean", mean_us}, {"min", min_us}, {"max", max_us}, {"p99", nearest_rank_p99(durations)}};
+      const double n = static_cast<double>(done);
+      e["comm_us"] = comm_us / n;
+      e["compute_us"] = compute_us / n;
+      e["exposed_comm_us"] = exposed_us / n;
       e["algbw_gbps"] = sum_alg / static_cast<double>(done);
       if (job.bus_factor > 0) e["busbw_gbps"] = sum_alg / static_cast<double>(done) * job.bus_factor;
       if (job.ideal > Time::zero()) {

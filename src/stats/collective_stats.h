@@ -1,19 +1,25 @@
 // Results of the jobs of a run (collectives and dependency traces; workload/flow_dag.h):
 //   collectives.csv       job,collective,ranks,iteration,bytes,start_us,finish_us,duration_us,algbw_gbps,
-//                         busbw_gbps,ideal_us,slowdown,node
+//                         busbw_gbps,ideal_us,slowdown,comm_us,compute_us,exposed_comm_us,node
 //                         one row per job x iteration begun; an iteration still running at the end of the
 //                         run has empty finish and figures. A training job (chakra, simai) has, after each
 //                         iteration's row, one row per collective and send/recv begun in it, by start
 //                         (collective: the algorithm or "sendrecv"; node: the trace's node "id:name"; its
-//                         start is its first flow's start, its finish its last flow's finish). bytes is the
-//                         per-rank buffer (a trace: all its bytes); algbw = bytes x 8 / duration; busbw =
-//                         algbw x the collective's bus factor (empty for a trace); ideal_us the closed form
-//                         at the hosts' link rate (workload/collectives.h; empty for a trace); slowdown =
-//                         duration / ideal.
+//                         start is its first flow's start, its finish its last flow's finish; comm,
+//                         compute and exposed_comm empty). bytes is the per-rank buffer (a trace: all its
+//                         bytes); algbw = bytes x 8 / duration; busbw = algbw x the collective's bus factor
+//                         (empty for a trace); ideal_us the closed form at the hosts' link rate
+//                         (workload/collectives.h; empty for a trace); slowdown = duration / ideal;
+//                         comm, compute and exposed_comm as IterationTimes defines them.
 //   collective_steps.csv  job,iteration,step,flows,bytes,start_us,finish_us: per step (a trace: per depth)
 //                         of every iteration, the first start and the last finish of its flows.
+//   job_timeline.csv      job,iteration,host,activity,start_us,finish_us: the first iteration of every job
+//                         (of at most kTimelineMaxFlows flows) per host: "comm" while a flow it sends or
+//                         receives is in flight, "compute" in its compute windows and, for a job of several
+//                         iterations, the compute_us after it; overlapping or touching intervals merged.
 //   summary.json "jobs"   per job: iterations begun and finished, and over the finished ones the mean,
-//                         min and max duration, mean algbw and busbw, the ideal and the mean slowdown.
+//                         min, max and nearest-rank p99 duration, mean algbw and busbw, the ideal and the
+//                         mean slowdown, and the mean comm_us, compute_us and exposed_comm_us.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -24,6 +30,7 @@ namespace rocesim {
 
 void write_collectives_csv(std::ostream& out, const DagRunner& runner);
 void write_collective_steps_csv(std::ostream& out, const DagRunner& runner);
+void write_job_timeline_csv(std::ostream& out, const DagRunner& runner);
 nlohmann::json jobs_json(const DagRunner& runner);
 
 }  // namespace rocesim

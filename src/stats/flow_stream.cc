@@ -51,7 +51,7 @@ FlowStreamWriter::~FlowStreamWriter() {
 }
 
 void FlowStreamWriter::write_row(const FlowRecord& r) {
-  append_flows_csv_row(csv_->buf, r, labels_, opt_.transport_columns);
+  append_flows_csv_row(csv_->buf, r, labels_, opt_.transport_columns, opt_.name_of);
   if (csv_->buf.size() >= kCsvFlushBytes) csv_->flush_buf();
 }
 
@@ -93,7 +93,7 @@ void FlowStreamWriter::spill() {
   Out run(fmt::format("{}.run{}", opt_.flows_csv, runs_.size()));
   runs_.push_back(run.path);
   for (const auto& [id, r] : pending_) {
-    append_flows_csv_row(run.buf, r, labels_, opt_.transport_columns);
+    append_flows_csv_row(run.buf, r, labels_, opt_.transport_columns, opt_.name_of);
     if (run.buf.size() >= kCsvFlushBytes) run.flush_buf();
   }
   run.flush_buf();

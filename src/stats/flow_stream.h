@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "net/flow_record.h"
+#include "stats/writers.h"
 
 namespace rocesim {
 
@@ -29,6 +30,7 @@ class FlowStreamWriter {
     std::vector<std::string> fct_txt;      // each gets the same fct.txt (ns-3 layout); may be empty
     size_t max_pending = size_t{1} << 18;  // reorder-buffer records before spilling (~30 MB)
     bool transport_columns = false;        // flows.csv's retransmission and out-of-order columns
+    FlowNameOf name_of;                    // flows.csv's name column (stats/writers.h); empty: none
   };
 
   // Opens (creates or truncates) the files; throws std::runtime_error if one cannot be written.

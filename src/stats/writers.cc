@@ -56,11 +56,12 @@ void append_flows_csv_header(fmt::memory_buffer& buf, bool transport) {
   if (transport)
     buf.append(std::string_view(
         "retransmitted_packets,retransmitted_bytes,out_of_order_packets,spurious_retransmissions,"));
-  buf.append(std::string_view("class\n"));
+  buf.append(std::string_view("class,name\n"));
 }
 
 void append_flows_csv_row(fmt::memory_buffer& buf, const FlowRecord& r,
-                          const std::vector<std::string>& class_labels, bool transport) {
+                          const std::vector<std::string>& class_labels, bool transport,
+                          const FlowNameOf& name_of) {
   fmt::format_to(std::back_inserter(buf), "{},{},{},{},", r.id, r.src, r.dst, r.size_bytes);
   append_time_us(buf, r.start);
   buf.push_back(',');
@@ -80,13 +81,16 @@ void append_flows_csv_row(fmt::memory_buffer& buf, const FlowRecord& r,
   } else {
     fmt::format_to(std::back_inserter(buf), "{}", r.class_id);
   }
+  buf.push_back(',');
+  if (r.name_id != 0 && name_of) append_csv_field(buf, name_of(r.name_id));
   buf.push_back('\n');
 }
 
 void append_hpcc_fct_line(fmt::memory_buffer& buf, const FlowRecord& r) { append_hpcc_line(buf, r); }
 
 void write_flows_csv(std::ostream& out, const std::vector<FlowRecord>& records,
-                     const std::vector<std::string>& class_labels, bool transport) {
+                     const std::vector<std::string>& class_labels, bool transport,
+                     const FlowNameOf& name_of) {
   std::vector<size_t> order(records.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
@@ -95,7 +99,7 @@ void write_flows_csv(std::ostream& out, const std::vector<FlowRecord>& records,
   fmt::memory_buffer buf;
   append_flows_csv_header(buf, transport);
   for (size_t i : order) {
-    append_flows_csv_row(buf, records[i], class_labels, transport);
+    append_flows_csv_row(buf, records[i], class_labels, transport, name_of);
     if (buf.size() >= kCsvFlushBytes) flush_buffer(out, buf);
   }
   flush_buffer(out, buf);

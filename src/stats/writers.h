@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -25,16 +26,21 @@ inline void flush_buffer(std::ostream& out, fmt::memory_buffer& buf) {
 // "1.234567", -5 ps -> "-0.000005".
 std::string format_time_us(Time t);
 
+// The workload's own name of a flow from its FlowRecord::name_id (DagRunner::flow_name); an empty
+// function: no flow has one.
+using FlowNameOf = std::function<const std::string&(uint32_t name_id)>;
+
 // flows.csv: header
-//   id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,class
+//   id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,class,name
 // then one row per record sorted by id (stable for equal ids). Times in us with exactly 6 decimals;
 // slowdown (FlowRecord::slowdown(), clipped at 1) with 6 decimals, empty when the ideal FCT is not
-// positive; class = class_labels[class_id], or the id in decimal when there is no such label (quoted as
-// in RFC 4180 if it contains a comma, quote or line break). Lines end with "\n". With `transport`, four
-// columns come before class: retransmitted_packets,retransmitted_bytes,out_of_order_packets,
-// spurious_retransmissions.
+// positive; class = class_labels[class_id], or the id in decimal when there is no such label; name =
+// name_of(name_id), empty when name_id is 0 or there is no name_of (both quoted as in RFC 4180 if they
+// contain a comma, quote or line break). Lines end with "\n". With `transport`, four columns come before
+// class: retransmitted_packets,retransmitted_bytes,out_of_order_packets,spurious_retransmissions.
 void write_flows_csv(std::ostream& out, const std::vector<FlowRecord>& records,
-                     const std::vector<std::string>& class_labels, bool transport = false);
+                     const std::vector<std::string>& class_labels, bool transport = false,
+                     const FlowNameOf& name_of = {});
 
 // `s` as one CSV field: unchanged, or quoted as in RFC 4180 when it holds a comma, quote or line break.
 std::string csv_field(const std::string& s);
@@ -59,7 +65,8 @@ std::string hpcc_fct_line(const FlowRecord& r);
 // line, one flows.csv row, one fct.txt line (each with its "\n").
 void append_flows_csv_header(fmt::memory_buffer& buf, bool transport = false);
 void append_flows_csv_row(fmt::memory_buffer& buf, const FlowRecord& r,
-                          const std::vector<std::string>& class_labels, bool transport = false);
+                          const std::vector<std::string>& class_labels, bool transport = false,
+                          const FlowNameOf& name_of = {});
 void append_hpcc_fct_line(fmt::memory_buffer& buf, const FlowRecord& r);
 
 }  // namespace rocesim

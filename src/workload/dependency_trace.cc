@@ -145,6 +145,7 @@ class Reader {
     std::unordered_map<std::string, uint32_t> index;
     index.reserve(rows.size());
     FlowDag dag;
+    dag.set_delays_compute(true);  // delay_us: what the sender computes before the data exists
     for (const Row& r : rows) {
       if (r.id.empty()) fail(r.line, "empty flow id");
       if (auto [it, fresh] = index.emplace(r.id, static_cast<uint32_t>(dag.size())); !fresh)
@@ -160,7 +161,7 @@ class Reader {
         fail(r.line,
              "delay_us counts from the flows in 'after', and this flow has none; give start_us instead");
       const Time delay = r.has_delay ? Time::from_us(number(r, r.delay_us, "delay_us", 0)) : Time::zero();
-      dag.add(src, dst, static_cast<Bytes>(bytes), 0, delay, start);
+      dag.set_name(dag.add(src, dst, static_cast<Bytes>(bytes), 0, delay, start), r.id);
     }
     for (size_t i = 0; i < rows.size(); ++i)
       for (const std::string& a : rows[i].after) {

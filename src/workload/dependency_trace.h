@@ -12,10 +12,12 @@
 //     {"id": "b", "src": "h1", "dst": "h2", "bytes": 1000000, "after": ["a"], "delay_us": 5}
 //
 // A flow starts at max(start_us, finish of the last flow in `after` + delay_us); start_us defaults to 0,
-// `after` to none (separated by ';' or spaces in CSV), delay_us to 0 (only with `after`). Ids are unique
-// strings; `after` may name flows on later lines. src and dst are host names or node ids. Every problem
-// (a missing column, a bad number, an unknown host, a duplicate or unknown id, a flow that waits for itself
-// or a dependency cycle) throws InputError(path, line, ...).
+// `after` to none (separated by ';' or spaces in CSV), delay_us to 0 (only with `after`). delay_us is
+// compute on the flow's src (the time to produce what it sends; FlowDag::delays_compute). Ids are unique
+// strings, kept as the flows' names (flows.csv's name column); `after` may name flows on later lines. src
+// and dst are host names or node ids. Every problem (a missing column, a bad number, an unknown host, a
+// duplicate or unknown id, a flow that waits for itself or a dependency cycle) throws
+// InputError(path, line, ...).
 #pragma once
 #include <functional>
 #include <istream>

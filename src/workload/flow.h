@@ -16,6 +16,8 @@ struct FlowSpec {
   Bytes size_bytes = 0;   // payload bytes
   Time start;             // absolute simulated start time
   uint16_t class_id = 0;  // index into the run's class-label table (0 = "default")
+  uint32_t name_id = 0;   // the flow's own name in its workload (a trace's id), from DagRunner::flow_name;
+                          // 0: none (flows.csv's name column empty)
 };
 
 // A stream of flows in non-decreasing start order. Sources are pulled lazily so that a run

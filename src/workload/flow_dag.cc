@@ -1,6 +1,7 @@
 #include "workload/flow_dag.h"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 namespace rocesim {
@@ -79,9 +80,23 @@ size_t DagRunner::add(DagJob job) {
   j.waits_left.resize(job.dag.size());
   if (job.dag.has_timers()) j.ready.resize(job.dag.size());
   unreleased_ += static_cast<uint64_t>(job.dag.size()) * job.iterations;
+  if (job.dag.named()) {
+    if (job.dag.size() >= UINT32_MAX - names_) throw std::length_error("DagRunner: too many named flows");
+    j.name_base = names_;
+    names_ += static_cast<uint32_t>(job.dag.size());
+  }
   j.spec = std::move(job);
   jobs_.push_back(std::move(j));
   return jobs_.size() - 1;
+}
+
+const std::string& DagRunner::flow_name(uint32_t id) const {
+  static const std::string kNone;
+  if (id == 0) return kNone;
+  for (const Job& j : jobs_)
+    if (j.spec.dag.named() && id > j.name_base && id - j.name_base <= j.spec.dag.size())
+      return j.spec.dag.name(id - j.name_base - 1);
+  return kNone;
 }
 
 void DagRunner::begin(Releaser& r) {
@@ -91,9 +106,37 @@ void DagRunner::begin(Releaser& r) {
   run_timers(r);
 }
 
+void DagRunner::push_edge(Job& job, Time t, int32_t comm, int32_t compute) {
+  job.edges.push_back({t, comm, compute});
+  std::push_heap(job.edges.begin(), job.edges.end(), std::greater<>());
+}
+
+void DagRunner::advance(Job& job, Time t) {
+  IterationTimes& it = job.iters.back();
+  const auto account = [&](Time to) {
+    if (to <= job.accounted) return;
+    const Time dt = to - job.accounted;
+    if (job.comm_active > 0) it.comm += dt;
+    if (job.compute_active > 0) it.compute += dt;
+    if (job.comm_active > 0 && job.compute_active == 0) it.exposed_comm += dt;
+    job.accounted = to;
+  };
+  while (!job.edges.empty() && job.edges.front().t <= t) {
+    const Job::Edge e = job.edges.front();
+    std::pop_heap(job.edges.begin(), job.edges.end(), std::greater<>());
+    job.edges.pop_back();
+    account(e.t);
+    job.comm_active += e.comm;
+    job.compute_active += e.compute;
+  }
+  account(t);
+}
+
 void DagRunner::begin_iteration(uint32_t j, Time t, Releaser& r) {
   Job& job = jobs_[j];
   const FlowDag& dag = job.spec.dag;
+  job.accounted = t;
+  if (job.iters.empty() && dag.size() <= kTimelineMaxFlows) job.first.resize(dag.size());
   IterationTimes it;
   it.start = t;
   it.steps.resize(dag.steps());
@@ -112,7 +155,14 @@ void DagRunner::release(uint32_t j, uint32_t f, Time at, Releaser& r) {
   IterationTimes& it = job.iters.back();
   --unreleased_;
   if (d.src == FlowDag::kTimer) {  // ready at `at`: finishes `delay` later, without the network
-    timers_.emplace_back(static_cast<uint64_t>(j) << 32 | f, std::max(at, it.start + d.not_before) + d.delay);
+    // Its duration is compute (IterationTimes::compute), on its host when it has one (FlowDag::add_timer).
+    const Time ready = std::max(at, it.start + d.not_before), done = ready + d.delay;
+    if (d.delay > Time::zero()) {
+      push_edge(job, ready, 0, 1);
+      push_edge(job, done, 0, -1);
+    }
+    if (job.iteration == 0 && !job.first.empty()) job.first[f] = {ready, done, done, done};
+    timers_.emplace_back(static_cast<uint64_t>(j) << 32 | f, done);
     return;
   }
   FlowSpec s;
@@ -121,7 +171,20 @@ void DagRunner::release(uint32_t j, uint32_t f, Time at, Releaser& r) {
   s.size_bytes = d.bytes;
   s.priority = job.spec.priority;
   s.class_id = job.spec.class_id;
+  if (job.spec.dag.named()) s.name_id = job.name_base + f + 1;
   s.start = std::max(at, it.start + d.not_before);
+  // A delay that is compute runs on the source from the moment the flow was ready until `at`, and the flow
+  // communicates from its start; any other delay (a step latency) is part of its communication.
+  const bool compute = job.spec.dag.delays_compute() && d.delay > Time::zero();
+  if (compute) {
+    push_edge(job, at - d.delay, 0, 1);
+    push_edge(job, at, 0, -1);
+  }
+  const Time comm_from =
+      compute ? s.start : std::min(s.start, std::max(at - d.delay, it.start + d.not_before));
+  push_edge(job, comm_from, 1, 0);
+  if (job.iteration == 0 && !job.first.empty())
+    job.first[f] = {compute ? at - d.delay : comm_from, compute ? at : comm_from, comm_from, Time::zero()};
   StepTimes& st = it.steps[d.step];
   st.start = std::min(st.start, s.start);
   ++st.flows;
@@ -137,6 +200,9 @@ void DagRunner::on_flow_finished(uint64_t id, Time now, Releaser& r) {
   const auto f = static_cast<uint32_t>(*v);
   live_.erase(id);
   Job& job = jobs_[j];
+  advance(job, now);
+  --job.comm_active;
+  if (job.iteration == 0 && !job.first.empty()) job.first[f].finish = now;
   StepTimes& st = job.iters.back().steps[job.spec.dag.flow(f).step];
   st.finish = std::max(st.finish, now);
   finished(j, f, now, r);
@@ -167,6 +233,7 @@ void DagRunner::finished(uint32_t j, uint32_t f, Time now, Releaser& r) {
   job.last_finish = std::max(job.last_finish, now);
   if (++job.finished < dag.size()) return;
   it.finish = job.last_finish;
+  advance(job, it.finish);  // a timer may end the iteration after the network's now
   it.done = true;
   if (++job.iteration < job.spec.iterations) begin_iteration(j, it.finish + job.spec.gap, r);
 }

@@ -29,7 +29,7 @@ class FlowDag {
  public:
   static constexpr int32_t kTimer = -1;  // Flow::src of a timer
   struct Flow {
-    int32_t src = 0, dst = 0;  // kTimer: a timer (no data)
+    int32_t src = 0, dst = 0;  // src kTimer: a timer (no data; dst its host, or kTimer for none)
     Bytes bytes = 0;
     Time not_before;           // from the iteration's start
     Time delay;                // after the last flow it waits for
@@ -40,9 +40,9 @@ class FlowDag {
 
   // Adds a flow and returns its index.
   uint32_t add(int src, int dst, Bytes bytes, uint32_t step, Time delay, Time not_before = Time::zero());
-  // Adds a timer of `duration` and returns its index.
-  uint32_t add_timer(Time duration, uint32_t step, Time not_before = Time::zero()) {
-    const uint32_t i = add(kTimer, kTimer, 0, step, duration, not_before);
+  // Adds a timer of `duration` (compute on `host`, kTimer: on none) and returns its index.
+  uint32_t add_timer(Time duration, uint32_t step, Time not_before = Time::zero(), int host = kTimer) {
+    const uint32_t i = add(kTimer, host, 0, step, duration, not_before);
     has_timers_ = true;
     return i;
   }
@@ -64,6 +64,18 @@ class FlowDag {
     return {children_.data() + flows_[i].first_child, children_.data() + end};
   }
   uint32_t steps() const { return steps_; }  // 1 + the largest step
+  // The workload's own names of its flows (a trace's ids; flows.csv's name column): none, or one per flow.
+  void set_name(uint32_t i, std::string name) {
+    if (names_.size() < flows_.size()) names_.resize(flows_.size());
+    names_[i] = std::move(name);
+  }
+  bool named() const { return !names_.empty(); }
+  // Whether a flow's delay after the flows it waits for is compute on its source (a trace's delay_us,
+  // before the data it sends exists) rather than communication (a collective's step latency). The
+  // runner then counts it as compute when it splits an iteration into communication and compute.
+  void set_delays_compute(bool v) { delays_compute_ = v; }
+  bool delays_compute() const { return delays_compute_; }
+  const std::string& name(uint32_t i) const { return names_[i]; }
   // Memory a graph of `flows` flows with about 2 waits each holds while a run uses it (the flows, their
   // child lists and the runner's per-flow counters), for memory estimates.
   static int64_t estimate_bytes(int64_t flows) {
@@ -75,6 +87,8 @@ class FlowDag {
   std::vector<Flow> flows_;
   std::vector<std::pair<uint32_t, uint32_t>> edges_;  // (on, flow); cleared by seal()
   std::vector<uint32_t> children_;
+  std::vector<std::string> names_;  // empty, or one per flow
+  bool delays_compute_ = false;
   uint32_t steps_ = 0;
   Bytes total_bytes_ = 0;
   bool has_timers_ = false;
@@ -120,7 +134,23 @@ struct IterationTimes {
   Time finish;  // the last flow finished (zero while unfinished)
   bool done = false;
   std::vector<StepTimes> steps;  // of flows only (timers are in no step)
+  // Within [start, finish]: the time during which at least one of its flows was due and not finished (due:
+  // what it waits for has finished, from the iteration's start plus its not_before, and its delay has run
+  // unless that delay is compute), the time during which at least one of its compute windows ran (the
+  // delays of a graph whose delays are compute, FlowDag::delays_compute), and the communication time
+  // outside every compute window (exposed = comm minus its overlap with compute). The gap between
+  // iterations is not in them. A training job's compute timers (FlowDag::add_timer) are compute windows.
+  Time comm, compute, exposed_comm;
 };
+
+// One flow of a job's first iteration, for its per-rank timeline: the compute window before it
+// (compute_from == compute_to: none), when it became due (IterationTimes::comm) and its finish (zero while
+// unfinished).
+struct FlowInterval {
+  Time compute_from, compute_to, start, finish;
+};
+// The first iteration's flows are kept (DagRunner::first_iteration) for graphs of at most this many flows.
+inline constexpr size_t kTimelineMaxFlows = size_t{1} << 18;
 
 // Runs jobs; jobs are independent of each other (their flows share only the fabric).
 class DagRunner : public DependentFlows {
@@ -131,6 +161,12 @@ class DagRunner : public DependentFlows {
   const DagJob& job(size_t j) const { return jobs_[j].spec; }
   // Iterations begun so far (finished ones have done = true).
   const std::vector<IterationTimes>& iterations(size_t j) const { return jobs_[j].iters; }
+  // Per flow of job j's first iteration, when its graph has at most kTimelineMaxFlows flows (else empty).
+  const std::vector<FlowInterval>& first_iteration(size_t j) const { return jobs_[j].first; }
+
+  // The name of a flow this runner released with FlowSpec::name_id = id (flows of a named graph only;
+  // FlowDag::set_name); empty for 0 and any id it did not give.
+  const std::string& flow_name(uint32_t id) const;
 
   void begin(Releaser& r) override;
   void on_flow_finished(uint64_t id, Time now, Releaser& r) override;
@@ -145,7 +181,22 @@ class DagRunner : public DependentFlows {
     uint32_t iteration = 0;  // the current one
     uint64_t finished = 0;   // flows of the current iteration
     Time last_finish;        // of the current iteration's nodes so far
+    uint32_t name_base = 0;  // name_id of flow f = name_base + f + 1 (named graphs)
+    // The current iteration's communication and compute (IterationTimes::comm ...): the changes of the
+    // number of flows in flight and compute windows running still to come, a min-heap by time; those
+    // numbers now, and the time up to which they are accounted.
+    struct Edge {
+      Time t;
+      int32_t comm = 0, compute = 0;
+      bool operator>(const Edge& o) const { return t > o.t; }
+    };
+    std::vector<Edge> edges;
+    int64_t comm_active = 0, compute_active = 0;
+    Time accounted;
+    std::vector<FlowInterval> first;
   };
+  void push_edge(Job& job, Time t, int32_t comm, int32_t compute);
+  void advance(Job& job, Time t);  // accounts up to t, applying the edges due by then
   void begin_iteration(uint32_t j, Time t, Releaser& r);
   void release(uint32_t j, uint32_t f, Time at, Releaser& r);
   void finished(uint32_t j, uint32_t f, Time now, Releaser& r);
@@ -155,6 +206,7 @@ class DagRunner : public DependentFlows {
   FlatMap<uint64_t> live_{1024};  // network flow id -> (job << 32 | flow index)
   uint64_t unreleased_ = 0;
   std::vector<std::pair<uint64_t, Time>> timers_;  // (job << 32 | node, finish) of timers to finish
+  uint32_t names_ = 0;                             // name ids given so far
 };
 
 }  // namespace rocesim

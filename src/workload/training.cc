@@ -243,7 +243,8 @@ struct Compiler {
         if (x.kind != Kind::kCompute && x.kind != Kind::kNoop) continue;
         const Time d = x.kind == Kind::kCompute ? x.duration : Time::zero();
         if (x.kind == Kind::kCompute) ++out.compute_ops;
-        const uint32_t t = node(out.dag.add_timer(d, 0), {static_cast<int32_t>(r), i});
+        const uint32_t t =
+            node(out.dag.add_timer(d, 0, Time::zero(), o.hosts[r]), {static_cast<int32_t>(r), i});
         set({static_cast<int32_t>(r), i}, t, t);
       }
     for (size_t r = 0; r < nr; ++r)

@@ -206,9 +206,20 @@ TEST(StatsWriters, FlowsCsvByteExact) {
   std::ostringstream out;
   write_flows_csv(out, recs, {"web,search"});
   EXPECT_EQ(out.str(),
-            "id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,class\n"
-            "1,0,5,1000000,0.001000,90.001000,90.000000,90.020000,1.000000,5\n"
-            "2,1,300,1000,2000000.000123,2000010.000623,10.000500,6.263840,1.596545,\"web,search\"\n");
+            "id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,class,name\n"
+            "1,0,5,1000000,0.001000,90.001000,90.000000,90.020000,1.000000,5,\n"
+            "2,1,300,1000,2000000.000123,2000010.000623,10.000500,6.263840,1.596545,\"web,search\",\n");
+  // A workload's own name (a trace's id) in the last column, quoted as the class is; name id 0: none.
+  recs[0].name_id = 2;
+  const std::vector<std::string> names = {"", "a", "say \"hi\""};
+  std::ostringstream named;
+  write_flows_csv(named, recs, {"web,search"}, false,
+                  [&](uint32_t id) -> const std::string& { return names.at(id); });
+  EXPECT_EQ(named.str(),
+            "id,src,dst,size_bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,class,name\n"
+            "1,0,5,1000000,0.001000,90.001000,90.000000,90.020000,1.000000,5,\n"
+            "2,1,300,1000,2000000.000123,2000010.000623,10.000500,6.263840,1.596545,\"web,search\","
+            "\"say \"\"hi\"\"\"\n");
 }
 
 TEST(StatsWriters, IpHex) {

@@ -134,8 +134,9 @@ class LoadARun(unittest.TestCase):
 
         self.assertEqual(kinds(r.flows), {"id": "i", "src": "i", "dst": "i", "size_bytes": "i", "start_us": "f",
                                           "finish_us": "f", "fct_us": "f", "ideal_fct_us": "f", "slowdown": "f",
-                                          "class": "O"})
+                                          "class": "O", "name": "O"})
         self.assertEqual(set(r.flows["class"]), {"background", "incast", "long"})
+        self.assertEqual(set(r.flows["name"]), {""})  # no trace: no flow has a name of its own
         q = kinds(r.queues)
         self.assertEqual((q["time_us"], q["node"], q["port"], q["queue_bytes"], q["prio3_bytes"]),
                          ("f", "O", "i", "i", "i"))

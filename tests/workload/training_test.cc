@@ -97,12 +97,12 @@ struct TrainingRun {
   std::vector<std::vector<std::string>> rows;  // collectives.csv, header first
   const std::vector<std::string>* row(const std::string& node, size_t iteration = 0) const {
     for (const auto& x : rows)
-      if (x.size() == 13 && x[12] == node && x[3] == std::to_string(iteration)) return &x;
+      if (x.size() == 16 && x[15] == node && x[3] == std::to_string(iteration)) return &x;
     return nullptr;
   }
   const std::vector<std::string>& job_row(size_t iteration) const {
     for (const auto& x : rows)
-      if (x.size() == 13 && x[12].empty() && x[3] == std::to_string(iteration)) return x;
+      if (x.size() == 16 && x[15].empty() && x[3] == std::to_string(iteration)) return x;
     throw std::runtime_error("no job row");
   }
 };
@@ -491,7 +491,7 @@ TEST(SimaiRun, PhasesRunInOrderOverTheirGroups) {
   EXPECT_NEAR(num((*wg)[5]), num((*ig)[6]) + 30, 1e-6);
   EXPECT_EQ(x.job_row(0)[1], "simai");
   size_t per_pair = 0;
-  for (const auto& row : x.rows) per_pair += row.size() == 13 && row[12] == "1:attention.wg_comm";
+  for (const auto& row : x.rows) per_pair += row.size() == 16 && row[15] == "1:attention.wg_comm";
   EXPECT_EQ(per_pair, 2u);
 }
 
