@@ -1145,7 +1145,7 @@ def read_steps(run, iteration=None):
         return {}
     starts, chosen = {}, {}
     for r in coll_df.to_dict("records"):
-        if math.isnan(r["finish_us"]) or r.get("node", ""):  # cut short by the run's end; a job's collective
+        if math.isnan(r["finish_us"]) or r.get("trace_id"):  # cut short by the run's end; a trace's collective
             continue
         it = int(r["iteration"])
         starts[(r["job"], it)] = to_float(r["start_us"])
@@ -1187,13 +1187,14 @@ def fig_step_timeline(run, out_dir, name="collective_steps", max_jobs=4):
 
 
 def job_iterations(run):
-    """{job: [duration_us of each finished iteration]} from collectives.csv."""
+    """{job: [duration_us of each finished iteration]} from collectives.csv (its iteration rows)."""
     df = run.data.collectives
     out = OrderedDict()
     if df is not None:
-        nodes = df["node"].tolist() if "node" in df else [""] * len(df)
-        for job, d, node in zip(df["job"].tolist(), df["duration_us"].tolist(), nodes):
-            if not math.isnan(d) and not node:  # the job's iterations, not a training job's collectives
+        if "trace_id" in df:  # the rows of the collectives a trace names are parts of an iteration
+            df = df[df["trace_id"] == ""]
+        for job, d in zip(df["job"].tolist(), df["duration_us"].tolist()):
+            if not math.isnan(d):
                 out.setdefault(job, []).append(d)
     return out
 
@@ -1314,7 +1315,8 @@ def fig_job_timeline(run, out_dir, name="job_timeline", max_jobs=2, max_hosts=64
     df, coll = run.data.job_timeline, run.data.collectives
     if df is None or coll is None or not len(df):
         return None
-    starts = {r["job"]: to_float(r["start_us"]) for r in coll.to_dict("records") if int(r["iteration"]) == 0}
+    starts = {r["job"]: to_float(r["start_us"]) for r in coll.to_dict("records")
+              if int(r["iteration"]) == 0 and not r.get("trace_id")}
     jobs = list(OrderedDict.fromkeys(df["job"].tolist()))[:max_jobs]
     fig, axes = plt.subplots(1, len(jobs), figsize=(6.0 * len(jobs), 4.2), squeeze=False)
     colors = {"comm": COLORS[0], "compute": COLORS[1]}

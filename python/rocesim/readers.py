@@ -34,7 +34,7 @@ PACKET_TRACE = {"time_us": F, "flow": I, "seq": I, "node": S, "port": I, "peer":
                 "detail": S, "queue_bytes": I, "paused_us": F}
 COLLECTIVES = {"job": S, "collective": S, "ranks": I, "iteration": I, "bytes": I, "start_us": F, "finish_us": F,
                "duration_us": F, "algbw_gbps": F, "busbw_gbps": F, "ideal_us": F, "slowdown": F,
-               "comm_us": F, "compute_us": F, "exposed_comm_us": F, "node": S}
+               "comm_us": F, "compute_us": F, "exposed_comm_us": F, "trace_id": S}
 COLLECTIVE_STEPS = {"job": S, "iteration": I, "step": I, "flows": I, "bytes": I, "start_us": F, "finish_us": F}
 JOB_TIMELINE = {"job": S, "iteration": I, "host": I, "activity": S, "start_us": F, "finish_us": F}
 # results.csv: the statistics; every other column (the grid keys, scheme, load, seed, run, bucket, class) is
@@ -119,8 +119,9 @@ def read_packet_trace(path):
 
 
 def read_collectives(path):
-    """collectives.csv: one row per job and iteration begun (NaN figures for an unfinished one); a training job's
-    collectives follow each of its iterations, their `node` the trace's node (empty on the job's rows)."""
+    """collectives.csv: one row per job and iteration begun (NaN figures for an unfinished one), each followed
+    by a row per collective its trace names (trace_id: a dependency trace's collective id or a training job's
+    node "id:name"; empty on the iteration rows)."""
     return read_table(path, COLLECTIVES)
 
 

@@ -23,20 +23,36 @@ double nearest_rank_p99(std::vector<double> v) {
   return v[rank - 1];
 }
 
+// Per collective a graph names, the number of distinct hosts its flows run between.
+std::vector<int> collective_ranks(const FlowDag& dag) {
+  std::vector<std::vector<int>> hosts(dag.collectives());
+  for (uint32_t f = 0; f < dag.size(); ++f)
+    if (const uint32_t c = dag.collective_of(f); c != FlowDag::kNoCollective) {
+      hosts[c].push_back(dag.flow(f).src);
+      hosts[c].push_back(dag.flow(f).dst);
+    }
+  std::vector<int> n;
+  for (auto& h : hosts) {
+    std::sort(h.begin(), h.end());
+    n.push_back(static_cast<int>(std::unique(h.begin(), h.end()) - h.begin()));
+  }
+  return n;
+}
+
 }  // namespace
 
 void write_collectives_csv(std::ostream& out, const DagRunner& runner) {
   out << "job,collective,ranks,iteration,bytes,start_us,finish_us,duration_us,algbw_gbps,busbw_gbps,ideal_us,"
-         "slowdown,comm_us,compute_us,exposed_comm_us,node\n";
-  // One row: the figures of `what` (a job's iteration, or one of its spans with `it` null) over
-  // [start, finish] when done.
+         "slowdown,comm_us,compute_us,exposed_comm_us,trace_id\n";
+  // One row: the figures of a job's iteration (`it`), or of one of the collectives its graph names (`it`
+  // null; trace_id its id) over [start, finish] when done.
   auto row = [&out](const std::string& job, const std::string& kind, int ranks, size_t iteration, Bytes bytes,
                     double bus_factor, Time ideal, Time start, Time finish, bool done,
-                    const IterationTimes* it, const std::string& node) {
+                    const IterationTimes* it, const std::string& trace_id) {
     out << fmt::format("{},{},{},{},{},{},", csv_field(job), kind, ranks, iteration, bytes,
                        format_time_us(start));
     if (!done) {
-      out << ",,,,,,,,," << csv_field(node) << '\n';
+      out << ",,,,,,,,," << csv_field(trace_id) << '\n';
       return;
     }
     const Time d = finish - start;
@@ -54,26 +70,37 @@ void write_collectives_csv(std::ostream& out, const DagRunner& runner) {
                          format_time_us(it->exposed_comm));
     else
       out << ",,,";
-    out << ',' << csv_field(node) << '\n';
+    out << ',' << csv_field(trace_id) << '\n';
   };
   for (size_t j = 0; j < runner.num_jobs(); ++j) {
     const DagJob& job = runner.job(j);
     const auto& iters = runner.iterations(j);
+    const std::vector<int> coll_ranks = collective_ranks(job.dag);
     for (size_t i = 0; i < iters.size(); ++i) {
       const IterationTimes& it = iters[i];
       row(job.name, job.kind, job.ranks, i, job.bytes_per_rank, job.bus_factor, job.ideal, it.start,
           it.finish, it.done, &it, "");
-      // A training job's collectives and transfers (DagJob::spans): one row each, by start time.
-      std::vector<size_t> order;
-      for (size_t s = 0; s < job.spans.size() && s < it.steps.size(); ++s) order.push_back(s);
-      std::stable_sort(order.begin(), order.end(),
-                       [&it](size_t a, size_t b) { return it.steps[a].start < it.steps[b].start; });
-      for (size_t s : order) {
-        const StepTimes& st = it.steps[s];
-        if (st.flows == 0) continue;  // not begun
-        const DagSpan& sp = job.spans[s];
-        row(job.name, sp.kind, sp.ranks, i, sp.bytes_per_rank, sp.bus_factor, sp.ideal, st.start, st.finish,
-            it.done, nullptr, sp.node);
+      // The collectives the graph names (a dependency trace's, a training job's collectives and transfers),
+      // after the iteration's own row: the begun ones, by start, from their first flow's start to their last
+      // flow's finish. What the workload says of one (DagJob::spans) gives its kind, ranks, per-rank bytes,
+      // bus factor and ideal; else the job's kind, the hosts its flows run between and all its bytes.
+      std::vector<uint32_t> order;
+      for (uint32_t c = 0; c < it.collectives.size(); ++c)
+        if (it.collectives[c].flows > 0) order.push_back(c);
+      std::stable_sort(order.begin(), order.end(), [&it](uint32_t a, uint32_t b) {
+        return it.collectives[a].start < it.collectives[b].start;
+      });
+      for (uint32_t c : order) {
+        const StepTimes& ct = it.collectives[c];
+        const std::string& id = job.dag.collective_id(c);
+        if (c < job.spans.size()) {
+          const DagSpan& sp = job.spans[c];
+          row(job.name, sp.kind, sp.ranks, i, sp.bytes_per_rank, sp.bus_factor, sp.ideal, ct.start, ct.finish,
+              it.done, nullptr, id);
+        } else {
+          row(job.name, job.kind, coll_ranks[c], i, ct.bytes, 0, Time::zero(), ct.start, ct.finish, it.done,
+              nullptr, id);
+        }
       }
     }
   }
@@ -166,7 +193,7 @@ nlohmann::json jobs_json(const DagRunner& runner) {
                         {"iterations", job.iterations},
                         {"iterations_begun", iters.size()},
                         {"iterations_finished", done}};
-    if (!job.spans.empty()) e["collectives_per_iteration"] = job.spans.size();  // chakra, simai
+    if (job.dag.collectives() > 0) e["collectives_per_iteration"] = job.dag.collectives();
     if (done > 0) {
       const double mean_us = sum_us / static_cast<double>(done);
       e["iteration_us"] = {

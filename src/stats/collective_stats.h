@@ -1,16 +1,20 @@
 // Results of the jobs of a run (collectives and dependency traces; workload/flow_dag.h):
 //   collectives.csv       job,collective,ranks,iteration,bytes,start_us,finish_us,duration_us,algbw_gbps,
-//                         busbw_gbps,ideal_us,slowdown,comm_us,compute_us,exposed_comm_us,node
-//                         one row per job x iteration begun; an iteration still running at the end of the
-//                         run has empty finish and figures. A training job (chakra, simai) has, after each
-//                         iteration's row, one row per collective and send/recv begun in it, by start
-//                         (collective: the algorithm or "sendrecv"; node: the trace's node "id:name"; its
-//                         start is its first flow's start, its finish its last flow's finish; comm,
-//                         compute and exposed_comm empty). bytes is the per-rank buffer (a trace: all its
-//                         bytes); algbw = bytes x 8 / duration; busbw = algbw x the collective's bus factor
-//                         (empty for a trace); ideal_us the closed form at the hosts' link rate
-//                         (workload/collectives.h; empty for a trace); slowdown = duration / ideal;
-//                         comm, compute and exposed_comm as IterationTimes defines them.
+//                         busbw_gbps,ideal_us,slowdown,comm_us,compute_us,exposed_comm_us,trace_id
+//                         one row per job x iteration begun (trace_id empty); an iteration still running at
+//                         the end of the run has empty finish and figures. bytes is the per-rank buffer (a
+//                         trace or training job: all its bytes); algbw = bytes x 8 / duration; busbw = algbw
+//                         x the collective's bus factor (empty for a trace); ideal_us the closed form at the
+//                         hosts' link rate (workload/collectives.h; empty for a trace); slowdown = duration
+//                         / ideal; comm, compute and exposed_comm as IterationTimes defines them.
+//                         Each iteration's row is followed by one row per collective the job's graph names
+//                         (FlowDag::collective_id) begun in it, by start: trace_id the trace's id (a
+//                         dependency trace's collective column; a training job's node "id:name"), start and
+//                         finish its first flow's start and last flow's finish (finish and the figures
+//                         once the iteration finished), comm, compute and exposed_comm empty. A training
+//                         job's collective or send/recv (DagJob::spans) has its algorithm or "sendrecv",
+//                         ranks, per-rank bytes, busbw and ideal; a dependency trace's has the job's kind,
+//                         the hosts its flows run between, all its bytes, and no busbw or ideal.
 //   collective_steps.csv  job,iteration,step,flows,bytes,start_us,finish_us: per step (a trace: per depth)
 //                         of every iteration, the first start and the last finish of its flows.
 //   job_timeline.csv      job,iteration,host,activity,start_us,finish_us: the first iteration of every job

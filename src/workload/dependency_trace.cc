@@ -18,7 +18,7 @@ namespace rocesim {
 namespace {
 
 struct Row {
-  std::string id, src, dst, bytes, start_us, delay_us;
+  std::string id, src, dst, bytes, start_us, delay_us, collective;
   std::vector<std::string> after;
   bool has_start = false, has_delay = false;
   int line = 0;
@@ -34,7 +34,8 @@ std::vector<std::string> trace_fields(const std::string& s, std::string_view sep
   return out;
 }
 
-const std::vector<std::string> kColumns{"id", "src", "dst", "bytes", "start_us", "after", "delay_us"};
+const std::vector<std::string> kColumns{"id",       "src",   "dst",      "bytes",
+                                        "start_us", "after", "delay_us", "collective"};
 
 class Reader {
  public:
@@ -78,6 +79,7 @@ class Reader {
       if (!a.empty()) r.after.push_back(a);
     r.delay_us = get(6);
     r.has_delay = !r.delay_us.empty();
+    r.collective = get(7);
     return r;
   }
 
@@ -114,6 +116,7 @@ class Reader {
       r.delay_us = text(j["delay_us"], "delay_us");
       r.has_delay = true;
     }
+    if (j.contains("collective")) r.collective = text(j["collective"], "collective");
     if (j.contains("after")) {
       const auto& a = j["after"];
       if (!a.is_array()) fail(lineno, "'after' must be an array of flow ids, e.g. [\"a\", \"b\"]");
@@ -145,6 +148,8 @@ class Reader {
     std::unordered_map<std::string, uint32_t> index;
     index.reserve(rows.size());
     FlowDag dag;
+    std::unordered_map<std::string, uint32_t>
+        collectives;               // the trace's collective ids, in order of first use
     dag.set_delays_compute(true);  // delay_us: what the sender computes before the data exists
     for (const Row& r : rows) {
       if (r.id.empty()) fail(r.line, "empty flow id");
@@ -161,7 +166,13 @@ class Reader {
         fail(r.line,
              "delay_us counts from the flows in 'after', and this flow has none; give start_us instead");
       const Time delay = r.has_delay ? Time::from_us(number(r, r.delay_us, "delay_us", 0)) : Time::zero();
-      dag.set_name(dag.add(src, dst, static_cast<Bytes>(bytes), 0, delay, start), r.id);
+      const uint32_t f = dag.add(src, dst, static_cast<Bytes>(bytes), 0, delay, start);
+      dag.set_name(f, r.id);
+      if (!r.collective.empty()) {
+        auto [c, fresh] = collectives.emplace(r.collective, static_cast<uint32_t>(collectives.size()));
+        if (fresh) dag.add_collective(r.collective);
+        dag.set_collective(f, c->second);
+      }
     }
     for (size_t i = 0; i < rows.size(); ++i)
       for (const std::string& a : rows[i].after) {

@@ -7,6 +7,8 @@
 //     a,h0,h1,1000000,0,,
 //     b,h1,h2,1000000,,a,5
 //     c,h2,h0,500000,10,a;b,
+// An optional column `collective` names the collective a flow belongs to (the generator's id of an
+// all-reduce, say); collectives.csv then has a row per such collective and iteration (trace_id).
 // JSON Lines, one object per line with the same keys (`after` an array, ids strings or integers):
 //     {"id": "a", "src": "h0", "dst": "h1", "bytes": 1000000, "start_us": 0}
 //     {"id": "b", "src": "h1", "dst": "h2", "bytes": 1000000, "after": ["a"], "delay_us": 5}

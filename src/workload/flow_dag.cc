@@ -140,6 +140,7 @@ void DagRunner::begin_iteration(uint32_t j, Time t, Releaser& r) {
   IterationTimes it;
   it.start = t;
   it.steps.resize(dag.steps());
+  it.collectives.resize(dag.collectives());
   job.iters.push_back(std::move(it));
   job.finished = 0;
   job.last_finish = t;
@@ -189,6 +190,12 @@ void DagRunner::release(uint32_t j, uint32_t f, Time at, Releaser& r) {
   st.start = std::min(st.start, s.start);
   ++st.flows;
   st.bytes += d.bytes;
+  if (const uint32_t c = job.spec.dag.collective_of(f); c != FlowDag::kNoCollective) {
+    StepTimes& ct = it.collectives[c];
+    ct.start = std::min(ct.start, s.start);
+    ++ct.flows;
+    ct.bytes += d.bytes;
+  }
   const uint64_t id = r.release(s);
   live_.get_or_insert(id) = static_cast<uint64_t>(j) << 32 | f;
 }
@@ -203,8 +210,12 @@ void DagRunner::on_flow_finished(uint64_t id, Time now, Releaser& r) {
   advance(job, now);
   --job.comm_active;
   if (job.iteration == 0 && !job.first.empty()) job.first[f].finish = now;
-  StepTimes& st = job.iters.back().steps[job.spec.dag.flow(f).step];
+  IterationTimes& it = job.iters.back();
+  const FlowDag& dag = job.spec.dag;
+  StepTimes& st = it.steps[dag.flow(f).step];
   st.finish = std::max(st.finish, now);
+  if (const uint32_t c = dag.collective_of(f); c != FlowDag::kNoCollective)
+    it.collectives[c].finish = std::max(it.collectives[c].finish, now);
   finished(j, f, now, r);
   run_timers(r);
 }

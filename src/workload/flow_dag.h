@@ -70,12 +70,28 @@ class FlowDag {
     names_[i] = std::move(name);
   }
   bool named() const { return !names_.empty(); }
+  const std::string& name(uint32_t i) const { return names_[i]; }
+  // The collectives the workload names (a dependency trace's collective ids, a training job's "id:name" of
+  // its collective and send/recv nodes; collectives.csv's trace_id rows): flow i may belong to one of them.
+  static constexpr uint32_t kNoCollective = UINT32_MAX;
+  uint32_t add_collective(std::string id) {
+    collective_ids_.push_back(std::move(id));
+    return static_cast<uint32_t>(collective_ids_.size() - 1);
+  }
+  void set_collective(uint32_t i, uint32_t c) {
+    if (collective_of_.size() < flows_.size()) collective_of_.resize(flows_.size(), kNoCollective);
+    collective_of_[i] = c;
+  }
+  size_t collectives() const { return collective_ids_.size(); }
+  const std::string& collective_id(uint32_t c) const { return collective_ids_[c]; }
+  uint32_t collective_of(uint32_t i) const {
+    return i < collective_of_.size() ? collective_of_[i] : kNoCollective;
+  }
   // Whether a flow's delay after the flows it waits for is compute on its source (a trace's delay_us,
   // before the data it sends exists) rather than communication (a collective's step latency). The
   // runner then counts it as compute when it splits an iteration into communication and compute.
   void set_delays_compute(bool v) { delays_compute_ = v; }
   bool delays_compute() const { return delays_compute_; }
-  const std::string& name(uint32_t i) const { return names_[i]; }
   // Memory a graph of `flows` flows with about 2 waits each holds while a run uses it (the flows, their
   // child lists and the runner's per-flow counters), for memory estimates.
   static int64_t estimate_bytes(int64_t flows) {
@@ -88,16 +104,19 @@ class FlowDag {
   std::vector<std::pair<uint32_t, uint32_t>> edges_;  // (on, flow); cleared by seal()
   std::vector<uint32_t> children_;
   std::vector<std::string> names_;  // empty, or one per flow
+  std::vector<std::string> collective_ids_;
+  std::vector<uint32_t> collective_of_;  // empty, or one per flow (kNoCollective: none)
   bool delays_compute_ = false;
   uint32_t steps_ = 0;
   Bytes total_bytes_ = 0;
   bool has_timers_ = false;
 };
 
-// A named part of a job's graph: one collective or point-to-point transfer of a training job, whose flows
-// all carry step = its index in DagJob::spans (collectives.csv has a row for each).
+// What a workload knows of one of the collectives its graph names (FlowDag::collective_id): a training job's
+// collective or point-to-point transfer (whose flows also carry step = its index). collectives.csv's row of a
+// collective without one (a dependency trace's) has the job's kind, the hosts its flows run between and all
+// its bytes, and no bus bandwidth or ideal.
 struct DagSpan {
-  std::string node;          // the trace's own node id and name ("17:all_reduce_grads")
   std::string kind;          // the collective ("ring_allreduce", ...), "sendrecv" or "barrier"
   int ranks = 0;             // participating hosts
   Bytes bytes_per_rank = 0;  // the collective's buffer per rank (sendrecv: the message)
@@ -119,7 +138,7 @@ struct DagJob {
   Bytes bytes_per_rank = 0;    // the collective's buffer per rank (the trace: all its bytes)
   double bus_factor = 0;       // bus bandwidth = algorithm bandwidth x this (0: not a collective)
   Time ideal;                  // the closed-form duration of one iteration at the hosts' link rate (0: none)
-  std::vector<DagSpan> spans;  // a training job's collectives, one per step (empty: none)
+  std::vector<DagSpan> spans;  // per collective the graph names, its description (empty: none known)
 };
 
 struct StepTimes {
@@ -133,7 +152,8 @@ struct IterationTimes {
   Time start;   // T_k
   Time finish;  // the last flow finished (zero while unfinished)
   bool done = false;
-  std::vector<StepTimes> steps;  // of flows only (timers are in no step)
+  std::vector<StepTimes> steps;        // of flows only (timers are in no step)
+  std::vector<StepTimes> collectives;  // per collective the graph names (FlowDag::collective_id)
   // Within [start, finish]: the time during which at least one of its flows was due and not finished (due:
   // what it waits for has finished, from the iteration's start plus its not_before, and its delay has run
   // unless that delay is compute), the time during which at least one of its compute windows ran (the

@@ -88,8 +88,8 @@ struct Compiler {
       fail(in.first, e.what());
     }
     const auto step = static_cast<uint32_t>(out.spans.size());
+    const uint32_t coll = out.dag.add_collective(label(in.first));  // == step
     DagSpan span;
-    span.node = label(in.first);
     span.kind = p.algorithm;
     span.ranks = static_cast<int>(n);
     span.bytes_per_rank = p.bytes;
@@ -102,7 +102,7 @@ struct Compiler {
     const auto base = static_cast<uint32_t>(d.size());
     for (uint32_t i = 0; i < sub.size(); ++i) {
       const FlowDag::Flow& f = sub.flow(i);
-      node(d.add(f.src, f.dst, f.bytes, step, f.delay), in.first);
+      d.set_collective(node(d.add(f.src, f.dst, f.bytes, step, f.delay), in.first), coll);
     }
     const uint32_t x_end = node(d.add_timer(Time::zero(), 0), in.first);
     for (uint32_t i = 0; i < sub.size(); ++i) {
@@ -223,8 +223,8 @@ struct Compiler {
         const auto step = static_cast<uint32_t>(out.spans.size());
         const int src = o.hosts[q.sends[i].rank], dst = o.hosts[q.recvs[i].rank];
         const Bytes bytes = std::max<Bytes>(s.bytes, 1);
+        const uint32_t coll = out.dag.add_collective(label(q.sends[i]));  // == step
         DagSpan span;
-        span.node = label(q.sends[i]);
         span.kind = "sendrecv";
         span.ranks = 2;
         span.bytes_per_rank = bytes;
@@ -233,6 +233,7 @@ struct Compiler {
         if (link.bps > 0) span.ideal = tx_time(bytes, link);
         out.spans.push_back(std::move(span));
         const uint32_t f = node(out.dag.add(src, dst, bytes, step, Time::zero()), q.sends[i]);
+        out.dag.set_collective(f, coll);
         set(q.sends[i], f, f);
         set(q.recvs[i], f, f);
       }

@@ -52,9 +52,10 @@ struct TrainingOptions {
   std::vector<Rate> link;  // per node id: the host's link rate, for the collectives' ideal times (optional)
 };
 
-// The job's graph (sealed; its spans: one per collective and per send/recv pair, in the order of their
-// first op). Throws InputError(the rank's source, 0, ...) for an unmatched or mismatched collective or
-// send/recv, an unknown group, or a dependency cycle.
+// The job's graph (sealed; it names one collective per collective and per send/recv pair, FlowDag::
+// add_collective with the node's "id:name", in the order of their first op, and spans describes each). Throws
+// InputError(the rank's source, 0, ...) for an unmatched or mismatched collective or send/recv, an unknown
+// group, or a dependency cycle.
 struct CompiledTraining {
   FlowDag dag;
   std::vector<DagSpan> spans;

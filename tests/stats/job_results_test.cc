@@ -214,6 +214,73 @@ TEST(JobResults, FlowsCsvNamesTraceFlowsByTheirIds) {
   EXPECT_NE(tl.find(",compute,"), std::string::npos) << tl;
 }
 
+// A trace's collective column: collectives.csv has the iteration's row, then a row per collective with the
+// trace's id, its hosts, its bytes, and its first start and last finish.
+TEST(JobResults, CollectivesCsvCarriesTheTracesCollectiveIds) {
+  TmpDir tmp;
+  const std::string trace = tmp.write("c.csv",
+                                      "id,src,dst,bytes,after,collective\n"
+                                      "a0,h0,h1,100000,,allreduce.7\n"
+                                      "a1,h1,h0,100000,,allreduce.7\n"
+                                      "g0,h0,h2,50000,a0;a1,gather.2\n"
+                                      "x,h3,h2,1000,,\n");
+  // The same in JSON Lines, with a comma in an id (quoted in collectives.csv).
+  const std::string jsonl = tmp.write("c.jsonl",
+                                      "{\"id\": \"a0\", \"src\": \"h0\", \"dst\": \"h1\", \"bytes\": "
+                                      "100000, \"collective\": \"allreduce.7\"}\n"
+                                      "{\"id\": \"a1\", \"src\": \"h1\", \"dst\": \"h0\", \"bytes\": "
+                                      "100000, \"collective\": \"allreduce.7\"}\n"
+                                      "{\"id\": \"g0\", \"src\": \"h0\", \"dst\": \"h2\", \"bytes\": 50000, "
+                                      "\"after\": [\"a0\", \"a1\"], \"collective\": \"gather,2\"}\n"
+                                      "{\"id\": \"x\", \"src\": \"h3\", \"dst\": \"h2\", \"bytes\": 1000}\n");
+  for (const auto& [file, gather] :
+       {std::pair{trace, std::string("gather.2")}, std::pair{jsonl, std::string("\"gather,2\"")}}) {
+    const std::string text =
+        "duration_ms = 10\n[topology]\nkind = \"star\"\nhosts = 4\n[cc]\nscheme = \"none\"\n"
+        "[[traffic]]\npattern = \"dependency_trace\"\nfile = \"" +
+        file + "\"\njob = \"tr\"\n";
+    RunOptions o;
+    o.out_dir = (tmp.path / "out").string();
+    o.force = true;
+    (void)run_scenario(load_scenario_text(text, "coll.toml"), o);
+    const std::string csv = test::read_text_file(tmp.path / "out" / "collectives.csv");
+    const auto rows = rows_of(csv);
+    ASSERT_EQ(rows.size(), 3u) << csv;
+    EXPECT_EQ(csv.rfind("job,collective,ranks,iteration,bytes,start_us,finish_us,duration_us,algbw_gbps,"
+                        "busbw_gbps,ideal_us,slowdown,comm_us,compute_us,exposed_comm_us,trace_id\n",
+                        0),
+              0u)
+        << csv;
+    const auto fields = [](const std::string& row) {  // (no quoted field before the last one)
+      std::vector<std::string> f;
+      size_t at = 0;
+      for (int k = 0; k < 15; ++k) {
+        const size_t comma = row.find(',', at);
+        f.push_back(row.substr(at, comma - at));
+        at = comma + 1;
+      }
+      f.push_back(row.substr(at));
+      return f;
+    };
+    const auto it = fields(rows[0]), ar = fields(rows[1]), ga = fields(rows[2]);
+    EXPECT_EQ(it[15], "");
+    EXPECT_EQ(it[4], "251000");  // every byte of the trace
+    EXPECT_EQ(ar[15], "allreduce.7");
+    EXPECT_EQ(ar[2], "2");
+    EXPECT_EQ(ar[4], "200000");
+    EXPECT_EQ(ga[15], gather);
+    EXPECT_EQ(ga[2], "2");
+    EXPECT_EQ(ga[4], "50000");
+    // The gather waits for both flows of the all-reduce: it is due when the all-reduce finishes, and ends
+    // the iteration (x is small).
+    EXPECT_EQ(ar[5], it[5]);
+    EXPECT_EQ(ga[5], ar[6]);  // due at the all-reduce's finish (no delay)
+    EXPECT_EQ(ga[6], it[6]);
+    EXPECT_NEAR(std::stod(ar[8]), 200000 * 8 / std::stod(ar[7]) / 1e3, 1e-5);  // algbw, Gb/s
+    for (size_t k = 9; k < 15; ++k) EXPECT_EQ(ar[k], "") << k;
+  }
+}
+
 std::string load_error(const std::string& text) {
   try {
     (void)load_scenario_text(text, "dup.toml");

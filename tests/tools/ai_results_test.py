@@ -1,7 +1,7 @@
 """AI results on real runs of the simulator: a sweep of a ring all-reduce over its message size and the
 switches' routing (results.csv's job rows, the sweep's jobs table, `rocesim report`'s bus bandwidth and
-iteration time figures), and a dependency trace with compute (flows.csv's name column, job_timeline.csv and
-the report's per-host timeline).
+iteration time figures), and a dependency trace with compute and a named collective (flows.csv's name column,
+collectives.csv's trace_id rows, job_timeline.csv and the report's per-host timeline).
 
 Run by tools_test.py (the ctest entry Tools.PythonUnitTests runs every *_test.py here), or directly:
 /usr/bin/python3 -m unittest discover -s tests/tools -p 'ai_results_test.py'. Needs the simulator ($ROCESIM_BIN,
@@ -48,11 +48,12 @@ compute_us = 5
 job = "ar"
 """
 
-# A trace: b waits for a plus 7 us of compute on h1; c runs beside them.
-TRACE = """id,src,dst,bytes,start_us,after,delay_us
-fwd0,h0,h1,200000,0,,
-grad0,h1,h2,100000,,fwd0,7
-side,h3,h0,300000,0,,
+# A trace: grad0 waits for fwd0 plus 7 us of compute on h1; side runs beside them. fwd0 and grad0 belong
+# to the trace's collective "step1".
+TRACE = """id,src,dst,bytes,start_us,after,delay_us,collective
+fwd0,h0,h1,200000,0,,,step1
+grad0,h1,h2,100000,,fwd0,7,step1
+side,h3,h0,300000,0,,,
 """
 
 
@@ -149,6 +150,11 @@ class AiResults(unittest.TestCase):
         compute = tl[tl["activity"] == "compute"]
         self.assertEqual(len(compute), 1)
         self.assertAlmostEqual(float(compute["finish_us"].iloc[0] - compute["start_us"].iloc[0]), 7.0, places=6)
+        # collectives.csv: the iteration's row, then the trace's collective (its id in trace_id).
+        coll = r.collectives
+        self.assertEqual(coll["trace_id"].tolist(), ["", "step1"])
+        self.assertEqual(coll["bytes"].tolist(), [600000, 300000])
+        self.assertEqual(rp.job_iterations(rp.Run(out))["tr"], [coll["duration_us"].iloc[0]])
         sh(["report", out])
         self.assertIn("job_timeline.png", os.listdir(os.path.join(out, "figures")))
         with open(os.path.join(out, "report.html"), encoding="utf-8") as f:
