@@ -562,16 +562,21 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
   return res;
 }
 
-// The flow graphs of the collective and training jobs (one iteration each, re-run every iteration).
+// The flow graphs of the collective and training jobs (one iteration each, re-run every iteration) and
+// their first iterations kept for job_timeline.csv (up to kTimelineMaxFlows nodes).
 int64_t estimate_job_memory_bytes(const Scenario& s) {
+  const auto timeline = [](int64_t nodes) {
+    return std::min<int64_t>(nodes, kTimelineMaxFlows) * static_cast<int64_t>(sizeof(FlowInterval));
+  };
   int64_t b = 0;
   for (const TrafficSpec& t : s.traffic)
-    if (t.enabled && t.pattern == "collective")
-      b += FlowDag::estimate_bytes(
-          collective_flow_count(t.collective, static_cast<int>(t.hosts.size()), t.chunks));
-    else if (t.enabled && t.training)  // chakra, simai: the compiled graph (timers included)
-      b += FlowDag::estimate_bytes(static_cast<int64_t>(t.training->dag.size())) +
-           static_cast<int64_t>(t.training->dag.size() * sizeof(Time));
+    if (t.enabled && t.pattern == "collective") {
+      const int64_t flows = collective_flow_count(t.collective, static_cast<int>(t.hosts.size()), t.chunks);
+      b += FlowDag::estimate_bytes(flows) + timeline(flows);
+    } else if (t.enabled && t.training) {  // chakra, simai: the compiled graph (timers included)
+      const auto nodes = static_cast<int64_t>(t.training->dag.size());
+      b += FlowDag::estimate_bytes(nodes) + nodes * static_cast<int64_t>(sizeof(Time)) + timeline(nodes);
+    }
   return b;
 }
 
