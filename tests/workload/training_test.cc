@@ -15,6 +15,7 @@
 #include "config/scenario.h"
 #include "core/error.h"
 #include "stats/collective_stats.h"
+#include "stats/writers.h"
 #include "topo/builders.h"
 #include "workload/chakra.h"
 #include "workload/simai.h"
@@ -95,6 +96,7 @@ struct TrainingRun {
   Scenario s;
   RunResult r;
   std::vector<std::vector<std::string>> rows;  // collectives.csv, header first
+  std::string timeline;                        // job_timeline.csv
   const std::vector<std::string>* row(const std::string& node, size_t iteration = 0) const {
     for (const auto& x : rows)
       if (x.size() == 16 && x[15] == node && x[3] == std::to_string(iteration)) return &x;
@@ -108,7 +110,7 @@ struct TrainingRun {
 };
 
 TrainingRun run(const std::string& text) {
-  TrainingRun x{load_scenario_text(text, "train.toml"), {}, {}};
+  TrainingRun x{load_scenario_text(text, "train.toml"), {}, {}, {}};
   Network net(x.s.topo, x.s.sw, x.s.nic, x.s.seed, x.s.make_scheme());
   RunOptions o;
   o.keep_flows = true;
@@ -120,6 +122,9 @@ TrainingRun run(const std::string& text) {
   net.run(x.s.duration);
   std::ostringstream out;
   write_collectives_csv(out, *runner);
+  std::ostringstream timeline;
+  write_job_timeline_csv(timeline, *runner);
+  x.timeline = timeline.str();
   std::istringstream in(out.str());
   for (std::string line; std::getline(in, line);) {
     std::vector<std::string> f;
@@ -313,6 +318,52 @@ TEST(ChakraRun, ComputeDelaysTheCollectiveUntilItsLastRank) {
   EXPECT_EQ(num(job[5]), 0.0);
   EXPECT_NEAR(num(job[6]), num((*c)[6]) + 50, 1e-6);
   EXPECT_EQ(x.r.flows.size(), 2u * 3 * 4);
+  // The compute nodes are compute: [0, 300] and the 50 us after the all-reduce; its flows are the
+  // communication, none of it overlapped.
+  EXPECT_NEAR(num(job[12]), num((*c)[7]), 1e-6);  // comm_us
+  EXPECT_NEAR(num(job[13]), 350.0, 1e-6);         // compute_us
+  EXPECT_NEAR(num(job[14]), num(job[12]), 1e-6);  // exposed_comm_us
+  EXPECT_EQ((*c)[12] + (*c)[13] + (*c)[14], "");  // not on the collective's row
+}
+
+TEST(ChakraRun, ComputeBesideTheCollectiveHidesPartOfItsCommunication) {
+  TraceDir d;
+  // Every rank all-reduces 32 MB (about 3.8 ms) and meanwhile computes 1000 us, independent of it.
+  std::vector<std::vector<ChakraNodeOut>> ranks;
+  for (int r = 0; r < 4; ++r) ranks.push_back({coll(1, kAllReduce, 32000000), comp(2, 1000)});
+  write_trace(d, ranks);
+  const TrainingRun x =
+      run(star(4, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\njob = \"llm\"\n"));
+  const auto* c = x.row("1:coll1");
+  ASSERT_NE(c, nullptr);
+  const auto& job = x.job_row(0);
+  EXPECT_EQ(num((*c)[5]), 0.0);
+  EXPECT_NEAR(num(job[12]), num((*c)[7]), 1e-6);           // comm: the collective, from 0
+  EXPECT_NEAR(num(job[13]), 1000.0, 1e-6);                 // compute
+  EXPECT_NEAR(num(job[14]), num(job[12]) - 1000.0, 1e-6);  // exposed: what the compute did not cover
+  // The timeline shows each rank's compute on its host, and its communication.
+  const std::string zero = format_time_us(Time::zero());
+  const std::string busy = ",compute," + zero + "," + format_time_us(Time::from_us(1000)) + "\n";
+  size_t compute = 0, comm = 0;
+  std::istringstream in(x.timeline);
+  for (std::string line; std::getline(in, line);) {
+    compute += (line + "\n").find(busy) != std::string::npos;
+    comm += line.find(",comm," + zero + ",") != std::string::npos;
+  }
+  EXPECT_EQ(compute, 4u) << x.timeline;
+  EXPECT_EQ(comm, 4u) << x.timeline;
+}
+
+TEST(ChakraRun, ItsJobNameMustDifferFromTheOtherJobs) {
+  TraceDir d;
+  write_trace(d, {{coll(1, kAllReduce, 1000)}, {coll(1, kAllReduce, 1000)}});
+  const std::string chakra = "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\njob = \"llm\"\n";
+  const std::string e = error_of([&] {
+    (void)load_scenario_text(star(4, chakra + "[[traffic]]\npattern = \"collective\"\ncollective = "
+                                              "\"allgather\"\nbytes = 4000\njob = \"llm\"\n"),
+                             "train.toml");
+  });
+  EXPECT_NE(e.find("job 'llm' is also the job of traffic[0].job"), std::string::npos) << e;
 }
 
 TEST(ChakraRun, SendRecvIsOneFlowOfItsSizeAfterBothSidesAreReady) {
