@@ -95,7 +95,7 @@ void print_table(const Scenario& s, const RunResult& r, const std::string& out_d
     }
   if (!out_dir.empty())
     fmt::print("  results: {}/ (flows.csv, summary.json, scenario.resolved.toml{})\n", out_dir,
-               j.contains("jobs") ? ", collectives.csv, collective_steps.csv" : "");
+               j.contains("jobs") ? ", collectives.csv, collective_steps.csv, job_timeline.csv" : "");
 }
 
 std::string find_scenario(const std::string& arg) {
