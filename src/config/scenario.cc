@@ -380,6 +380,8 @@ void read_nic(Config& c, NicSettings& n) {
   n.reorder_window_lateness =
       static_cast<int>(c.get_int(k + "reorder_window_lateness", n.reorder_window_lateness, 0, 1000));
   n.reorder_window_max = c.get_us(k + "reorder_window_max_us", n.reorder_window_max);
+  n.reorder_window_max_lossless =
+      c.get_us(k + "reorder_window_max_lossless_us", n.reorder_window_max_lossless);
   n.lateness_epoch = c.get_us(k + "lateness_epoch_us", n.lateness_epoch, 0.001);
   n.reorder_window_lossless = c.get_us(k + "reorder_window_lossless_us", n.reorder_window_lossless);
   n.sack_reorder_packets =

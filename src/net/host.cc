@@ -263,7 +263,7 @@ void Host::on_node_event(uint32_t kind, uint64_t arg) {
         qp.snd_nxt = qp.snd_una;  // go back N
       }
       qp.last_progress = net_.now();
-      if (qp.rto_backoff < 6) ++qp.rto_backoff;
+      if (lossless_fabric_ && net_.selective() && qp.rto_backoff < 6) ++qp.rto_backoff;  // read by rto_of
       wake(qp);
     }
     arm_rto(qp);
@@ -298,10 +298,16 @@ Time Host::reorder_window(const Qp& qp) const {
   // at most reorder_window_max. Before the first RTT sample, the path's base RTT stands for the SRTT.
   const Time srtt = qp.srtt > Time::zero() ? qp.srtt : qp.base_rtt;
   const Time by_srtt = std::min(srtt * qp.reo_mult, nic.rto_high);
-  const Time by_lateness = std::min(learned_lateness() * nic.reorder_window_lateness, nic.reorder_window_max);
+  const Time by_lateness = lateness_allowance();
   // On a lossless fabric a hole is far more often a late packet than a lost one: the window has a floor.
   const Time floor = lossless_fabric_ ? nic.reorder_window_lossless : Time::zero();
   return std::max({by_srtt, by_lateness, floor});
+}
+
+Time Host::lateness_allowance() const {
+  const NicSettings& nic = net_.nic_settings();
+  return std::min(learned_lateness() * nic.reorder_window_lateness,
+                  lossless_fabric_ ? nic.reorder_window_max_lossless : nic.reorder_window_max);
 }
 
 Time Host::learned_lateness() const {
@@ -323,6 +329,10 @@ void Host::note_if_late(Qp& qp, Bytes seq, Time sent_at) {
   } else {
     return;
   }
+  note_lateness(net_.now() - since);
+}
+
+void Host::note_lateness(Time late) {
   const Time now = net_.now();
   const Time epoch = net_.nic_settings().lateness_epoch;
   if (now >= late_epoch_end_) {
@@ -331,7 +341,7 @@ void Host::note_if_late(Qp& qp, Bytes seq, Time sent_at) {
     late_max_ = Time::zero();
     late_epoch_end_ = now + epoch;
   }
-  late_max_ = std::max(late_max_, now - since);
+  late_max_ = std::max(late_max_, late);
 }
 
 void Host::arm_reorder(Qp& qp, Time at) {
@@ -371,7 +381,9 @@ Time Host::rto_of(const Qp& qp) const {
   const Bytes in_flight_packets = (qp.in_flight() + nic.mtu_bytes - 1) / nic.mtu_bytes;
   const Time irn = std::max(in_flight_packets <= nic.rto_low_packets ? nic.rto_low : nic.rto_high, floor);
   if (!lossless_fabric_ || qp.srtt == Time::zero()) return irn;
-  return std::max(irn, qp.srtt + qp.rttvar * 4) * (int64_t{1} << qp.rto_backoff);
+  // And at least the lateness allowance past the SRTT: a packet as late as any lately is not lost yet.
+  return std::max({irn, qp.srtt + qp.rttvar * 4, qp.srtt + lateness_allowance()}) *
+         (int64_t{1} << qp.rto_backoff);
 }
 
 void Host::arm_rto(Qp& qp) {
@@ -452,7 +464,10 @@ void Host::on_data(Packet* p) {
     net_.trace(*p, id_, 0, TraceEvent::kReceive, d);
   }
   if (!qp) {
+    // The flow's receiver had every byte: this is a second copy, the original of a retransmission that
+    // overtook it or a retransmission whose original arrived. Either way one copy was sent for nothing.
     ++net_.counters().stale_packets;
+    ++net_.counters().spurious_retransmissions;
     net_.pool().put(p);
     return;
   }
@@ -605,6 +620,9 @@ void Host::on_ack_selective(Qp& qp, const Packet& ack) {
       qp.rttvar = qp.rttvar + (dev - qp.rttvar) / 4;
       qp.srtt = qp.srtt + (rtt - qp.srtt) / 8;
     }
+    // On a lossless fabric a packet can be late by as much as any packet queued lately: a packet sent now
+    // on a path that queues as long as this one did comes that much after one sent on an empty path.
+    if (learns && lossless_fabric_ && rtt > qp.base_rtt) note_lateness(rtt - qp.base_rtt);
   }
   // A D-SACK: a retransmission was not needed; widen the reorder window, once per round trip (RFC 8985 6.2).
   if ((ack.flags & Packet::kFlagDsack) && now - qp.reo_mult_at >= qp.srtt && qp.reo_mult < 255) {

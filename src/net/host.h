@@ -57,8 +57,11 @@ class Host : public Node {
   // Selective repeat, kReorderWindow: an ACK or SACK of the packet at `seq`, echoing its send time; when it
   // is an original overtaken by a packet sent later, how late it came is a sample of the host's lateness.
   void note_if_late(Qp& qp, Bytes seq, Time sent_at);
+  void note_lateness(Time late);  // into the windowed maximum below
   // The largest lateness this host saw in its current and previous epoch (NicSettings::lateness_epoch).
   Time learned_lateness() const;
+  // reorder_window_lateness x learned_lateness, at most reorder_window_max (_lossless on a lossless fabric).
+  Time lateness_allowance() const;
   // The QP may have something to send again (a rewind, packets deemed lost): into the send list, or the
   // port woken if it is there already (it may have stopped for the QP's window).
   void wake(Qp& qp);

@@ -191,14 +191,24 @@ struct NicSettings {
   // spraying, where the timeouts fire as well). Its cost, on a PFC leaf-spine with a 1 % lossy link: a
   // lost packet waits ~320 us instead of 3 SRTTs, p50 slowdown 3.8-6.0 -> 4.5-7.5 (docs/models.md A10).]
   Time reorder_window_lossless = Time::from_us(320);
+  // On a lossless fabric the learned lateness also takes every RTT sample's queueing delay (the sample less
+  // the path's base RTT), and it is capped at reorder_window_max_lossless instead of reorder_window_max.
+  // [rocesim choice: 10 ms. Under PFC a packet can sit behind a queue that a slowed link drains for
+  // milliseconds (fuzz 51003:2878: a 1 MB buffer before a link cut to 2.5 Gb/s, 3.2 ms), and the only
+  // losses are corrupted packets and failed links, so waiting that long costs little. With the 1 ms cap
+  // 2878 resent 480 packets of which 402 were spurious; with this one and the timeout's floor of SRTT +
+  // this allowance (rto below), none. Not on lossy fabrics: there the queueing samples of a lossy incast
+  // made real losses wait twice a full buffer's delay (docs/models.md A10).]
+  Time reorder_window_max_lossless = Time::from_ms(10);
   // kDupThresh: a packet is deemed lost once a packet this many sequence numbers above it has been SACKed
   // [IRN: 1, the first SACK above a hole; TCP's DupThresh would be 3].
   int sack_reorder_packets = 1;
   // Selective, retransmission timeout when nic.rto is 0: rto_low while at most rto_low_packets are in
   // flight, else rto_high [IRN: 100 us, 320 us, N = 3]. nic.rto > 0 replaces both. Unlike go-back-N's,
   // this timer runs with PFC or credits on as well; there (a lossless fabric) it is at least SRTT + 4
-  // RTTVAR, doubles per timeout until the cumulative ACK moves, and a timeout resends only the first
-  // unacknowledged packet [RFC 6298 2.3, 5.4, 5.5; RACK, RFC 8985 6.3] (docs/models.md A10).
+  // RTTVAR and at least SRTT + the reorder window's lateness allowance (a packet as late as packets have
+  // been lately is not lost yet), doubles per timeout until the cumulative ACK moves, and a timeout resends
+  // only the first unacknowledged packet [RFC 6298 2.3, 5.4, 5.5; RACK, RFC 8985 6.3] (docs/models.md A10).
   Time rto_low = Time::from_us(100);
   Time rto_high = Time::from_us(320);
   int rto_low_packets = 3;

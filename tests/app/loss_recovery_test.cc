@@ -172,8 +172,9 @@ rate_gbps = 10
 // A path that a PFC pause makes late before any packet on it has come back (fuzz seed 51002, scenario
 // 9737): a 4:1 hotspot and two incasts on a k = 4 fat-tree with a small shared buffer, flowlet routing
 // with a 100 us gap moving flows onto paths behind paused queues. The learned lateness comes too late for
-// the first holes; on a lossless fabric the window's floor (nic.reorder_window_lossless_us, 320 us) waits
-// them out. Without the floor the host resends packets that were only late.
+// the first holes if it learns only from late packets. On a lossless fabric two things wait them out, each
+// alone: the window's floor (nic.reorder_window_lossless_us, 320 us) and the lateness learned from every RTT
+// sample's queueing delay. Without both the host resends packets that were only late.
 TEST(ReorderWindow, LosslessFabricWaitsOutAPauseBeforeItLearns) {
   const std::string text = R"(
 name = "paused_path"
@@ -215,18 +216,23 @@ count = 2
 size_bytes = 20000
 start_us = 0
 )";
-  auto run = [&](Time floor) {
+  auto run = [&](Time floor, int lateness) {
     Scenario s = load_scenario_text(text, "paused_path");
     s.nic.reorder_window_lossless = floor;
+    s.nic.reorder_window_lateness = lateness;  // 0: nothing learned
     return run_scenario(s, RunOptions{}).summary;
   };
-  const nlohmann::json with_floor = run(NicSettings{}.reorder_window_lossless), without = run(Time::zero());
-  for (const auto* j : {&with_floor, &without}) {
+  const Time floor = NicSettings{}.reorder_window_lossless;
+  const int lateness = NicSettings{}.reorder_window_lateness;
+  const nlohmann::json with_floor = run(floor, 0), learning = run(Time::zero(), lateness),
+                       without = run(Time::zero(), 0);
+  for (const auto* j : {&with_floor, &learning, &without}) {
     EXPECT_EQ((*j)["drops"]["data_buffer"].get<uint64_t>(), 0u) << "PFC: nothing is lost";
     EXPECT_EQ((*j)["flows"]["unfinished"].get<uint64_t>(), 0u);
     EXPECT_GT((*j)["transport"]["out_of_order_packets"].get<uint64_t>(), 100u) << "flowlets reorder";
   }
   EXPECT_EQ(with_floor["transport"]["retransmitted_packets"].get<uint64_t>(), 0u);
+  EXPECT_EQ(learning["transport"]["retransmitted_packets"].get<uint64_t>(), 0u);
   // 11 at the time of writing, all spurious.
   EXPECT_GT(without["transport"]["spurious_retransmissions"].get<uint64_t>(), 3u);
 }
@@ -290,4 +296,58 @@ rate_gbps = 2.5
   EXPECT_GT(f["drops"]["link_failure"].get<uint64_t>(), 50u) << "the failure loses packets in flight";
   EXPECT_EQ(f["flows"]["unfinished"].get<uint64_t>(), 0u);
   EXPECT_GE(f["transport"]["retransmitted_packets"].get<uint64_t>(), 50u);
+}
+
+// An original that reaches its receiver after its retransmission and after the flow has finished (fuzz
+// seed 51004, scenario 6940: spraying over a spine link cut to a quarter, no flow control, nothing
+// dropped). The receiver has freed the flow; the copy is still one sent for nothing and is counted as a
+// spurious retransmission, so that every retransmission is accounted for by a drop, a timeout or a copy
+// that arrived twice.
+TEST(SpuriousRetransmissions, AnOriginalAfterTheFlowFinishedIsCounted) {
+  const std::string text = R"(
+name = "late_original"
+seed = 840
+duration_ms = 50
+[topology]
+kind = "fat_tree"
+k = 4
+host_rate_gbps = 50
+fabric_rate_gbps = 50
+link_delay_us = 1
+[switch]
+flow_control = "none"
+routing = "spray"
+buffer_bytes = 4000000
+[nic]
+loss_recovery = "selective"
+[cc]
+scheme = "pcn"
+[[traffic]]
+pattern = "collective"
+collective = "broadcast"
+hosts = ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9", "h10", "h11", "h12", "h13", "h14", "h15"]
+bytes = 16000
+iterations = 2
+chunks = 2
+start_us = 50
+[[traffic]]
+pattern = "permutation"
+long_lived = true
+size_bytes = 1000000
+start_us = 10
+[[events]]
+at_us = 63
+link = ["s7", "s14"]
+action = "rate"
+rate_gbps = 12.5
+)";
+  const nlohmann::json j = run_scenario(load_scenario_text(text, "late_original"), RunOptions{}).summary;
+  uint64_t drops = 0;
+  for (const auto& [k, v] : j["drops"].items()) drops += v.get<uint64_t>();
+  ASSERT_EQ(drops, 0u);
+  EXPECT_EQ(j["flows"]["unfinished"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["transport"]["timeouts"].get<uint64_t>(), 0u);
+  const uint64_t retx = j["transport"]["retransmitted_packets"].get<uint64_t>();
+  EXPECT_GT(retx, 0u) << "one packet later than the reorder window (1 at the time of writing)";
+  EXPECT_EQ(j["transport"]["spurious_retransmissions"].get<uint64_t>(), retx);
 }
