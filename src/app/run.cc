@@ -14,6 +14,7 @@
 #include <map>
 
 #include "app/progress.h"
+#include "config/traffic.h"
 #include "core/text.h"
 #include "net/host.h"
 #include "net/switch.h"
@@ -571,7 +572,7 @@ int64_t estimate_job_memory_bytes(const Scenario& s) {
   int64_t b = 0;
   for (const TrafficSpec& t : s.traffic)
     if (t.enabled && t.pattern == "collective") {
-      const int64_t flows = collective_flow_count(t.collective, static_cast<int>(t.hosts.size()), t.chunks);
+      const int64_t flows = collective_flow_count(collective_params(s, t));
       b += FlowDag::estimate_bytes(flows) + timeline(flows);
     } else if (t.enabled && t.training) {  // chakra, simai: the compiled graph (timers included)
       const auto nodes = static_cast<int64_t>(t.training->dag.size());

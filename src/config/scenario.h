@@ -55,6 +55,8 @@ struct TrafficSpec {  // one generator of flows
   uint64_t iterations = 1;  // collective: iterations
   Time compute;             // collective: gap between an iteration's end and the next
   Time step_latency;        // collective: added before every flow of a step
+  std::string placement;    // collective: how `hosts` became ranks ("listed", ...; workload/collectives.h)
+  bool pxn = false;         // collective: relay cross-rail flows over NVLink (PXN)
   std::string trace_path;   // dependency_trace, simai: the file
   // chakra, simai (workload/training.h): the job compiled at reading (its graph, collectives, the files)
   std::shared_ptr<const CompiledTraining> training;

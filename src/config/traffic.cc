@@ -322,23 +322,35 @@ void read_burst(Config& c, const Scenario& s, const std::string& k, TrafficSpec&
   }
 }
 
-// The slowest access link of `hosts`: the closed forms' link rate B.
-Rate slowest_link(const TopoSpec& topo, const std::vector<int>& hosts) {
-  const auto rates = host_link_rates(topo);
-  Rate b{0};
-  for (int h : hosts)
-    if (b.bps == 0 || rates[h] < b) b = rates[h];
-  return b;
+// An InputError's message without the "<input>: " that errors without a file carry.
+std::string without_input_prefix(const InputError& e) {
+  std::string what = e.what();
+  if (what.rfind("<input>: ", 0) == 0) what.erase(0, 9);
+  return what;
 }
 
-CollectiveParams collective_params(const TrafficSpec& t) {
-  CollectiveParams p;
-  p.algorithm = t.collective;
-  p.hosts = t.hosts;
-  p.bytes = t.size_bytes;
-  p.chunks = t.chunks;
-  p.step_latency = t.step_latency;
-  return p;
+// A collective's rates: B (the NIC: the slowest rank's fastest link other than its NVLink; the NVLink rate
+// when every rank is on one server) and B_nv (the slowest rank's NVLink; zero without GPU servers).
+std::pair<Rate, Rate> collective_rates(const TopoSpec& topo, const std::vector<int>& hosts) {
+  std::vector<Rate> nic(static_cast<size_t>(topo.num_nodes), Rate{0}), nvl(nic.size(), Rate{0});
+  std::vector<int> server(nic.size(), -1);
+  for (const auto& l : topo.links)
+    for (auto [h, other] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {
+      if (topo.is_switch[h]) continue;
+      const bool nv = topo.kind_of(other) == NodeKind::kNvSwitch;
+      Rate& r = nv ? nvl[h] : nic[h];
+      r = std::max(r, l.rate);
+      if (nv) server[h] = other;
+    }
+  Rate b{0}, b_nv{0};
+  bool one_server = true;
+  for (int h : hosts) {
+    if (nic[h].bps > 0 && (b.bps == 0 || nic[h] < b)) b = nic[h];
+    if (nvl[h].bps > 0 && (b_nv.bps == 0 || nvl[h] < b_nv)) b_nv = nvl[h];
+    one_server = one_server && server[h] >= 0 && server[h] == server[hosts[0]];
+  }
+  if (one_server || b.bps == 0) b = b_nv;
+  return {b, b_nv};
 }
 
 void read_collective(Config& c, const Scenario& s, const std::string& k, TrafficSpec& t) {
@@ -348,6 +360,24 @@ void read_collective(Config& c, const Scenario& s, const std::string& k, Traffic
   t.collective = c.get_string(k + "collective", "", collective_names());
   t.hosts = hosts_or_all(c, s.topo, k + "hosts");
   if (t.hosts.size() < 2) c.fail(k + "hosts", "a collective needs at least 2 hosts");
+  const auto servers = gpu_servers(s.topo);
+  t.placement = c.get_string(k + "placement", "listed", placement_names());
+  try {
+    t.hosts = place_ranks(t.hosts, servers, t.placement);
+  } catch (const InputError& e) {
+    c.fail(k + "placement", without_input_prefix(e));
+  }
+  t.pxn = c.get_bool(k + "pxn", false);
+  if (t.pxn && servers.empty())
+    c.fail(
+        k + "pxn",
+        "pxn = true needs GPU servers (GPUs linked to an NVSwitch: topology kind rail_optimized, multi_plane "
+        "or gpu_clos, or a topology file naming them)");
+  if (t.pxn && (t.collective == "hierarchical_ring_allreduce" || t.collective == "tree_allreduce"))
+    c.fail(k + "pxn",
+           fmt::format("pxn applies to the flat algorithms: {} already keeps every flow between servers on "
+                       "its rail; drop pxn or use ring_allreduce",
+                       t.collective));
   if (!c.has(k + "bytes")) c.fail(k + "pattern", "a collective needs bytes (the per-rank buffer)");
   t.size_bytes = c.get_int(k + "bytes", 0, 1, kMaxBytes);
   t.chunks = static_cast<int>(c.get_int(k + "chunks", 1, 1, 1 << 16));
@@ -471,6 +501,18 @@ void read_training(Config& c, const Scenario& s, const std::string& k, TrafficSp
 
 }  // namespace
 
+CollectiveParams collective_params(const Scenario& s, const TrafficSpec& t) {
+  CollectiveParams p;
+  p.algorithm = t.collective;
+  p.hosts = t.hosts;
+  p.bytes = t.size_bytes;
+  p.chunks = t.chunks;
+  p.step_latency = t.step_latency;
+  p.servers = gpu_servers(s.topo);
+  p.pxn = t.pxn;
+  return p;
+}
+
 void add_traffic_jobs(const Scenario& s, DagRunner& runner) {
   for (size_t i = 0; i < s.traffic.size(); ++i) {
     const TrafficSpec& t = s.traffic[i];
@@ -481,7 +523,7 @@ void add_traffic_jobs(const Scenario& s, DagRunner& runner) {
     j.priority = t.priority;
     j.class_id = t.class_id;
     if (t.pattern == "collective") {
-      const CollectiveParams p = collective_params(t);
+      const CollectiveParams p = collective_params(s, t);
       j.kind = t.collective;
       j.dag = build_collective(p);
       j.iterations = static_cast<uint32_t>(t.iterations);
@@ -489,7 +531,8 @@ void add_traffic_jobs(const Scenario& s, DagRunner& runner) {
       j.ranks = static_cast<int>(t.hosts.size());
       j.bytes_per_rank = t.size_bytes;
       j.bus_factor = bus_bandwidth_factor(t.collective, j.ranks);
-      j.ideal = collective_ideal_time(p, slowest_link(s.topo, t.hosts));
+      const auto [link, nvlink] = collective_rates(s.topo, t.hosts);
+      j.ideal = collective_ideal_time(p, link, nvlink);
     } else if (t.pattern == "chakra" || t.pattern == "simai") {
       j.kind = t.pattern;
       j.dag = t.training->dag;
@@ -523,13 +566,6 @@ std::vector<Rate> host_link_rates(const TopoSpec& topo) {
 }
 
 namespace {
-
-// An InputError's message without the "<input>: " that errors without a file carry.
-std::string without_input_prefix(const InputError& e) {
-  std::string what = e.what();
-  if (what.rfind("<input>: ", 0) == 0) what.erase(0, 9);
-  return what;
-}
 
 // Job names label collectives.csv, summary.json and the jobs' classes: two tables with one name would merge
 // them, so a name (given, or the default job<index>) is refused when an earlier table has it.
@@ -639,7 +675,7 @@ void read_traffic(Config& c, Scenario& s) {
     const bool job = is_job_pattern(t.pattern);
     if (t.pattern == "collective") {
       try {
-        (void)build_collective(collective_params(t));
+        (void)build_collective(collective_params(s, t));
       } catch (const InputError& e) {
         c.fail(k + "collective", without_input_prefix(e));
       }

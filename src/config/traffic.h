@@ -31,7 +31,9 @@
 //                back, size_bytes at the sender's link rate; needed with sampled sizes): each sender's
 //                k-th flow starts at start_us + k x gap_us.
 //   collective   collective (ring_allreduce | halving_doubling_allreduce | reduce_scatter | allgather |
-//                alltoall | broadcast), hosts (all; rank order), bytes (per-rank buffer), iterations (1),
+//                alltoall | broadcast | hierarchical_ring_allreduce | tree_allreduce), hosts (all; rank
+//                order), placement ("listed": as hosts lists them; "packed", "spread": by GPU server),
+//                pxn (false: relay cross-rail flows over NVLink), bytes (per-rank buffer), iterations (1),
 //                compute_us (0: gap between iterations), chunks (1), step_latency_us (0), job ("job<index>",
 //                also the flows' default class): one job, its steps' flows released as the flows they wait
 //                for finish (workload/collectives.h). No stop_us / max_flows.
@@ -49,6 +51,7 @@
 
 #include "config/scenario.h"
 #include "workload/cdf.h"
+#include "workload/collectives.h"
 #include "workload/generators.h"
 
 namespace rocesim {
@@ -63,6 +66,8 @@ void add_traffic_jobs(const Scenario& s, DagRunner& runner);
 // The generator of s.traffic[index]; `sizes` is its loaded workload (nullptr when it has size_bytes).
 // Its random streams are named "traffic<index>". Throws InputError for parameters the reader let through.
 std::unique_ptr<FlowSource> make_traffic_source(const Scenario& s, size_t index, const SizeCdf* sizes);
+// The parameters of a collective table's job (its ranks, the topology's GPU servers).
+CollectiveParams collective_params(const Scenario& s, const TrafficSpec& t);
 // The access-link rate of every node (the fastest link of a host; zero for switches and unlinked hosts).
 std::vector<Rate> host_link_rates(const TopoSpec& topo);
 

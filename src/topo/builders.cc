@@ -450,6 +450,26 @@ const char* node_kind_name(NodeKind k) {
   return "?";
 }
 
+std::vector<std::vector<int>> gpu_servers(const TopoSpec& topo) {
+  std::vector<int> server_of(static_cast<size_t>(topo.num_nodes), -1);
+  int servers = 0;
+  for (int i = 0; i < topo.num_nodes; ++i)
+    if (topo.kind_of(i) == NodeKind::kNvSwitch) server_of[static_cast<size_t>(i)] = servers++;
+  std::vector<std::vector<int>> out(static_cast<size_t>(servers));
+  for (const LinkSpec& l : topo.links) {
+    const int a = l.a, b = l.b;
+    if (server_of[static_cast<size_t>(a)] >= 0 && !topo.is_switch[static_cast<size_t>(b)])
+      out[static_cast<size_t>(server_of[static_cast<size_t>(a)])].push_back(b);
+    if (server_of[static_cast<size_t>(b)] >= 0 && !topo.is_switch[static_cast<size_t>(a)])
+      out[static_cast<size_t>(server_of[static_cast<size_t>(b)])].push_back(a);
+  }
+  for (auto& gpus : out) {
+    std::sort(gpus.begin(), gpus.end());
+    gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  }
+  return out;
+}
+
 int lookup_node(const TopoSpec& topo, std::string_view name) {
   const int n = std::min(topo.num_nodes, static_cast<int>(topo.node_names.size()));
   for (int i = 0; i < n; ++i)

@@ -184,6 +184,11 @@ struct GpuClusterShape {
 };
 GpuClusterShape gpu_cluster_shape(const GpuClusterParams& p);
 
+// The GPU servers of a topology: per NVSwitch (in id order), the hosts linked to it in id order (a server's
+// GPUs by local index: GPU g of server s is servers[s][g]). Empty when the topology has no NVSwitch. The
+// builders number a server's GPUs so that GPU g is on rail g (gpu_cluster above).
+std::vector<std::vector<int>> gpu_servers(const TopoSpec& topo);
+
 // The id of the node named `name` (exact, case-sensitive match on topo.node_names), or -1.
 int lookup_node(const TopoSpec& topo, std::string_view name);
 
