@@ -206,6 +206,53 @@ TEST(Pxn, RelaysCrossRailFlowsOverNvlink) {
   EXPECT_NE(hier_error(uneven).find("to relay through"), std::string::npos) << hier_error(uneven);
 }
 
+// Whose data can have reached each rank by the end: a flow carries its sender's and what reached the flows
+// it waits for. An all-reduce must bring every rank's data to every rank (a necessary condition).
+std::vector<uint64_t> heard_from(const FlowDag& d, int n) {
+  std::vector<uint64_t> carried(d.size(), 0), at(static_cast<size_t>(n), 0);
+  std::vector<uint32_t> left(d.size()), order;
+  for (uint32_t i = 0; i < d.size(); ++i) {
+    left[i] = d.flow(i).waits;
+    carried[i] = uint64_t{1} << d.flow(i).src;
+    if (left[i] == 0) order.push_back(i);
+  }
+  for (size_t k = 0; k < order.size(); ++k) {
+    const uint32_t i = order[k];
+    at[static_cast<size_t>(d.flow(i).dst)] |= carried[i];
+    auto [b, e] = d.children(i);
+    for (const uint32_t* c = b; c != e; ++c) {
+      carried[*c] |= carried[i];
+      if (--left[*c] == 0) order.push_back(*c);
+    }
+  }
+  EXPECT_EQ(order.size(), d.size());
+  return at;
+}
+
+TEST(HierarchicalRing, EveryRankEndsWithEveryRanksData) {
+  struct Case {
+    std::string algorithm;
+    int m, g, chunks;
+    bool pxn;
+  };
+  const std::vector<Case> cases{{"hierarchical_ring_allreduce", 3, 4, 1, false},
+                                {"hierarchical_ring_allreduce", 4, 2, 3, false},
+                                {"hierarchical_ring_allreduce", 1, 4, 1, false},
+                                {"tree_allreduce", 5, 4, 2, false},
+                                {"tree_allreduce", 4, 8, 1, false},
+                                {"tree_allreduce", 7, 1, 2, false},
+                                {"ring_allreduce", 2, 4, 2, true}};
+  for (const Case& c : cases) {
+    const int n = c.m * c.g;
+    CollectiveParams p = hier_params(c.algorithm, c.m, c.g, 64 * n * c.chunks, c.chunks);
+    p.pxn = c.pxn;
+    const auto at = heard_from(build_collective(p), n);
+    for (int r = 0; r < n; ++r)
+      EXPECT_EQ(at[static_cast<size_t>(r)] | (uint64_t{1} << r), (uint64_t{1} << n) - 1)
+          << c.algorithm << " " << c.m << "x" << c.g << " rank " << r;
+  }
+}
+
 // --- on a rail-optimized fabric ---
 
 std::string rail_scenario(int servers, int gpus, const std::string& table, const std::string& more = "") {
