@@ -123,6 +123,90 @@ def _strings(table, key, where, default=()):
     return v
 
 
+# ----------------------------------------------------------------------------------------------------------
+# The verdict rule (one for every claim; REPRODUCTION.md states it)
+
+MARGIN = {"%": 10.0, "x": 1.1}  # a real margin in the paper's direction: 10 % or 1.1x
+RULE_KEYS = ("effect", "unit", "size", "fraction")
+
+
+def agree_at(unit, size, fraction):
+    """The effect a baseline must reach for agree: the paper's size times the stated fraction (of the gain
+    above 1 for a ratio), never below the margin that partly needs; the margin itself when the paper states
+    no size."""
+    m = MARGIN[unit]
+    if size is None:
+        return m
+    return max(m, size * fraction if unit == "%" else 1.0 + (size - 1.0) * fraction)
+
+
+def parse_rule(c, w):
+    """A claim's verdict conditions. A claim with `effect` (label -> expression over its values, improvement
+    positive, one per baseline) is judged by the rule: agree when every effect reaches agree_at, partly when
+    every effect reaches the margin, else disagree. A claim without one is an observation the paper states
+    without a baseline to beat (its `agree` condition): agree or disagree, no partly."""
+    if "partly" in c:
+        raise ManifestError(f"{w}: 'partly' is not a claim's own: the rule decides it (give 'effect', 'unit', "
+                            "'size', 'fraction')")
+    if "effect" not in c:
+        extra = [k for k in RULE_KEYS if k in c]
+        if extra:
+            raise ManifestError(f"{w}: '{extra[0]}' needs 'effect'")
+        return {"agree": _need(c, "agree", str, w), "partly": "", "rule": None}
+    if "agree" in c:
+        raise ManifestError(f"{w}: a claim with 'effect' takes its agree condition from the rule, not 'agree'")
+    eff = c["effect"]
+    if not isinstance(eff, dict) or not eff or not all(isinstance(v, str) for v in eff.values()):
+        raise ManifestError(f"{w}: 'effect' must map each baseline to an expression over the values")
+    unit = c.get("unit", "%")
+    if unit not in MARGIN:
+        raise ManifestError(f"{w}: 'unit' must be one of {', '.join(MARGIN)}")
+    size = c.get("size")
+    sizes = size if isinstance(size, dict) else {b: size for b in eff}
+    if set(sizes) != set(eff) or not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                                         for v in sizes.values()):
+        raise ManifestError(f"{w}: 'size' must be a number or map every baseline of 'effect' to one")
+    frac = c.get("fraction", 1.0)
+    if not isinstance(frac, (int, float)) or isinstance(frac, bool) or not 0 < frac <= 1:
+        raise ManifestError(f"{w}: 'fraction' must be a number in (0, 1]")
+    rule = {"effect": dict(eff), "unit": unit, "size": {b: sizes[b] for b in eff}, "fraction": float(frac),
+            "margin": MARGIN[unit], "agree_at": {b: agree_at(unit, sizes[b], frac) for b in eff}}
+    agree = " and ".join(f"({e}) >= {rule['agree_at'][b]!r}" for b, e in eff.items())
+    partly = " and ".join(f"({e}) >= {rule['margin']!r}" for e in eff.values())
+    return {"agree": agree, "partly": partly, "rule": rule}
+
+
+def effect_intervals(rule, per_seed):
+    """Each baseline's effect over seeds: label -> (mean, low, high) of its 95 % interval (Student's t over the
+    per-seed effects)."""
+    env = {"min": min, "max": max, "abs": abs, "mean": lambda v: sum(v) / len(v), "__builtins__": {}}
+    n = min(len(v) for v in per_seed.values())
+    out = {}
+    for b, e in rule["effect"].items():
+        vals = [eval(e, env, {k: v[i] for k, v in per_seed.items()}) for i in range(n)]  # noqa: S307
+        m, h = mean_ci95(vals)
+        out[b] = (m, m - h, m + h)
+    return out
+
+
+def rule_text(rule, intervals=None):
+    """A claim's rule for the table: per baseline the effect measured (with its interval) and the agree level."""
+    if rule is None:
+        return "observation: agree or disagree"
+    u = rule["unit"]
+
+    def f(x):
+        return f"{x:+.0f} %" if u == "%" else f"{x:.2f}x"
+    parts = []
+    for b in rule["effect"]:
+        got = ""
+        if intervals and b in intervals:
+            m, lo, hi = intervals[b]
+            got = f"{f(m)} [{f(lo)}, {f(hi)}] " if hi > lo else f"{f(m)} "
+        parts.append(f"{b} {got}(agree \u2265 {f(rule['agree_at'][b])})")
+    return "; ".join(parts) + f"; partly \u2265 {f(rule['margin'])} each"
+
+
 class Manifest:
     def __init__(self, path):
         self.path = path
@@ -183,12 +267,16 @@ class Manifest:
                     raise ManifestError(f"{w}: unknown sweep '{s}' (have: {', '.join(sorted(names))})")
             if not sweeps:
                 raise ManifestError(f"{w}: 'sweeps' must name the sweeps the claim reads")
-            self.claims.append({
+            claim = {
                 "id": cid, "sweeps": sweeps, "claim": _need(c, "claim", str, w), "paper": _need(c, "paper", str, w),
-                "values": vals, "show": _need(c, "show", str, w), "agree": _need(c, "agree", str, w),
-                "partly": c.get("partly", ""), "why": c.get("why", ""), "figure": c.get("figure", ""),
-                "scales": _strings(c, "scales", w, SCALES),
-            })
+                "values": vals, "show": _need(c, "show", str, w), "why": c.get("why", ""),
+                "figure": c.get("figure", ""), "scales": _strings(c, "scales", w, SCALES),
+                "deviation": c.get("deviation", ""),
+            }
+            if not isinstance(claim["deviation"], str):
+                raise ManifestError(f"{w}: 'deviation' must be a string")
+            claim.update(parse_rule(c, w))
+            self.claims.append(claim)
             if not set(self.claims[-1]["scales"]) <= set(SCALES):
                 raise ManifestError(f"{w}: 'scales' must name scales among {', '.join(SCALES)}")
         self.sensitivity = []
@@ -222,7 +310,11 @@ class Manifest:
             if scale not in claim_ids[cid]["scales"]:
                 raise ManifestError(f"{w}: claim '{cid}' is measured at {' and '.join(claim_ids[cid]['scales'])} "
                                     f"scale only, not '{scale}'")
-            self.sensitivity.append({"claim": cid, "vary": vary, "scale": scale, "seeds": seeds})
+            degen = t.get("degenerate", {})
+            if not isinstance(degen, dict) or not all(isinstance(v, str) for v in degen.values()) \
+                    or not set(degen) <= set(vary):
+                raise ManifestError(f"{w}: 'degenerate' must map settings of 'vary' to the reason they are degenerate")
+            self.sensitivity.append({"claim": cid, "vary": vary, "scale": scale, "seeds": seeds, "degenerate": degen})
         self.figures = []
         for i, f in enumerate(doc.get("figure", [])):
             w = f"{path} [[figure]] #{i + 1}"
@@ -813,21 +905,59 @@ def evaluate(man, paper_dir, ran, scale, claims=None, seeds=1):
             entry["note"] = "; ".join(errors)
             out[c["id"]] = entry
             continue
-        est = {n: Estimate(v) for n, v in per_seed.items()}
-        entry["values"] = {n: e.mean for n, e in est.items()}
-        entry["ci"] = {n: e.half for n, e in est.items()}
-        try:
-            entry["shown"] = c["show"].format(**est)
-        except (KeyError, ValueError, IndexError) as e:
-            raise ManifestError(f"{man.path} claim {c['id']}: 'show' cannot be formatted: {e}") from None
-        try:
-            entry["seed_verdicts"] = [interval_verdict(c, {n: [per_seed[n][i]] for n in per_seed})[0]
-                                      for i in range(len(claim_seeds))]
-            entry["verdict"], entry["note"] = interval_verdict(c, per_seed)
-        except Exception as e:  # noqa: BLE001
-            raise ManifestError(f"{man.path} claim {c['id']}: condition fails: {type(e).__name__}: {e}") from None
+        judge_entry(man, c, entry)
         out[c["id"]] = entry
     return out
+
+
+def judge_entry(man, c, entry):
+    """Fill a claim's entry from its per-seed values (entry["per_seed"]): the means, intervals, the text shown,
+    the verdict under the rule, each seed's verdict and each baseline's effect interval."""
+    per_seed = entry["per_seed"]
+    n = len(entry.get("seeds") or [1])
+    est = {k: Estimate(v) for k, v in per_seed.items()}
+    entry["values"] = {k: e.mean for k, e in est.items()}
+    entry["ci"] = {k: e.half for k, e in est.items()}
+    try:
+        entry["shown"] = c["show"].format(**est)
+    except (KeyError, ValueError, IndexError) as e:
+        raise ManifestError(f"{man.path} claim {c['id']}: 'show' cannot be formatted: {e}") from None
+    try:
+        entry["seed_verdicts"] = [interval_verdict(c, {k: [per_seed[k][i]] for k in per_seed})[0] for i in range(n)]
+        entry["verdict"], entry["note"] = interval_verdict(c, per_seed)
+        if c.get("rule"):
+            entry["effects"] = {b: list(v) for b, v in effect_intervals(c["rule"], per_seed).items()}
+        else:
+            entry.pop("effects", None)
+    except Exception as e:  # noqa: BLE001
+        raise ManifestError(f"{man.path} claim {c['id']}: condition fails: {type(e).__name__}: {e}") from None
+
+
+def rejudge(docs_dir, manifests):
+    """Judge every stored claim again from its stored per-seed values under the manifests' current rules (no
+    runs): rewrites DOCS/reproduction/<paper>.<scale>.json and returns (paper, scale, id, before, after, note)
+    per claim. The entries keep the commit and date of the runs that measured them."""
+    changes = []
+    for man in manifests:
+        for scale in SCALES:
+            path = os.path.join(docs_dir, "reproduction", f"{man.key}.{scale}.json")
+            if not os.path.exists(path):
+                continue
+            doc = json.load(open(path))
+            for c in man.claims:
+                e = doc["claims"].get(c["id"])
+                if not e or e.get("verdict") not in VERDICTS:
+                    continue
+                if not e.get("per_seed"):  # stored before per-seed values were kept: one seed, its values
+                    if any(e.get("ci", {}).values()) or not e.get("values"):
+                        continue
+                    e["per_seed"] = {k: [v] for k, v in e["values"].items()}
+                    e["seeds"] = [1]
+                before = e["verdict"]
+                judge_entry(man, c, e)
+                changes.append((man.key, scale, c["id"], before, e["verdict"], e["note"]))
+            write_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    return changes
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -995,17 +1125,38 @@ def write_reproduction_md(docs_dir, manifests):
              "95 % confidence interval (Student's t over the per-seed values); a number without \u00b1 is one seed, "
              "or the same in every seed. The seed drives every random stream of a run: the workload's arrivals "
              "and sizes, ECMP hashing, ECN marking and the order of simultaneous events.", "",
-             "**Verdicts.** Each claim's own conditions in `reproduce/<paper>.toml` decide agree, partly or "
-             "disagree. Over seeds, each comparison in a condition is decided by the 95 % interval of the "
-             "per-seed difference of its two sides (paired: both from the same seed's runs): it holds when the "
-             "whole interval is on its side, fails when the whole interval is on the other, and is undecided "
-             "otherwise. A claim agrees only when its agree condition holds over the whole interval; it is "
-             "*inconclusive* when an undecided comparison leaves the verdict open (the verdicts it lies between "
-             "are given), and the verdict of each seed alone is shown where they differ. The full-scale number decides when "
-             "there is one, else the quick one. The *Re-run* command measures that claim alone again (its sweeps "
+             "**Sign convention.** Improvement is positive in both the *Paper* and the *Ours* columns: a "
+             "reduction (of FCT, pauses, queue) is given as the percent by which the claimed scheme is below the "
+             "baseline, a gain as the percent above it, a ratio as the factor in the claimed scheme's favour "
+             "(> 1x is better). A negative number is always worse than the baseline.", "",
+             "**The verdict rule (one for every claim).** A claim names the paper's effect against each of its "
+             "baselines (`effect` in `reproduce/<paper>.toml`, improvement positive), the paper's size of it "
+             "(`size`, per baseline where the paper gives one per baseline) and, where stated, the fraction of "
+             "that size that counts (`fraction`; 1 unless the row says otherwise: only M10's \"up to\" numbers "
+             "use 0.5). Per baseline the effect is measured in every seed and its 95 % interval is Student's t "
+             "over the per-seed values (5 seeds at full scale: mean \u00b1 2.776 s / \u221a5). Then: "
+             "*agree* when, against every baseline, the whole interval is at or above the paper's size times "
+             "the fraction (for a ratio: 1 + fraction \u00d7 (size \u2212 1)), and never below the margin; "
+             "*partly* when, against every baseline, the whole interval is at or above a real margin in the "
+             "paper's direction: 10 % for a percentage, 1.1x for a ratio; *disagree* otherwise; *inconclusive* "
+             "only when an interval straddles one of these boundaries so that its two ends give different "
+             "verdicts (the verdicts it lies between are given). One baseline below the level decides: a claim "
+             "agrees with none of its baselines left out. Where the paper gives no size (\"lower\", \"better\") "
+             "the agree level is the margin itself, so such a claim agrees or disagrees. A claim the paper "
+             "states with no baseline to beat (an observation: a flow is cut, a queue exceeds 1 MB, a count is "
+             "zero) has one condition (`agree`): agree when it holds over the whole interval, disagree when it "
+             "fails, inconclusive when the interval straddles it; it is never *partly*. The *Effect* column "
+             "gives, per baseline, the measured effect with its interval [low, high] and the agree level. The "
+             "verdict of each seed alone is shown where they differ. The full-scale number decides when there "
+             "is one, else the quick one. The verdicts before and after this rule replaced the claims' own "
+             "conditions: [reproduction/rule-change.md](reproduction/rule-change.md).", "",
+             "**Deviations.** A setting that differs from the paper's is stated in the claim's row (*Deviation*: "
+             "what, why, and its effect where measured).", "",
+             "**Re-runs.** The *Re-run* command measures that claim alone again (its sweeps "
              "only; complete runs are kept, `--force` re-runs them); every run directory records its seed and "
              "settings in `scenario.resolved.toml`, and `docs/reproduction/<paper>.<scale>.json` each sweep's "
-             "grid and settings and each claim's per-seed values.", ""]
+             "grid and settings and each claim's per-seed values. `rocesim reproduce all --rejudge` judges the "
+             "stored per-seed values again under the manifests' rules without running anything.", ""]
     full_runs = [(m.key, res_all[m.key]["full"].get("last_run")) for m in manifests]
     if all(lr for _, lr in full_runs):
         per = ", ".join(f"{k} {fmt_s(lr['wall_s'])} ({seeds_text(lr)}, {lr['date']})" for k, lr in full_runs)
@@ -1034,8 +1185,9 @@ def write_reproduction_md(docs_dir, manifests):
             when = (f" Last run: {lr['date']}, commit {lr['commit']}, {seeds_text(lr)}, {lr['wall_s']:.0f} s.") if lr \
                 else " Not run yet."
             lines.append(f"- *{scale}*: {note or 'the papers sizes'}.{when}")
-        lines += ["", "| # | Claim | Paper | Ours (quick) | Ours (full) | Verdict | Why we differ | Re-run |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += commits_md(res), ""
+        lines += ["| # | Claim | Paper | Ours (quick) | Ours (full) | Effect vs each baseline | Verdict | Why we differ "
+                  "| Re-run |", "|---|---|---|---|---|---|---|---|---|"]
         counts = {v: 0 for v in VERDICTS}
         for c in man.claims:
             q = res["quick"]["claims"].get(c["id"])
@@ -1068,14 +1220,33 @@ def write_reproduction_md(docs_dir, manifests):
                 n = len(e.get("seeds", [])) or 1
                 return e["shown"] + (f" ({n} seeds)" if n > 1 else "")
 
-            lines.append(f"| {c['id']} | {md_cell(c['claim'])} | {md_cell(c['paper'])} | {md_cell(num(q))} | "
-                         f"{md_cell(num(f))} | {md_cell(vtext)} | {md_cell(why)} | {md_cell(rerun)} |")
+            claim = c["claim"] + (f" *Deviation:* {c['deviation']}." if c.get("deviation") else "")
+            eff = rule_text(c.get("rule"), {b: tuple(v) for b, v in best.get("effects", {}).items()}
+                            if best and verdict in VERDICTS else None)
+            lines.append(f"| {c['id']} | {md_cell(claim)} | {md_cell(c['paper'])} | {md_cell(num(q))} | "
+                         f"{md_cell(num(f))} | {md_cell(eff)} | {md_cell(vtext)} | {md_cell(why)} | {md_cell(rerun)} |")
         for v, n in counts.items():
             totals[v] += n
         lines += ["", "Verdicts: " + ", ".join(f"{v} {n}" for v, n in counts.items()) + ".", ""]
         lines += sensitivity_md(man, res, sens_all[man.key])
     lines += ["## All papers", "", "Verdicts: " + ", ".join(f"{v} {n}" for v, n in totals.items()) + ".", ""]
     write_atomic(os.path.join(docs_dir, "REPRODUCTION.md"), "\n".join(lines))
+
+
+def commits_md(res):
+    """The commits the stored quick and full numbers were measured at, and whether the two columns differ."""
+    at = {}
+    for scale in SCALES:
+        cs = sorted({e.get("commit", "unknown") for e in res[scale]["claims"].values() if e.get("per_seed")})
+        at[scale] = cs
+    said = "; ".join(f"{scale} column measured at commit{'s' if len(cs) > 1 else ''} {', '.join(cs)}"
+                     for scale, cs in at.items() if cs)
+    if not said:
+        return "No stored numbers yet."
+    same = at["quick"] == at["full"] and len(at["full"]) == 1
+    return (f"Commits: {said}" + (" (the same)." if same else
+                                  ": the two columns were not measured at the same commit, so a difference between "
+                                  "them may come from the code as well as from the scale."))
 
 
 def sensitivity_md(man, res, sens):
@@ -1089,14 +1260,20 @@ def sensitivity_md(man, res, sens):
             if f and f["verdict"] not in ("agree", "not run"):
                 pending.append(c["id"])
             continue
+        degen = next((t["degenerate"] for t in man.sensitivity if t["claim"] == c["id"]), {})
+        old_rule = any(not r.get("per_seed") for r in s["rows"])
         out += [f"**{c['id']}: sensitivity** ({s['scale']} scale, {s['seeds']} seeds each; `{s['command']}`; "
-                f"{s['date']}, commit {s['commit']})", "",
+                f"{s['date']}, commit {s['commit']})" + (
+                    "; verdicts as judged when run, under the claim's former conditions (these rows stored no "
+                    "per-seed values to judge again)" if old_rule else ""), "",
                 "| Setting | Ours | Verdict |", "|---|---|---|"]
         for r in s["rows"]:
             shown = r["shown"] if r["verdict"] in VERDICTS else f"n/a ({r['verdict']}: {r.get('note', '')})"
             v = r["verdict"] + (f": {r['note']}" if r["verdict"] == "inconclusive" and r.get("note") else "")
+            if r["set"] in degen:
+                v = f"degenerate, not evidence: {degen[r['set']]}"
             out.append(f"| {md_cell(r['set'] or 'as in the scenario')} | {md_cell(shown)} | {md_cell(v)} |")
-        reach = [r["set"] for r in s["rows"] if r["set"] and r["verdict"] == "agree"]
+        reach = [r["set"] for r in s["rows"] if r["set"] and r["verdict"] == "agree" and r["set"] not in degen]
         out += ["", "Settings that reach *agree*: " + (", ".join(f"`{x}`" for x in reach) if reach else "none") + ".",
                 ""]
     if pending:
@@ -1201,7 +1378,8 @@ def run_sensitivity_all(a, chosen, only_claims):
                     if not ran[sw["name"]]["ok"]:
                         status = 1
                 ev = evaluate(man, d, ran, t["scale"], {c["id"]}, t["seeds"])[c["id"]]
-                rows.append({k: ev[k] for k in ("shown", "verdict", "values", "ci", "seeds", "seed_verdicts", "note")})
+                rows.append({k: ev[k] for k in ("shown", "verdict", "values", "ci", "seeds", "seed_verdicts", "note",
+                                                 "per_seed")})
                 rows[-1]["set"] = alt
                 if not a.quiet:
                     print(f"  {alt or '(as in the scenario)':40} {ev['verdict']:12} {ev['shown'] or ev['note']}",
@@ -1233,6 +1411,9 @@ def main(argv=None):
     ap.add_argument("--sensitivity", action="store_true",
                     help="run the [[sensitivity]] sweeps of the papers' claims (only those), at their own scale")
     ap.add_argument("--no-run", action="store_true", help="evaluate and report existing results only")
+    ap.add_argument("--rejudge", action="store_true",
+                    help="judge the stored per-seed values in DOCS/reproduction again under the manifests' rules "
+                    "(no runs, no run directories) and rewrite REPRODUCTION.md")
     ap.add_argument("--force", action="store_true", help="re-run complete runs")
     ap.add_argument("-q", "--quiet", action="store_true")
     ap.add_argument("--list", action="store_true", help="list the papers and their sweeps and claims")
@@ -1248,6 +1429,16 @@ def main(argv=None):
         print(f"error: {e}", file=sys.stderr)
         return 2
     keys = [m.key for m in manifests]
+    if a.rejudge:
+        try:
+            for paper, scale, cid, before, after, note in rejudge(a.docs, manifests):
+                if not a.quiet:
+                    print(f"{paper:8} {scale:5} {cid:4} {before:12} -> {after}" + (f" ({note})" if note else ""))
+        except ManifestError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        write_reproduction_md(a.docs, manifests)
+        return 0
     if a.list:
         for m in manifests:
             print(f"{m.key:8} {m.title} (seed {m.seed}): {len(m.sweeps)} sweeps, {len(m.claims)} claims")

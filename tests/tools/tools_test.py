@@ -25,6 +25,7 @@ import unittest
 from fractions import Fraction
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 import numpy as np  # noqa: E402
 
 import report  # noqa: E402
@@ -272,6 +273,84 @@ class Seeds(unittest.TestCase):
         self.assertEqual(reproduce.interval_verdict({"agree": "x >= 10", "partly": ""}, {"x": [8.0, 12.0, 9.5]}),
                          ("inconclusive", "disagree to agree within the 95 % intervals"))
 
+    def _rule(self, **c):
+        return reproduce.parse_rule(c, "test")
+
+    def test_one_rule_decides_every_branch_against_every_baseline(self):
+        c = self._rule(effect={"A": "a", "B": "b"}, unit="%", size={"A": 40, "B": 20})
+        self.assertEqual(c["rule"]["agree_at"], {"A": 40.0, "B": 20.0})
+        five = lambda x: [x - 1.0, x + 1.0, x, x - 0.5, x + 0.5]  # noqa: E731 (interval about x +- 1.1)
+        self.assertEqual(reproduce.interval_verdict(c, {"a": five(50), "b": five(30)}), ("agree", ""))
+        # one baseline below the paper's size: not agree, though the other is far above it
+        self.assertEqual(reproduce.interval_verdict(c, {"a": five(90), "b": five(15)}), ("partly", ""))
+        # partly needs the real margin (10 %) against every baseline: one at +5 % is disagree
+        self.assertEqual(reproduce.interval_verdict(c, {"a": five(50), "b": five(5)}), ("disagree", ""))
+        self.assertEqual(reproduce.interval_verdict(c, {"a": five(-20), "b": five(30)}), ("disagree", ""))
+        # an interval that straddles a boundary: inconclusive, naming the verdicts it lies between
+        self.assertEqual(reproduce.interval_verdict(c, {"a": five(50), "b": five(20)}),
+                         ("inconclusive", "partly to agree within the 95 % intervals"))
+        self.assertEqual(reproduce.interval_verdict(c, {"a": five(50), "b": five(10)}),
+                         ("inconclusive", "disagree to partly within the 95 % intervals"))
+        # a straddle that cannot change the verdict (another baseline already disagrees) is not inconclusive
+        self.assertEqual(reproduce.interval_verdict(c, {"a": five(20), "b": five(-5)}), ("disagree", ""))
+
+    def test_rule_levels_fraction_ratio_and_no_size(self):
+        self.assertEqual(reproduce.agree_at("%", 45.0, 0.5), 22.5)
+        self.assertEqual(reproduce.agree_at("%", 12.0, 0.5), 10.0)  # never below the margin
+        self.assertAlmostEqual(reproduce.agree_at("x", 3.0, 0.5), 2.0)  # half the gain above 1x
+        self.assertEqual(reproduce.agree_at("x", None, 1.0), 1.1)  # no size: the margin
+        c = self._rule(effect={"A": "base / ours"}, unit="x")
+        self.assertEqual(reproduce.interval_verdict(c, {"base": [2.0] * 3, "ours": [1.0] * 3}), ("agree", ""))
+        self.assertEqual(reproduce.interval_verdict(c, {"base": [1.05] * 3, "ours": [1.0] * 3}), ("disagree", ""))
+        iv = reproduce.effect_intervals(c["rule"], {"base": [2.0, 3.0], "ours": [1.0, 1.0]})
+        self.assertAlmostEqual(iv["A"][0], 2.5)
+        self.assertLess(iv["A"][1], 2.5)
+        self.assertIn("A 2.50x", reproduce.rule_text(c["rule"], iv))
+
+    def test_observations_have_no_partly_and_claims_cannot_bring_their_own(self):
+        c = self._rule(agree="q > 1000")
+        self.assertEqual(c["partly"], "")
+        self.assertEqual(reproduce.interval_verdict(c, {"q": [900.0]}), ("disagree", ""))
+        for bad in ({"agree": "x > 0", "partly": "x > -1"}, {"effect": {"A": "a"}, "agree": "a > 0"},
+                    {"agree": "x > 0", "size": 3}, {"effect": {"A": "a"}, "unit": "Gb/s"},
+                    {"effect": {"A": "a", "B": "b"}, "size": {"A": 3}}, {"effect": {"A": "a"}, "fraction": 1.5}):
+            with self.assertRaises(reproduce.ManifestError, msg=bad):
+                reproduce.parse_rule(bad, "test")
+
+    def test_every_claim_uses_the_rule_and_improvement_is_positive(self):
+        mans = reproduce.load_manifests(os.path.join(REPO, "reproduce"))
+        for m in mans:
+            for c in m.claims:
+                self.assertEqual(c["partly"] == "", c["rule"] is None, c["id"])
+                # the paper's number is improvement positive: no "-N %" (a reduction written as a minus)
+                self.assertNotRegex(c["paper"], r"(^|[\s/(])-\d", f"{m.key} {c['id']}: {c['paper']}")
+                if c["rule"] and c["rule"]["unit"] == "%":
+                    self.assertRegex(c["show"], r"\{[a-z_0-9]+:\+", f"{c['id']}: show the sign of a percentage")
+
+    def test_rejudge_uses_the_stored_per_seed_values(self):
+        man_dir = tempfile.mkdtemp()
+        docs = tempfile.mkdtemp()
+        with open(os.path.join(man_dir, "p.toml"), "w") as f:
+            f.write('[paper]\nkey = "p"\norder = 0\ntitle = "P"\nseed = "s.txt"\n'
+                    '[[sweep]]\nname = "w"\nscenario = "x.toml"\ngrid = ["scheme=a,b"]\ntest = true\n'
+                    '[[claim]]\nid = "C1"\nsweeps = ["w"]\nclaim = "c"\npaper = "+20 %"\n'
+                    'values = { r = "1" }\nshow = "{r:+.0f} %"\neffect = { A = "r" }\nunit = "%"\nsize = 20\n'
+                    'deviation = "Xoff 30 KB (the paper: 320 KB)"\n')
+        os.makedirs(os.path.join(docs, "reproduction"))
+        entry = {"verdict": "agree", "per_seed": {"r": [14.0, 15.0, 16.0]}, "seeds": [1, 2, 3], "commit": "abc",
+                 "date": "2026-01-01", "shown": "old", "note": ""}
+        with open(os.path.join(docs, "reproduction", "p.full.json"), "w") as f:
+            json.dump({"claims": {"C1": entry}}, f)
+        mans = reproduce.load_manifests(man_dir)
+        self.assertEqual(reproduce.rejudge(docs, mans), [("p", "full", "C1", "agree", "partly", "")])
+        reproduce.write_reproduction_md(docs, mans)
+        with open(os.path.join(docs, "REPRODUCTION.md")) as f:
+            md = f.read()
+        self.assertIn("*Deviation:* Xoff 30 KB (the paper: 320 KB).", md)
+        self.assertIn("full column measured at commit abc", md)
+        self.assertIn("A +15 % [", md)
+        self.assertIn("+15 \u00b1 2 %", md)
+
     def test_a_part_run_replaces_its_sweeps_times_in_the_wall_time(self):
         # A full run of two sweeps at 1 seed, then `--claim` re-runs sweep "b" at 5 seeds.
         full = {"date": "2026-11-22", "commit": "aaa", "wall_s": 110.0, "seeds": 1,
@@ -326,7 +405,7 @@ class Seeds(unittest.TestCase):
         m = reproduce.Manifest(p)
         self.assertEqual(m.sweeps[0]["full"]["seeds"], 2)
         self.assertEqual(m.sensitivity, [{"claim": "C1", "vary": ["switch.kmin_bytes=1 switch.kmax_bytes=2"],
-                                          "scale": "quick", "seeds": 3}])
+                                          "scale": "quick", "seeds": 3, "degenerate": {}}])
 
 
 class Helpers(unittest.TestCase):
