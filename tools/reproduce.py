@@ -4,6 +4,7 @@ write an HTML report and regenerate docs/REPRODUCTION.md.
 
     rocesim reproduce PAPER|all [--scale quick|full] [--seeds N] [--claim ID] [-j N] [-o DIR]  (or: make reproduce)
     rocesim reproduce PAPER|all --sensitivity [--claim ID]
+    rocesim reproduce all --rejudge        (judge the stored per-seed values again; no runs)
     /usr/bin/python3 tools/reproduce.py --rocesim build/rocesim PAPER|all [options]
 
 Seeds: every sweep runs over seeds 1..N (an added grid axis `seed`; 5 by default at full scale, 1 at quick),
@@ -45,13 +46,19 @@ Manifest (TOML):
   claim = "text of docs/scenarios.md"; paper = "the paper's number"
   values = { dcqcn = "R('victim', scheme='dcqcn').rate(0, 3000, 3500)", ... }   # metric expressions
   show = "DCQCN {dcqcn:.1f} Gb/s"                  # str.format over the values
-  agree = "dcqcn < 15"; partly = "..."             # conditions over the values (partly optional)
+  effect = { DCQCN = "vs_dcqcn", ... }             # the paper's effect per baseline, improvement positive
+  unit = "%"; size = 16; fraction = 1.0            # "%" or "x"; the paper's size (number or per baseline)
+  # the one rule decides (REPRODUCTION.md): agree = every baseline's interval >= size x fraction; partly =
+  # every one >= 10 % / 1.1x; else disagree. A claim with no baseline gives `agree = "condition"` instead
+  # (an observation: agree or disagree). `partly` is no claim key.
+  deviation = "what differs from the paper, why, its effect"   # shown in the claim's row (optional)
   why = "one-line reason shown when we do not agree"
   scales = ["full"]                                # optional: the scales whose runs can measure it
   [[sensitivity]]                                  # for a claim we do not agree with: the settings the paper
   claim = "M6"                                     # leaves open, one alternative at a time (each "k=v k2=v2"
   vary = ["switch.xoff_bytes=100000", "switch.kmin_bytes=20000 switch.kmax_bytes=80000"]    # added with --set)
   scale = "quick"; seeds = 3                       # optional (these are the defaults)
+  degenerate = { "k=v" = "why" }                   # rows labelled degenerate, never counted as evidence
   [[figure]]
   sweep = "victim"; kind = "timeseries"; caption = "Fig. 9: ..."; runs = { scheme = ["dcqcn", "mercury"] }
   flows = { "0" = "F1 (victim)" }; window_us = [2000, 4500]      # timeseries: flows drawn, time window
