@@ -196,10 +196,11 @@ def effect_intervals(rule, per_seed):
     return out
 
 
-def rule_text(rule, intervals=None):
-    """A claim's rule for the table: per baseline the effect measured (with its interval) and the agree level."""
+def rule_text(rule, intervals=None, cond=""):
+    """A claim's rule for the table: per baseline the effect measured (with its interval) and the agree level;
+    for an observation its condition."""
     if rule is None:
-        return "observation: agree or disagree"
+        return "observation (agree or disagree)" + (f": `{cond}`" if cond else "")
     u = rule["unit"]
 
     def f(x):
@@ -1229,7 +1230,7 @@ def write_reproduction_md(docs_dir, manifests):
 
             claim = c["claim"] + (f" *Deviation:* {c['deviation']}." if c.get("deviation") else "")
             eff = rule_text(c.get("rule"), {b: tuple(v) for b, v in best.get("effects", {}).items()}
-                            if best and verdict in VERDICTS else None)
+                            if best and verdict in VERDICTS else None, c["agree"])
             lines.append(f"| {c['id']} | {md_cell(claim)} | {md_cell(c['paper'])} | {md_cell(num(q))} | "
                          f"{md_cell(num(f))} | {md_cell(eff)} | {md_cell(vtext)} | {md_cell(why)} | {md_cell(rerun)} |")
         for v, n in counts.items():
