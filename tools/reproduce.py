@@ -1208,7 +1208,7 @@ def write_reproduction_md(docs_dir, manifests):
             if best and verdict == "inconclusive" and best.get("note"):
                 vtext += f": {best['note']}"
             sv = best.get("seed_verdicts", []) if best else []
-            if len(set(sv)) > 1:
+            if len(set(sv)) > 1 or (verdict == "inconclusive" and len(sv) > 1):
                 vtext += "; seeds: " + ", ".join(f"{v} {sv.count(v)}" for v in ("agree", "partly", "disagree")
                                                  if v in sv)
             why = c["why"] if verdict in ("partly", "disagree") else ""
