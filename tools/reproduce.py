@@ -204,7 +204,9 @@ def rule_text(rule, intervals=None, cond=""):
     u = rule["unit"]
 
     def f(x):
-        return f"{x:+.0f} %" if u == "%" else f"{x:.2f}x"
+        if math.isnan(x):
+            return "n/a"
+        return f"{round(x) + 0:+d} %" if u == "%" else f"{x:.2f}x"  # no "-0 %"
     parts = []
     for b in rule["effect"]:
         got = ""
