@@ -1245,18 +1245,23 @@ def write_reproduction_md(docs_dir, manifests):
 
 def commits_md(res):
     """The commits the stored quick and full numbers were measured at, and whether the two columns differ."""
-    at = {}
+    at, when = {}, {}
     for scale in SCALES:
-        cs = sorted({e.get("commit", "unknown") for e in res[scale]["claims"].values() if e.get("per_seed")})
-        at[scale] = cs
-    said = "; ".join(f"{scale} column measured at commit{'s' if len(cs) > 1 else ''} {', '.join(cs)}"
+        es = [e for e in res[scale]["claims"].values() if e.get("per_seed")]
+        at[scale] = sorted({e.get("commit", "unknown") for e in es})
+        for e in es:
+            when.setdefault(e.get("commit", "unknown"), set()).add(e.get("date", "?"))
+    said = "; ".join(f"{scale} column measured at commit{'s' if len(cs) > 1 else ''} "
+                     + ", ".join(f"{c} ({', '.join(sorted(when[c]))})" for c in cs)
                      for scale, cs in at.items() if cs)
     if not said:
         return "No stored numbers yet."
     same = at["quick"] == at["full"] and len(at["full"]) == 1
+    dirty = any(c.endswith("+changes") for cs in at.values() for c in cs)
     return (f"Commits: {said}" + (" (the same)." if same else
                                   ": the two columns were not measured at the same commit, so a difference between "
-                                  "them may come from the code as well as from the scale."))
+                                  "them may come from the code as well as from the scale.")
+            + (" +changes: the working tree had uncommitted changes when measured." if dirty else ""))
 
 
 def sensitivity_md(man, res, sens):
