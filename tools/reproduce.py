@@ -1326,14 +1326,18 @@ def write_html(out_dir, sections, scale):
         body.append(f"<h2 id=\"{anchor(man)}\">{e(man.title)}</h2>")
         body.append(f"<p class=\"meta\">Seed {e(man.seed)}; scenarios/{e(man.key)}/; {e(scale)} scale: "
                     f"{e(man.scale_notes.get(scale) or 'the papers sizes')}. Runs: {s['wall_s']:.0f} s wall.</p>")
-        rows = ["<tr><th>#</th><th>Claim</th><th>Paper</th><th>Ours</th><th>Verdict</th><th>Why we differ</th></tr>"]
+        rows = ["<tr><th>#</th><th>Claim</th><th>Paper</th><th>Ours</th><th>Effect vs each baseline</th>"
+                "<th>Verdict</th><th>Why we differ</th></tr>"]
         for c in man.claims:
             r = s["claims"].get(c["id"], {})
             v = r.get("verdict", "not run")
             shown = r.get("shown") if v in VERDICTS else r.get("note", "")
             why = c["why"] if v in ("partly", "disagree") else (r.get("note", "") if v == "inconclusive" else "")
-            rows.append(f"<tr><td>{e(c['id'])}</td><td>{e(c['claim'])}</td><td>{e(c['paper'])}</td>"
-                        f"<td>{e(shown or '')}</td><td class=\"{e(v)}\">{e(v)}</td><td>{e(why)}</td></tr>")
+            claim = c["claim"] + (f" Deviation: {c['deviation']}." if c.get("deviation") else "")
+            eff = rule_text(c.get("rule"), {b: tuple(x) for b, x in r.get("effects", {}).items()}, c["agree"])
+            rows.append(f"<tr><td>{e(c['id'])}</td><td>{e(claim)}</td><td>{e(c['paper'])}</td>"
+                        f"<td>{e(shown or '')}</td><td>{e(eff)}</td><td class=\"{e(v)}\">{e(v)}</td>"
+                        f"<td>{e(why)}</td></tr>")
         body.append("<table>" + "\n".join(rows) + "</table>")
         for fig_path, caption in s["figures"]:
             with open(fig_path, "rb") as f:
