@@ -4,7 +4,7 @@ write an HTML report and regenerate docs/REPRODUCTION.md.
 
     rocesim reproduce PAPER|all [--scale quick|full] [--seeds N] [--claim ID] [-j N] [-o DIR]  (or: make reproduce)
     rocesim reproduce PAPER|all --sensitivity [--claim ID]
-    rocesim reproduce all --rejudge        (judge the stored per-seed values again; no runs)
+    rocesim reproduce PAPER|all --rejudge  (judge the stored per-seed values again; no runs)
     /usr/bin/python3 tools/reproduce.py --rocesim build/rocesim PAPER|all [options]
 
 Seeds: every sweep runs over seeds 1..N (an added grid axis `seed`; 5 by default at full scale, 1 at quick),
@@ -1196,8 +1196,8 @@ def write_reproduction_md(docs_dir, manifests):
                 else " Not run yet."
             lines.append(f"- *{scale}*: {note or 'the papers sizes'}.{when}")
         lines += commits_md(res), ""
-        lines += ["| # | Claim | Paper | Ours (quick) | Ours (full) | Effect vs each baseline | Verdict | Why we differ "
-                  "| Re-run |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += ["| # | Claim | Paper | Ours (quick) | Ours (full) | Effect vs each baseline | Verdict "
+                  "| Why we differ | Re-run |", "|---|---|---|---|---|---|---|---|---|"]
         counts = {v: 0 for v in VERDICTS}
         for c in man.claims:
             q = res["quick"]["claims"].get(c["id"])
@@ -1448,16 +1448,6 @@ def main(argv=None):
         print(f"error: {e}", file=sys.stderr)
         return 2
     keys = [m.key for m in manifests]
-    if a.rejudge:
-        try:
-            for paper, scale, cid, before, after, note in rejudge(a.docs, manifests):
-                if not a.quiet:
-                    print(f"{paper:8} {scale:5} {cid:4} {before:12} -> {after}" + (f" ({note})" if note else ""))
-        except ManifestError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-        write_reproduction_md(a.docs, manifests)
-        return 0
     if a.list:
         for m in manifests:
             print(f"{m.key:8} {m.title} (seed {m.seed}): {len(m.sweeps)} sweeps, {len(m.claims)} claims")
@@ -1470,6 +1460,17 @@ def main(argv=None):
     if bad:
         print(f"error: unknown paper(s) {', '.join(bad)}; have: {', '.join(keys)} or all", file=sys.stderr)
         return 2
+    if a.rejudge:
+        try:
+            judged = rejudge(a.docs, [m for m in manifests if m.key in want])
+            for paper, scale, cid, before, after, note in judged:
+                if not a.quiet:
+                    print(f"{paper:8} {scale:5} {cid:4} {before:12} -> {after}" + (f" ({note})" if note else ""))
+        except ManifestError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        write_reproduction_md(a.docs, manifests)
+        return 0
     only_claims = set(a.claim) or None
     if only_claims:
         have = {c["id"] for m in manifests if m.key in want for c in m.claims}

@@ -225,7 +225,7 @@ struct ReproduceArgs {
   std::string mpi;  // the MPI launcher of each sweep, e.g. "mpirun -np 64"; empty: local sweeps
   int jobs = 1;
   const CLI::Option* jobs_option = nullptr;  // to tell -j given from its default
-  bool no_run = false, force = false, quiet = false, list_papers = false;
+  bool no_run = false, force = false, quiet = false, list_papers = false, rejudge = false;
 };
 
 CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
@@ -428,6 +428,9 @@ CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& a) {
       ->type_name("LAUNCHER");
   reproduce->add_flag("--no-run", a.no_run,
                       "Evaluate the claims and draw the figures from existing results only");
+  reproduce->add_flag("--rejudge", a.rejudge,
+                      "Run nothing: judge the stored per-seed values (docs/reproduction/*.json) again under "
+                      "the manifests' verdict rule and rewrite REPRODUCTION.md");
   reproduce->add_flag("--force", a.force,
                       "Re-run complete runs too (otherwise an interrupted reproduction resumes)");
   reproduce->add_flag("-q,--quiet", a.quiet, "Print only the report's path");
@@ -737,6 +740,7 @@ int reproduce_command(const ReproduceArgs& a) {
   if (a.sensitivity) args.push_back("--sensitivity");
   for (const auto& s : a.sets) args.insert(args.end(), {"--set", s});
   if (a.no_run) args.push_back("--no-run");
+  if (a.rejudge) args.push_back("--rejudge");
   if (a.force) args.push_back("--force");
   if (a.quiet) args.push_back("-q");
   if (a.list_papers) args.push_back("--list");
