@@ -104,8 +104,13 @@ void halving_doubling(Builder& b) {
     }
     partner_of_step.push_back(dist);
   }
+  // What r sends in step st holds what it received in every earlier step: it waits for its receive of
+  // step st-1 and for its own send of st-1 (which waited for the receive before, and so on).
   for (int st = 1; st < 2 * levels; ++st)
-    for (int r = 0; r < n; ++r) b.waits(r, st, r ^ partner_of_step[st - 1], st - 1);
+    for (int r = 0; r < n; ++r) {
+      b.waits(r, st, r ^ partner_of_step[st - 1], st - 1);
+      b.waits(r, st, r, st - 1);
+    }
 }
 
 void alltoall(Builder& b) {

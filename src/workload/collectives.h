@@ -13,7 +13,8 @@
 //   halving_doubling_allreduce N a power of two; log2 N steps of recursive halving (partner r xor N/2,
 //                              N/4, ...; sends the half of its current range it does not keep), then
 //                              log2 N of recursive doubling (partner r xor 1, 2, ...; sends what it has
-//                              gathered). Waits for what its previous partner sent it.
+//                              gathered). Waits for what its previous partner sent it and for its own
+//                              previous send (so for everything it received before).
 //   alltoall                   pairwise exchange: N-1 steps; in step k (1-based) rank r sends segment
 //                              (r+k) mod N to rank r+k and waits for its own send and its receive (from
 //                              r-k+1) of step k-1.

@@ -241,7 +241,10 @@ TEST(HierarchicalRing, EveryRankEndsWithEveryRanksData) {
                                 {"tree_allreduce", 5, 4, 2, false},
                                 {"tree_allreduce", 4, 8, 1, false},
                                 {"tree_allreduce", 7, 1, 2, false},
-                                {"ring_allreduce", 2, 4, 2, true}};
+                                {"ring_allreduce", 2, 4, 2, true},
+                                {"ring_allreduce", 2, 4, 1, false},
+                                {"halving_doubling_allreduce", 4, 4, 1, false},
+                                {"halving_doubling_allreduce", 2, 4, 3, false}};
   for (const Case& c : cases) {
     const int n = c.m * c.g;
     CollectiveParams p = hier_params(c.algorithm, c.m, c.g, 64 * n * c.chunks, c.chunks);
