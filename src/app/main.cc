@@ -1,5 +1,5 @@
-// The `rocesim` command: run, validate, list, sweep, compare-fct, report, reproduce. Each subcommand has
-// its options struct, an add_*_command that declares them, and a *_command that carries it out.
+// The `rocesim` command: run, validate, draw, list, sweep, compare-fct, report, reproduce. Each subcommand
+// has its options struct, an add_*_command that declares them, and a *_command that carries it out.
 #include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
@@ -24,8 +24,11 @@
 #include "config/scenario.h"
 #include "core/error.h"
 #include "core/huge_pages.h"
+#include "core/text.h"
 #include "stats/fct_compare.h"
+#include "topo/drawing.h"
 #include "topo/tiers.h"
+#include "topo/topology_file.h"
 #include "workload/cdf.h"
 
 namespace fs = std::filesystem;
@@ -195,6 +198,12 @@ struct ValidateArgs {
   const CLI::Option* probe_option = nullptr;  // to tell --probe-s given from its default
 };
 
+struct DrawArgs {
+  std::string scenario, topology_file, out, title;
+  std::vector<std::string> sets;
+  DrawOptions opt;
+};
+
 struct SweepArgs {
   std::string scenario, out_dir;
   std::vector<std::string> grid, sets;
@@ -310,6 +319,34 @@ CLI::App* add_validate_command(CLI::App& app, ValidateArgs& a) {
           ->type_name("SECONDS")
           ->capture_default_str();
   return validate;
+}
+
+CLI::App* add_draw_command(CLI::App& app, DrawArgs& a) {
+  auto* draw = app.add_subcommand(
+      "draw",
+      "Draw the network a scenario builds (tiers, servers, links coloured by rate; repeated pods, racks, "
+      "servers and long rows of switches collapsed into boxes) as SVG, or export it as JSON");
+  draw->add_option("scenario", a.scenario, "Scenario file (TOML), or a name under scenarios/");
+  draw->add_option("--topology-file", a.topology_file,
+                   "Without a scenario: an ns-3 HPCC simulator topology file (gpu / nvswitch lines too)");
+  draw->add_option("--set", a.sets, "Override a scenario value, e.g. --set topology.servers=16")
+      ->type_name("KEY=VALUE");
+  draw->add_option("-o,--out", a.out,
+                   "Output file: FILE.svg (the picture) or FILE.json (nodes, links, drawing)")
+      ->required();
+  draw->add_option("--title", a.title, "Title on top (default: the scenario's name and topology kind)");
+  draw->add_option("--max-groups", a.opt.max_groups,
+                   "A group (pod, rack, server) holding more groups than this shows its first and last and a "
+                   "box for the others (0 = draw every group)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  draw->add_option(
+          "--max-row", a.opt.max_row,
+          "A row of more switches of one group than this shows its first N-2, a box and its last (0 = "
+          "all; else at least 3)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  return draw;
 }
 
 CLI::App* add_list_command(CLI::App& app, std::string& what) {
@@ -695,6 +732,44 @@ int validate_command(const ValidateArgs& a) {
   return 0;
 }
 
+int draw_command(const DrawArgs& a) {
+  if (a.scenario.empty() == a.topology_file.empty())
+    throw InputError("command line", 0, "give one of: a scenario file, or --topology-file");
+  if (!a.topology_file.empty() && !a.sets.empty())
+    throw InputError("command line", 0, "--set goes with a scenario file, not with --topology-file");
+  const std::string ext = fs::path(a.out).extension().string();
+  if (ext != ".svg" && ext != ".json")
+    throw InputError(
+        "command line", 0,
+        fmt::format("-o {}: the file must end in .svg (a picture) or .json (the export)", a.out));
+  if (a.opt.max_row != 0 && a.opt.max_row < 3)
+    throw InputError("command line", 0, "--max-row must be 0 (no collapsing) or at least 3");
+  TopoSpec topo;
+  std::string source, title = a.title;
+  if (!a.topology_file.empty()) {
+    topo = read_hpcc_topology(a.topology_file);
+    source = a.topology_file;
+    if (title.empty()) title = fs::path(a.topology_file).filename().string();
+  } else {
+    const Scenario s = load_scenario(find_scenario(a.scenario), a.sets);
+    topo = s.topo;
+    source = s.file;
+    if (title.empty()) title = fmt::format("{} ({})", s.name, s.topo.name);
+  }
+  Drawing d;
+  try {
+    d = draw_topology(topo, a.opt);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(source, 0, e.what());
+  }
+  write_atomically(a.out, ext == ".svg" ? drawing_svg(topo, d, title) : drawing_json(topo, d, title));
+  int shown = 0;
+  for (const Drawing::Item& it : d.items) shown += it.node >= 0;
+  fmt::print("{}: {} nodes and {} links, {} of the nodes drawn{}\n", a.out, topo.num_nodes, topo.links.size(),
+             shown, d.collapsed ? " (the others in boxes)" : "");
+  return 0;
+}
+
 int sweep_command(const SweepArgs& a) {
   SweepOptions opt;
   opt.scenario = find_scenario(a.scenario);
@@ -791,6 +866,7 @@ int main(int argc, char** argv) {
   // The subcommands in the order --help lists them.
   RunArgs run_args;
   ValidateArgs validate_args;
+  DrawArgs draw_args;
   std::string list_what = "all";
   SweepArgs sweep_args;
   CompareArgs compare_args;
@@ -798,6 +874,7 @@ int main(int argc, char** argv) {
   ReproduceArgs reproduce_args;
   const CLI::App* run = add_run_command(app, run_args);
   const CLI::App* validate = add_validate_command(app, validate_args);
+  const CLI::App* draw = add_draw_command(app, draw_args);
   const CLI::App* list = add_list_command(app, list_what);
   const CLI::App* sweep = add_sweep_command(app, sweep_args);
   const CLI::App* compare = add_compare_command(app, compare_args);
@@ -816,6 +893,7 @@ int main(int argc, char** argv) {
     if (run->parsed()) return run_command(run_args);
     if (compare->parsed()) return compare_command(compare_args);
     if (validate->parsed()) return validate_command(validate_args);
+    if (draw->parsed()) return draw_command(draw_args);
     if (sweep->parsed()) return sweep_command(sweep_args);
     if (report->parsed()) return make_report(report_args.dir, report_args.quiet);
     if (reproduce->parsed()) return reproduce_command(reproduce_args);

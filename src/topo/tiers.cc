@@ -33,7 +33,7 @@ std::string rates_text(const std::vector<double>& rates) {
 
 }  // namespace
 
-TierSummary summarize_tiers(const TopoSpec& topo) {
+std::vector<int> node_tiers(const TopoSpec& topo) {
   const int n = topo.num_nodes;
   std::vector<std::vector<int>> adj(static_cast<size_t>(n));
   for (const LinkSpec& l : topo.links) {
@@ -56,6 +56,12 @@ TierSummary summarize_tiers(const TopoSpec& topo) {
         level[v] = level[queue[q]] + 1;
         queue.push_back(v);
       }
+  return level;
+}
+
+TierSummary summarize_tiers(const TopoSpec& topo) {
+  const int n = topo.num_nodes;
+  const std::vector<int> level = node_tiers(topo);
   TierSummary s;
   const int top = n ? *std::max_element(level.begin(), level.end()) : -1;
   s.tiers.resize(static_cast<size_t>(std::max(top + 1, 0)));

@@ -40,6 +40,9 @@ struct TierSummary {
 
 TierSummary summarize_tiers(const TopoSpec& topo);
 
+// Each node's tier (as above), -1 for a node no endpoint reaches.
+std::vector<int> node_tiers(const TopoSpec& topo);
+
 // The summary as lines of text (no trailing newline), e.g.
 //   "tier 0: 32 gpu, 4 nvswitch; 32 links inside at 3600 Gb/s; 32 links up at 400 Gb/s"
 std::vector<std::string> describe_tiers(const TierSummary& s);

@@ -349,6 +349,45 @@ TEST_F(CliTest, ValidatePrintsTiersAndBisection) {
       << p.out;
 }
 
+// `rocesim draw` (docs/user-guide.md, "GPU clusters"): the picture and the export of a scenario's network,
+// the counts on stdout; a bad output name, a missing scenario or a bad option: exit 2, a message, no file.
+TEST_F(CliTest, DrawWritesThePictureAndTheExport) {
+  const fs::path scenario = tmp_ / "rail.toml";
+  std::ofstream(scenario) << "duration_ms = 1\n[topology]\nkind = \"multi_plane\"\nservers = 3\nplanes = 2\n"
+                             "[[flows]]\nsrc = 0\ndst = 9\nsize_bytes = 10000\n";
+  const fs::path svg = tmp_ / "net.svg", json_file = tmp_ / "net.json";
+  const Proc p = rocesim("draw " + sh_quote(scenario.string()) + " -o " + sh_quote(svg.string()));
+  ASSERT_TRUE(p.clean_exit() && p.code == 0) << p.describe();
+  // 24 GPUs, 3 NVSwitches, per plane 8 leaves and 2 spines (3 x 200 Gb/s down per leaf, 2 x 400 up).
+  EXPECT_NE(p.out.find("47 nodes and 104 links, 47 of the nodes drawn\n"), std::string::npos) << p.out;
+  const std::string text = read_text_file(svg.string());
+  EXPECT_EQ(text.rfind("<svg ", 0), 0u) << text.substr(0, 200);
+  EXPECT_NE(text.find("200 Gb/s: 48 links"), std::string::npos);
+  EXPECT_NE(text.find("tier 1, plane 1"), std::string::npos);
+  const Proc j = rocesim("draw " + sh_quote(scenario.string()) + " --set topology.servers=8 -o " +
+                         sh_quote(json_file.string()));
+  ASSERT_TRUE(j.clean_exit() && j.code == 0) << j.describe();
+  const std::string js = read_text_file(json_file.string());
+  EXPECT_NE(js.find("\"planes\": 2"), std::string::npos) << js.substr(0, 300);
+
+  const fs::path png = tmp_ / "net.png";
+  const Proc bad = rocesim("draw " + sh_quote(scenario.string()) + " -o " + sh_quote(png.string()));
+  EXPECT_TRUE(bad.clean_exit() && bad.code == 2) << bad.describe();
+  EXPECT_NE(bad.out.find("must end in .svg (a picture) or .json"), std::string::npos) << bad.out;
+  EXPECT_FALSE(fs::exists(png));
+  const Proc missing =
+      rocesim("draw " + sh_quote((tmp_ / "nope.toml").string()) + " -o " + sh_quote(svg.string()));
+  EXPECT_TRUE(missing.clean_exit() && missing.code == 2) << missing.describe();
+  EXPECT_NE(missing.out.find("nope.toml"), std::string::npos) << missing.out;
+  const Proc row =
+      rocesim("draw " + sh_quote(scenario.string()) + " --max-row 2 -o " + sh_quote(svg.string()));
+  EXPECT_TRUE(row.clean_exit() && row.code == 2) << row.describe();
+  EXPECT_NE(row.out.find("--max-row must be 0"), std::string::npos) << row.out;
+  const Proc none = rocesim("draw -o " + sh_quote(svg.string()));
+  EXPECT_TRUE(none.clean_exit() && none.code == 2) << none.describe();
+  EXPECT_NE(none.out.find("a scenario file, or --topology-file"), std::string::npos) << none.out;
+}
+
 // Go-back-N under per-packet routing runs, with a warning that names the cost and the suggestion, from
 // `validate` and from `run` (and in summary.json); selective repeat, flowlet routing or routing per flowlet
 // are not warned about.
