@@ -9,6 +9,9 @@
                                         beside the ALONE runs (job switched off), and their ratio
   report.py pair BOTH ALONE_A ALONE_B   per scheme, each job's mean iteration time beside the other job and
                                         alone, and the victim slow-down (their ratio)
+  report.py iterations DIR --at-us T    per run and job: the mean time of the iterations that finished before
+                                        T, of the one running at T, and of those that started after it
+                                        (collectives.csv), with the drops and retransmissions of the run
 """
 import argparse
 import os
@@ -107,6 +110,31 @@ def cmd_pair(args):
                 print(f"| {scheme} | {s['pfc']['pauses_sent']} | {name} | {t:.0f} | {t0:.0f} | {t / t0:.2f}x |")
 
 
+def cmd_iterations(args):
+    print("| run | job | before (us) | across the event (us) | after (us) | after / before | link-failure "
+          "drops | retransmitted bytes | PFC pauses |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in sorted(os.listdir(args.dir)):
+        if not os.path.isfile(os.path.join(args.dir, name, "collectives.csv")):
+            continue
+        run = rocesim.Run(os.path.join(args.dir, name))
+        s = run.summary
+        c = run.collectives
+        c = c[(c["trace_id"].fillna("") == "") & c["finish_us"].notna()]  # the iterations' rows, finished
+        for job, its in c.groupby("job", sort=False):
+            before = list(its[its["finish_us"] < args.at_us]["duration_us"])
+            across = list(its[(its["start_us"] <= args.at_us) & (its["finish_us"] >= args.at_us)]["duration_us"])
+            after = list(its[its["start_us"] > args.at_us]["duration_us"])
+
+            def mean(v):
+                return sum(v) / len(v) if v else float("nan")
+            lr = s.get("loss_recovery", {})
+            print(f"| {name} | {job} | {mean(before):.0f} ({len(before)}) | {mean(across):.0f} | "
+                  f"{mean(after):.0f} ({len(after)}) | {mean(after) / mean(before):.2f} | "
+                  f"{s['drops'].get('link_failure', 0)} | {lr.get('retransmitted_bytes', '-')} | "
+                  f"{s['pfc']['pauses_sent']} |")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -120,8 +148,11 @@ def main():
     pr.add_argument("both")
     pr.add_argument("alone_a")
     pr.add_argument("alone_b")
+    it = sub.add_parser("iterations")
+    it.add_argument("dir")
+    it.add_argument("--at-us", type=float, required=True)
     args = p.parse_args()
-    {"jobs": cmd_jobs, "victim": cmd_victim, "pair": cmd_pair}[args.cmd](args)
+    {"jobs": cmd_jobs, "victim": cmd_victim, "pair": cmd_pair, "iterations": cmd_iterations}[args.cmd](args)
 
 
 if __name__ == "__main__":
