@@ -206,7 +206,7 @@ class Builder {
       w = std::max(w, row_width(p.rows.back(), kSwStep));
     }
     const int k = static_cast<int>(p.kids.size());
-    if (opt_.max_groups > 0 && k > opt_.max_groups) {
+    if (opt_.max_groups > 0 && k > opt_.max_groups && k > 2) {  // a box hides at least one
       d_.collapsed = true;
       p.seq = {p.kids.front(), -1, p.kids.back()};
     } else {

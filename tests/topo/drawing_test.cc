@@ -153,6 +153,11 @@ TEST(Drawing, LargeFabricsCollapseByTheRule) {
   EXPECT_FALSE(all.collapsed);
   EXPECT_EQ(all.items.size(), static_cast<size_t>(rail.num_nodes));
 
+  // A box hides at least one group: of two servers none, of three the middle one.
+  EXPECT_FALSE(draw_topology(gpu_cluster({.servers = 2}), {.max_groups = 1, .max_row = 8}).collapsed);
+  const Drawing three = draw_topology(gpu_cluster({.servers = 3}), {.max_groups = 1, .max_row = 8});
+  EXPECT_EQ(three.items[three.item_of[8]].label, "1 more server");
+
   const TopoSpec ft = fat_tree({.k = 16});
   const Drawing f = draw_topology(ft);
   check_accounts(ft, f);
