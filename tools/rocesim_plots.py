@@ -30,7 +30,7 @@ writes the PNGs (default DIR/figures/) and prints their paths. Figures whose dat
                      a job's bytes; results.csv job rows)
   iteration_time     mean iteration time per job and series (scheme, routing, ...), p99 whisker, exposed
                      communication hatched (sweeps with jobs; results.csv job rows)
-  job_timeline       a run's first iteration of each job per host: communication vs compute (job_timeline.csv)
+  job_timeline       one iteration of each job (timeline_iteration) per host: communication vs compute
 
 Needs matplotlib, numpy and pandas (Debian: python3-matplotlib, python3-pandas; use /usr/bin/python3). The
 rocesim package of python/ reads the results (tools/rocesim_common.py puts it on the path).
@@ -1310,13 +1310,14 @@ def fig_iteration_time_sweep(sweep, out_dir, name="iteration_time"):
 
 
 def fig_job_timeline(run, out_dir, name="job_timeline", max_jobs=2, max_hosts=64):
-    """Per job, its first iteration per host (job_timeline.csv): communication and compute intervals, from
-    the iteration's start."""
+    """Per job, the iteration job_timeline.csv keeps (timeline_iteration, the first by default) per host:
+    communication and compute intervals, from the iteration's start."""
     df, coll = run.data.job_timeline, run.data.collectives
     if df is None or coll is None or not len(df):
         return None
+    kept = {r["job"]: int(r["iteration"]) for r in df.to_dict("records")}
     starts = {r["job"]: to_float(r["start_us"]) for r in coll.to_dict("records")
-              if int(r["iteration"]) == 0 and not r.get("trace_id")}
+              if int(r["iteration"]) == kept.get(r["job"], 0) and not r.get("trace_id")}
     jobs = list(OrderedDict.fromkeys(df["job"].tolist()))[:max_jobs]
     fig, axes = plt.subplots(1, len(jobs), figsize=(6.0 * len(jobs), 4.2), squeeze=False)
     colors = {"comm": COLORS[0], "compute": COLORS[1]}
@@ -1336,7 +1337,7 @@ def fig_job_timeline(run, out_dir, name="job_timeline", max_jobs=2, max_hosts=64
         ax.set_yticklabels([str(h) for h in hosts], fontsize=7 if len(hosts) <= 32 else 5)
         ax.set_ylabel("host (node id)")
         ax.set_xlabel("time since the iteration began (\u00b5s)")
-        ax.set_title(f"{job}, iteration 0", fontsize=9)
+        ax.set_title(f"{job}, iteration {kept.get(job, 0)}", fontsize=9)
         ax.invert_yaxis()
         ax.grid(True, axis="x", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
@@ -1475,9 +1476,10 @@ def figures_for_run(run_dir, out_dir):
     p = fig_job_timeline(run, out_dir)
     if p:
         figs.append(Figure(p, "Per-host timeline of one iteration",
-                           "Each job's first iteration (job_timeline.csv), one row per host: communication "
-                           "(a flow it sends or receives in flight) and compute (a trace's delay_us before "
-                           "a flow it sends; a collective's compute_us after the iteration)."))
+                           "Each job's kept iteration (job_timeline.csv; timeline_iteration, the first by "
+                           "default), one row per host: communication (a flow it sends or receives in "
+                           "flight) and compute (a trace's delay_us before a flow it sends; a collective's "
+                           "compute_us after the iteration)."))
     p = fig_pfc_run(run, out_dir)
     if p:
         figs.append(Figure(p, "PFC pauses per port",

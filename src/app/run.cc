@@ -564,7 +564,7 @@ RunResult run_network(const Scenario& s, Network& net, const RunOptions& opt) {
 }
 
 // The flow graphs of the collective and training jobs (one iteration each, re-run every iteration) and
-// their first iterations kept for job_timeline.csv (up to kTimelineMaxFlows nodes).
+// the iteration of each kept for job_timeline.csv (up to kTimelineMaxFlows nodes).
 int64_t estimate_job_memory_bytes(const Scenario& s) {
   const auto timeline = [](int64_t nodes) {
     return std::min<int64_t>(nodes, kTimelineMaxFlows) * static_cast<int64_t>(sizeof(FlowInterval));

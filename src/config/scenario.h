@@ -49,15 +49,16 @@ struct TrafficSpec {  // one generator of flows
   Time gap = Time::from_ps(-1);  // burst: between a sender's flows (< 0 = back to back)
   std::vector<FlowSpec> flows;   // long_lived: the flows
   // collective / dependency_trace (one job per table; workload/collectives.h, workload/dependency_trace.h)
-  std::string job;          // the job's label (collectives.csv, summary.json "jobs")
-  std::string collective;   // collective: the algorithm
-  int chunks = 1;           // collective: chunks per step's message
-  uint64_t iterations = 1;  // collective: iterations
-  Time compute;             // collective: gap between an iteration's end and the next
-  Time step_latency;        // collective: added before every flow of a step
-  std::string placement;    // collective: how `hosts` became ranks ("listed", ...; workload/collectives.h)
-  bool pxn = false;         // collective: relay cross-rail flows over NVLink (PXN)
-  std::string trace_path;   // dependency_trace, simai: the file
+  std::string job;                  // the job's label (collectives.csv, summary.json "jobs")
+  std::string collective;           // collective: the algorithm
+  int chunks = 1;                   // collective: chunks per step's message
+  uint64_t iterations = 1;          // collective: iterations
+  uint32_t timeline_iteration = 0;  // collective, chakra, simai: the iteration job_timeline.csv shows
+  Time compute;                     // collective: gap between an iteration's end and the next
+  Time step_latency;                // collective: added before every flow of a step
+  std::string placement;            // collective: how `hosts` became ranks ("listed", ...; workload/collectives.h)
+  bool pxn = false;                 // collective: relay cross-rail flows over NVLink (PXN)
+  std::string trace_path;           // dependency_trace, simai: the file
   // chakra, simai (workload/training.h): the job compiled at reading (its graph, collectives, the files)
   std::shared_ptr<const CompiledTraining> training;
   std::vector<std::string> trace_files;  // chakra: rank r's file at index r

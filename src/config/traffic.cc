@@ -353,6 +353,16 @@ std::pair<Rate, Rate> collective_rates(const TopoSpec& topo, const std::vector<i
   return {b, b_nv};
 }
 
+// timeline_iteration: the iteration job_timeline.csv shows (0, the first, up to iterations - 1).
+void read_timeline_iteration(Config& c, const std::string& k, TrafficSpec& t) {
+  const int64_t last = static_cast<int64_t>(t.iterations) - 1;
+  if (c.has(k + "timeline_iteration") && c.get_int(k + "timeline_iteration", 0, 0, int64_t{1} << 30) > last)
+    c.fail(k + "timeline_iteration",
+           fmt::format("the job runs {} iteration{}, numbered from 0: timeline_iteration must be at most {}",
+                       t.iterations, t.iterations == 1 ? "" : "s", last));
+  t.timeline_iteration = static_cast<uint32_t>(c.get_int(k + "timeline_iteration", 0, 0, last));
+}
+
 void read_collective(Config& c, const Scenario& s, const std::string& k, TrafficSpec& t) {
   if (!c.has(k + "collective"))
     c.fail(k + "pattern", fmt::format("pattern = \"collective\" needs collective = one of {}",
@@ -382,6 +392,7 @@ void read_collective(Config& c, const Scenario& s, const std::string& k, Traffic
   t.size_bytes = c.get_int(k + "bytes", 0, 1, kMaxBytes);
   t.chunks = static_cast<int>(c.get_int(k + "chunks", 1, 1, 1 << 16));
   t.iterations = static_cast<uint64_t>(c.get_int(k + "iterations", 1, 1, int64_t{1} << 30));
+  read_timeline_iteration(c, k, t);
   t.compute = c.get_us(k + "compute_us", 0);
   t.step_latency = c.get_us(k + "step_latency_us", 0);
   for (int h : t.hosts)
@@ -429,6 +440,7 @@ void read_training(Config& c, const Scenario& s, const std::string& k, TrafficSp
   const bool chakra = t.pattern == "chakra";
   const double scale = c.get_double(k + "compute_scale", 1.0, 0, 1e6);
   t.iterations = static_cast<uint64_t>(c.get_int(k + "iterations", 1, 1, int64_t{1} << 30));
+  read_timeline_iteration(c, k, t);
   t.chunks = static_cast<int>(c.get_int(k + "chunks", 1, 1, 1 << 16));
   t.step_latency = c.get_us(k + "step_latency_us", 0);
   TrainingOptions o;
@@ -469,7 +481,13 @@ void read_training(Config& c, const Scenario& s, const std::string& k, TrafficSp
       if (!c.has(k + "file"))
         c.fail(k + "pattern", "pattern = \"simai\" needs file = a SimAI (AICB) workload file");
       t.trace_path = resolve_path(c, c.get_string(k + "file", ""));
-      g = read_simai_workload(t.trace_path, scale).graph;
+      const int mb = static_cast<int>(c.get_int(k + "micro_batches", 0, 0, 1 << 20));
+      SimaiWorkload w = read_simai_workload(t.trace_path, scale, mb);
+      if (mb == 0)
+        resolved_note(c, k + "micro_batches",
+                      w.pp > 1 ? fmt::format("ga of the file: {}", w.micro_batches)
+                               : std::string("1 (pp = 1: the one pass SimAI simulates)"));
+      g = std::move(w.graph);
     }
   } catch (const InputError& e) {
     c.fail(k + (chakra ? "files" : "file"), e.what());
@@ -527,6 +545,7 @@ void add_traffic_jobs(const Scenario& s, DagRunner& runner) {
       j.kind = t.collective;
       j.dag = build_collective(p);
       j.iterations = static_cast<uint32_t>(t.iterations);
+      j.timeline_iteration = t.timeline_iteration;
       j.gap = t.compute;
       j.ranks = static_cast<int>(t.hosts.size());
       j.bytes_per_rank = t.size_bytes;
@@ -538,11 +557,14 @@ void add_traffic_jobs(const Scenario& s, DagRunner& runner) {
       j.dag = t.training->dag;
       j.spans = t.training->spans;
       j.iterations = static_cast<uint32_t>(t.iterations);
+      j.timeline_iteration = t.timeline_iteration;
       j.ranks = static_cast<int>(t.hosts.size());
       j.bytes_per_rank = j.dag.total_bytes();
     } else {
       j.kind = "trace";
-      j.dag = read_dependency_trace(t.trace_path, trace_hosts(s.topo));
+      std::vector<std::string> types;
+      j.dag = read_dependency_trace(t.trace_path, trace_hosts(s.topo), &types);
+      j.spans = trace_collective_spans(j.dag, types);
       std::vector<int> hosts;
       for (uint32_t f = 0; f < j.dag.size(); ++f) {
         hosts.push_back(j.dag.flow(f).src);

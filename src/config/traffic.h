@@ -43,8 +43,9 @@
 //                ([{name, ranks}]: the process groups by pg_name), ranks (hosts; default the first N),
 //                compute_scale (1), iterations (1), allreduce (ring_allreduce), chunks, step_latency_us,
 //                job: a training job (workload/training.h), read and compiled when the table is read.
-//   simai        file (a SimAI/AICB workload file; workload/simai.h), ranks, compute_scale, iterations,
-//                allreduce, chunks, step_latency_us, job: as chakra.
+//   simai        file (a SimAI/AICB workload file; workload/simai.h), micro_batches (0: the file's ga when
+//                pp > 1, else 1), ranks, compute_scale, iterations, allreduce, chunks, step_latency_us, job:
+//                as chakra.
 #pragma once
 #include <memory>
 #include <vector>

@@ -93,7 +93,7 @@ void write_collectives_csv(std::ostream& out, const DagRunner& runner) {
       for (uint32_t c : order) {
         const StepTimes& ct = it.collectives[c];
         const std::string& id = job.dag.collective_id(c);
-        if (c < job.spans.size()) {
+        if (c < job.spans.size() && !job.spans[c].kind.empty()) {
           const DagSpan& sp = job.spans[c];
           row(job.name, sp.kind, sp.ranks, i, sp.bytes_per_rank, sp.bus_factor, sp.ideal, ct.start, ct.finish,
               it.done, nullptr, id);
@@ -125,9 +125,10 @@ void write_job_timeline_csv(std::ostream& out, const DagRunner& runner) {
   out << "job,iteration,host,activity,start_us,finish_us\n";
   for (size_t j = 0; j < runner.num_jobs(); ++j) {
     const DagJob& job = runner.job(j);
-    const auto& first = runner.first_iteration(j);
+    const auto& first = runner.timeline_iteration(j);
     const auto& iters = runner.iterations(j);
-    if (first.empty() || iters.empty() || !iters.front().done) continue;
+    const uint32_t k = job.timeline_iteration;
+    if (first.empty() || iters.size() <= k || !iters[k].done) continue;
     // Per host and activity, the intervals of the iteration, merged where they overlap or touch.
     std::map<std::pair<int, int>, std::vector<std::pair<Time, Time>>> spans;  // (host, 0 comm / 1 compute)
     for (uint32_t f = 0; f < first.size(); ++f) {
@@ -143,11 +144,11 @@ void write_job_timeline_csv(std::ostream& out, const DagRunner& runner) {
       if (x.compute_to > x.compute_from) spans[{d.src, 1}].emplace_back(x.compute_from, x.compute_to);
     }
     // The compute between this iteration and the next (compute_us) runs on every host of the job.
-    if (job.gap > Time::zero() && job.iterations > 1) {
+    if (job.gap > Time::zero() && k + 1 < job.iterations) {
       std::vector<int> hosts;
       for (const auto& [key, _] : spans) hosts.push_back(key.first);
       hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
-      const Time end = iters.front().finish;
+      const Time end = iters[k].finish;
       for (int h : hosts) spans[{h, 1}].emplace_back(end, end + job.gap);
     }
     const std::string name = csv_field(job.name);
@@ -156,7 +157,7 @@ void write_job_timeline_csv(std::ostream& out, const DagRunner& runner) {
       for (size_t i = 0; i < v.size();) {
         Time a = v[i].first, b = v[i].second;
         for (++i; i < v.size() && v[i].first <= b; ++i) b = std::max(b, v[i].second);
-        out << fmt::format("{},0,{},{},{},{}\n", name, key.first, key.second ? "compute" : "comm",
+        out << fmt::format("{},{},{},{},{},{}\n", name, k, key.first, key.second ? "compute" : "comm",
                            format_time_us(a), format_time_us(b));
       }
     }

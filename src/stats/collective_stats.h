@@ -14,13 +14,16 @@
 //                         once the iteration finished), comm, compute and exposed_comm empty. A training
 //                         job's collective or send/recv (DagJob::spans) has its algorithm or "sendrecv",
 //                         ranks, per-rank bytes, busbw and ideal; a dependency trace's has the job's kind,
-//                         the hosts its flows run between, all its bytes, and no busbw or ideal.
+//                         the hosts its flows run between, all its bytes, and no busbw or ideal, unless the
+//                         trace gives its collective_type (trace_collective_spans: the type, the per-rank
+//                         buffer its bytes stand for, busbw).
 //   collective_steps.csv  job,iteration,step,flows,bytes,start_us,finish_us: per step (a trace: per depth)
 //                         of every iteration, the first start and the last finish of its flows.
-//   job_timeline.csv      job,iteration,host,activity,start_us,finish_us: the first iteration of every job
-//                         (of at most kTimelineMaxFlows flows) per host: "comm" while a flow it sends or
-//                         receives is in flight, "compute" in its compute windows and, for a job of several
-//                         iterations, the compute_us after it; overlapping or touching intervals merged.
+//   job_timeline.csv      job,iteration,host,activity,start_us,finish_us: one iteration of every job
+//                         (DagJob::timeline_iteration, of at most kTimelineMaxFlows flows) per host: "comm"
+//                         while a flow it sends or receives is in flight, "compute" in its compute windows
+//                         and, for a job of several iterations, the compute_us after it; overlapping or
+//                         touching intervals merged.
 //   summary.json "jobs"   per job: iterations begun and finished, and over the finished ones the mean,
 //                         min, max and nearest-rank p99 duration, mean algbw and busbw, the ideal and the
 //                         mean slowdown, and the mean comm_us, compute_us and exposed_comm_us.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -12,13 +13,14 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "workload/collectives.h"
 
 namespace rocesim {
 
 namespace {
 
 struct Row {
-  std::string id, src, dst, bytes, start_us, delay_us, collective;
+  std::string id, src, dst, bytes, start_us, delay_us, collective, collective_type;
   std::vector<std::string> after;
   bool has_start = false, has_delay = false;
   int line = 0;
@@ -34,8 +36,10 @@ std::vector<std::string> trace_fields(const std::string& s, std::string_view sep
   return out;
 }
 
-const std::vector<std::string> kColumns{"id",       "src",   "dst",      "bytes",
-                                        "start_us", "after", "delay_us", "collective"};
+const std::vector<std::string> kColumns{"id",    "src",      "dst",        "bytes",          "start_us",
+                                        "after", "delay_us", "collective", "collective_type"};
+const std::vector<std::string> kCollectiveTypes{"allreduce", "allgather", "reduce_scatter",
+                                                "alltoall",  "broadcast", "sendrecv"};
 
 class Reader {
  public:
@@ -80,6 +84,7 @@ class Reader {
     r.delay_us = get(6);
     r.has_delay = !r.delay_us.empty();
     r.collective = get(7);
+    r.collective_type = get(8);
     return r;
   }
 
@@ -117,6 +122,7 @@ class Reader {
       r.has_delay = true;
     }
     if (j.contains("collective")) r.collective = text(j["collective"], "collective");
+    if (j.contains("collective_type")) r.collective_type = text(j["collective_type"], "collective_type");
     if (j.contains("after")) {
       const auto& a = j["after"];
       if (!a.is_array()) fail(lineno, "'after' must be an array of flow ids, e.g. [\"a\", \"b\"]");
@@ -168,9 +174,31 @@ class Reader {
       const Time delay = r.has_delay ? Time::from_us(number(r, r.delay_us, "delay_us", 0)) : Time::zero();
       const uint32_t f = dag.add(src, dst, static_cast<Bytes>(bytes), 0, delay, start);
       dag.set_name(f, r.id);
+      if (!r.collective_type.empty()) {
+        if (r.collective.empty())
+          fail(r.line, fmt::format("collective_type '{}' without a collective id: it says what the "
+                                   "collective named in 'collective' is",
+                                   r.collective_type));
+        if (std::find(kCollectiveTypes.begin(), kCollectiveTypes.end(), r.collective_type) ==
+            kCollectiveTypes.end())
+          fail(r.line, fmt::format("collective_type '{}' is not one of {}", r.collective_type,
+                                   fmt::join(kCollectiveTypes, ", ")));
+      }
       if (!r.collective.empty()) {
         auto [c, fresh] = collectives.emplace(r.collective, static_cast<uint32_t>(collectives.size()));
-        if (fresh) dag.add_collective(r.collective);
+        if (fresh) {
+          dag.add_collective(r.collective);
+          types_.emplace_back();
+          type_line_.push_back(0);
+        }
+        std::string& type = types_[c->second];
+        if (!r.collective_type.empty()) {
+          if (!type.empty() && type != r.collective_type)
+            fail(r.line, fmt::format("collective '{}' is a {} here but a {} on line {}", r.collective,
+                                     r.collective_type, type, type_line_[c->second]));
+          type = r.collective_type;
+          type_line_[c->second] = r.line;
+        }
         dag.set_collective(f, c->second);
       }
     }
@@ -222,18 +250,59 @@ class Reader {
   const HostResolver& host_;
   std::vector<int> col_;
   size_t ncols_ = 0;
+
+ public:
+  std::vector<std::string> types_;  // per collective: its collective_type (empty: none given)
+  std::vector<int> type_line_;      // the line that gave it
 };
 
 }  // namespace
 
-FlowDag read_dependency_trace(std::istream& in, const std::string& path, const HostResolver& host) {
-  return Reader(path, host).read(in);
+FlowDag read_dependency_trace(std::istream& in, const std::string& path, const HostResolver& host,
+                              std::vector<std::string>* collective_types) {
+  Reader reader(path, host);
+  FlowDag dag = reader.read(in);
+  if (collective_types != nullptr) *collective_types = std::move(reader.types_);
+  return dag;
 }
 
-FlowDag read_dependency_trace(const std::string& path, const HostResolver& host) {
+FlowDag read_dependency_trace(const std::string& path, const HostResolver& host,
+                              std::vector<std::string>* collective_types) {
   std::ifstream in(path);
   if (!in) throw InputError(path, 0, "cannot open the dependency trace");
-  return read_dependency_trace(in, path, host);
+  return read_dependency_trace(in, path, host, collective_types);
+}
+
+std::vector<DagSpan> trace_collective_spans(const FlowDag& dag, const std::vector<std::string>& types) {
+  std::vector<DagSpan> spans(dag.collectives());
+  if (std::all_of(types.begin(), types.end(), [](const std::string& t) { return t.empty(); })) return {};
+  std::vector<std::vector<int>> hosts(dag.collectives());
+  std::vector<double> bytes(dag.collectives(), 0);
+  for (uint32_t f = 0; f < dag.size(); ++f)
+    if (const uint32_t c = dag.collective_of(f); c != FlowDag::kNoCollective) {
+      hosts[c].push_back(dag.flow(f).src);
+      hosts[c].push_back(dag.flow(f).dst);
+      bytes[c] += static_cast<double>(dag.flow(f).bytes);
+    }
+  for (size_t c = 0; c < spans.size() && c < types.size(); ++c) {
+    if (types[c].empty()) continue;
+    std::sort(hosts[c].begin(), hosts[c].end());
+    const int n = static_cast<int>(std::unique(hosts[c].begin(), hosts[c].end()) - hosts[c].begin());
+    DagSpan& sp = spans[c];
+    sp.kind = types[c];
+    sp.ranks = n;
+    // The per-rank buffer S whose bandwidth-optimal decomposition moves these bytes B: an all-reduce's ring
+    // sends 2(N-1)/N S from each rank, the others (N-1)/N S (broadcast: N-1 copies of S), a sendrecv S.
+    const double b = bytes[c];
+    const double size = types[c] == "sendrecv"    ? b
+                        : types[c] == "allreduce" ? b / (2.0 * (n - 1))
+                                                  : b / (n - 1);
+    sp.bytes_per_rank = std::max<Bytes>(1, static_cast<Bytes>(std::llround(size)));
+    sp.bus_factor = types[c] == "sendrecv"    ? 1.0
+                    : types[c] == "allreduce" ? bus_bandwidth_factor("ring_allreduce", n)
+                                              : bus_bandwidth_factor(types[c], n);
+  }
+  return spans;
 }
 
 }  // namespace rocesim

@@ -136,7 +136,8 @@ void DagRunner::begin_iteration(uint32_t j, Time t, Releaser& r) {
   Job& job = jobs_[j];
   const FlowDag& dag = job.spec.dag;
   job.accounted = t;
-  if (job.iters.empty() && dag.size() <= kTimelineMaxFlows) job.first.resize(dag.size());
+  if (job.iters.size() == job.spec.timeline_iteration && dag.size() <= kTimelineMaxFlows)
+    job.first.resize(dag.size());
   IterationTimes it;
   it.start = t;
   it.steps.resize(dag.steps());
@@ -162,7 +163,8 @@ void DagRunner::release(uint32_t j, uint32_t f, Time at, Releaser& r) {
       push_edge(job, ready, 0, 1);
       push_edge(job, done, 0, -1);
     }
-    if (job.iteration == 0 && !job.first.empty()) job.first[f] = {ready, done, done, done};
+    if (job.iteration == job.spec.timeline_iteration && !job.first.empty())
+      job.first[f] = {ready, done, done, done};
     timers_.emplace_back(static_cast<uint64_t>(j) << 32 | f, done);
     return;
   }
@@ -184,7 +186,7 @@ void DagRunner::release(uint32_t j, uint32_t f, Time at, Releaser& r) {
   const Time comm_from =
       compute ? s.start : std::min(s.start, std::max(at - d.delay, it.start + d.not_before));
   push_edge(job, comm_from, 1, 0);
-  if (job.iteration == 0 && !job.first.empty())
+  if (job.iteration == job.spec.timeline_iteration && !job.first.empty())
     job.first[f] = {compute ? at - d.delay : comm_from, compute ? at : comm_from, comm_from, Time::zero()};
   StepTimes& st = it.steps[d.step];
   st.start = std::min(st.start, s.start);
@@ -209,7 +211,7 @@ void DagRunner::on_flow_finished(uint64_t id, Time now, Releaser& r) {
   Job& job = jobs_[j];
   advance(job, now);
   --job.comm_active;
-  if (job.iteration == 0 && !job.first.empty()) job.first[f].finish = now;
+  if (job.iteration == job.spec.timeline_iteration && !job.first.empty()) job.first[f].finish = now;
   IterationTimes& it = job.iters.back();
   const FlowDag& dag = job.spec.dag;
   StepTimes& st = it.steps[dag.flow(f).step];

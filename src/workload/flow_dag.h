@@ -139,6 +139,7 @@ struct DagJob {
   double bus_factor = 0;       // bus bandwidth = algorithm bandwidth x this (0: not a collective)
   Time ideal;                  // the closed-form duration of one iteration at the hosts' link rate (0: none)
   std::vector<DagSpan> spans;  // per collective the graph names, its description (empty: none known)
+  uint32_t timeline_iteration = 0;  // the iteration whose flows are kept (DagRunner::timeline_iteration)
 };
 
 struct StepTimes {
@@ -163,13 +164,14 @@ struct IterationTimes {
   Time comm, compute, exposed_comm;
 };
 
-// One flow of a job's first iteration, for its per-rank timeline: the compute window before it
+// One flow of a job's kept iteration (DagJob::timeline_iteration), for its per-rank timeline: the compute
+// window before it
 // (compute_from == compute_to: none), when it became due (IterationTimes::comm) and its finish (zero while
 // unfinished).
 struct FlowInterval {
   Time compute_from, compute_to, start, finish;
 };
-// The first iteration's flows are kept (DagRunner::first_iteration) for graphs of at most this many flows.
+// One iteration's flows are kept (DagRunner::timeline_iteration) for graphs of at most this many flows.
 inline constexpr size_t kTimelineMaxFlows = size_t{1} << 18;
 
 // Runs jobs; jobs are independent of each other (their flows share only the fabric).
@@ -181,8 +183,9 @@ class DagRunner : public DependentFlows {
   const DagJob& job(size_t j) const { return jobs_[j].spec; }
   // Iterations begun so far (finished ones have done = true).
   const std::vector<IterationTimes>& iterations(size_t j) const { return jobs_[j].iters; }
-  // Per flow of job j's first iteration, when its graph has at most kTimelineMaxFlows flows (else empty).
-  const std::vector<FlowInterval>& first_iteration(size_t j) const { return jobs_[j].first; }
+  // Per flow of job j's iteration DagJob::timeline_iteration, when its graph has at most kTimelineMaxFlows
+  // flows and that iteration has begun (else empty).
+  const std::vector<FlowInterval>& timeline_iteration(size_t j) const { return jobs_[j].first; }
 
   // The name of a flow this runner released with FlowSpec::name_id = id (flows of a named graph only;
   // FlowDag::set_name); empty for 0 and any id it did not give.

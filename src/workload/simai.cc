@@ -16,6 +16,8 @@ namespace {
 
 enum class Group { kTp, kDp, kEp, kDpEp };
 
+constexpr int64_t kMaxOps = int64_t{1} << 24;
+
 int to_int(const std::string& path, int line, const std::string& what, const std::string& v, int64_t lo,
            int64_t hi) {
   size_t used = 0;
@@ -76,7 +78,7 @@ Comm parse_comm(const std::string& path, int line, const std::string& field, con
 
 }  // namespace
 
-SimaiWorkload read_simai_workload(const std::string& path, double compute_scale) {
+SimaiWorkload read_simai_workload(const std::string& path, double compute_scale, int micro_batches) {
   std::ifstream in(path);
   if (!in) throw InputError(path, 0, "cannot open the SimAI workload file");
   SimaiWorkload w;
@@ -98,28 +100,52 @@ SimaiWorkload read_simai_workload(const std::string& path, double compute_scale)
     std::map<std::string, std::string> kv;
     for (size_t i = 1; i + 1 < t.size(); ++i)
       if (t[i].back() == ':' || t[i] == "pp_comm") kv[t[i]] = t[i + 1];
-    auto need = [&](const std::string& key, bool required, int def) {
+    auto need = [&](const std::string& key, bool required, int def, int lo = 1) {
       auto it = kv.find(key);
       if (it == kv.end()) {
         if (required) throw InputError(path, 1, fmt::format("the header needs '{} <number>'", key));
         return def;
       }
-      return to_int(path, 1, key, it->second, 1, 1 << 24);
+      return to_int(path, 1, key, it->second, lo, 1 << 24);
     };
     w.tp = need("model_parallel_NPU_group:", true, 1);
     w.all_gpus = need("all_gpus:", true, 0);
     w.ep = need("ep:", false, 1);
     w.pp = need("pp:", false, 1);
+    w.vpp = need("vpp:", false, 1);
+    w.ga = need("ga:", false, 1, 0);  // AICB writes 0 when the batch is smaller than DP x micro-batch
+    // pp_comm: AICB writes it as "pp_comm: <bytes>", a float ("2097152.0") when it divides it by the
+    // tensor-parallel size.
+    auto pc = kv.find("pp_comm:");
+    if (pc == kv.end()) pc = kv.find("pp_comm");
+    if (pc != kv.end()) {
+      std::string v = pc->second;
+      const size_t dot = v.find('.');
+      if (dot != std::string::npos && dot > 0 && v.find_first_not_of('0', dot + 1) == std::string::npos)
+        v.resize(dot);
+      w.pp_comm = to_i64(path, 1, "pp_comm (bytes)", v);
+      if (w.pp_comm > (int64_t{1} << 40))
+        throw InputError(path, 1, fmt::format("pp_comm = {} bytes is more than 2^40", w.pp_comm));
+    }
   }
-  if (w.all_gpus % w.tp != 0)
-    throw InputError(
-        path, 1,
-        fmt::format("all_gpus = {} is not a multiple of model_parallel_NPU_group = {}", w.all_gpus, w.tp));
-  const int n = w.all_gpus, T = w.tp, D = n / T, E = w.ep;
+  if (w.all_gpus % (static_cast<int64_t>(w.tp) * w.pp) != 0)
+    throw InputError(path, 1,
+                     fmt::format("all_gpus = {} is not a multiple of model_parallel_NPU_group x pp = {} x {}",
+                                 w.all_gpus, w.tp, w.pp));
+  if (w.pp > 1 && w.pp_comm <= 0)
+    throw InputError(path, 1,
+                     fmt::format("pp = {} needs 'pp_comm: <bytes>' (the activation a stage sends the next "
+                                 "per micro-batch) greater than 0",
+                                 w.pp));
+  if (w.pp > 1 && w.ga < 1 && micro_batches < 1)
+    throw InputError(path, 1,
+                     fmt::format("pp = {} needs 'ga: <micro-batches per iteration>' of 1 or more", w.pp));
+  w.micro_batches = micro_batches > 0 ? micro_batches : (w.pp > 1 ? w.ga : 1);
+  const int n = w.all_gpus, T = w.tp, P = w.pp, D = n / (T * P), E = w.ep, M = w.micro_batches;
   if (D % E != 0)
     throw InputError(path, 1,
                      fmt::format("ep = {} does not divide the data-parallel size all_gpus / "
-                                 "model_parallel_NPU_group = {}",
+                                 "(model_parallel_NPU_group x pp) = {}",
                                  E, D));
   ++line;
   if (!std::getline(in, text)) throw InputError(path, 2, "expected the number of layers");
@@ -172,22 +198,31 @@ SimaiWorkload read_simai_workload(const std::string& path, double compute_scale)
     (void)to_i64(path, line, "weight update time (ns)", f[11]);
     layers.push_back(std::move(l));
   }
-  // Groups: every group of each kind, indexed by kind and number.
+  // About 5 ops per layer and micro-batch on every rank: keep the graph within memory.
+  const double ops = 5.0 * n * M * static_cast<double>(layers.size());
+  if (ops > static_cast<double>(kMaxOps))
+    throw InputError(
+        path, 1,
+        fmt::format("{} GPUs x {} micro-batches x {} layers make about {:.3g} ops, more than the "
+                    "{} rocesim runs",
+                    n, M, layers.size(), ops, kMaxOps));
+  // Groups: every group of each kind, indexed by kind and number. Rank r is at position p = r mod T of its
+  // tensor-parallel block b = r / T; stage s = r / (T·D) (Megatron's order: TP, then DP, then PP).
   TrainingGraph& g = w.graph;
   g.ranks.resize(static_cast<size_t>(n));
   g.rank_source.assign(static_cast<size_t>(n), path);
   std::map<std::pair<int, std::vector<int>>, int32_t> known;
   auto group_of = [&](Group kind, int r) {
-    const int b = r / T, p = r % T;
+    const int b = r / T, p = r % T, first = r / (T * D) * D;  // first: the stage's first block
     std::vector<int> m;
     if (kind == Group::kTp)
       for (int j = 0; j < T; ++j) m.push_back(b * T + j);
     else if (kind == Group::kDp)
-      for (int j = 0; j < D; ++j) m.push_back(p + j * T);
+      for (int j = 0; j < D; ++j) m.push_back((first + j) * T + p);
     else if (kind == Group::kEp)
       for (int i = 0; i < E; ++i) m.push_back((b / E * E + i) * T + p);
     else
-      for (int k = 0; k < D / E; ++k) m.push_back(((b % E) + k * E) * T + p);
+      for (int k = 0; k < D / E; ++k) m.push_back((first + (b % E) + k * E) * T + p);
     auto [it, fresh] = known.emplace(std::make_pair(static_cast<int>(kind), m), 0);
     if (fresh) {
       it->second = static_cast<int32_t>(g.groups.size());
@@ -196,27 +231,32 @@ SimaiWorkload read_simai_workload(const std::string& path, double compute_scale)
     return it->second;
   };
   static const char* const kSuffix[3] = {"fwd", "ig", "wg"};
+  const int stride = T * D;  // from a rank to the same rank of the next stage
   for (int r = 0; r < n; ++r) {
     std::vector<TrainingOp>& ops = g.ranks[r];
+    const int s = r / stride;
     int64_t prev = -1;  // the op the next one waits for
     auto add = [&](TrainingOp op, int64_t after) {
       if (after >= 0) op.after.push_back(static_cast<uint32_t>(after));
       ops.push_back(std::move(op));
       return static_cast<int64_t>(ops.size() - 1);
     };
-    auto phase = [&](const Layer& l, size_t index, int p) {
+    auto phase = [&](const Layer& l, size_t index, int p, int mb, int64_t recv) {
+      const std::string sfx = M > 1 ? fmt::format(".mb{}", mb) : std::string();
       TrainingOp c;
       c.kind = TrainingOp::Kind::kCompute;
       c.id = index;
-      c.name = fmt::format("{}.{}", l.name, kSuffix[p]);
+      c.name = fmt::format("{}.{}{}", l.name, kSuffix[p], sfx);
       c.duration = l.compute[p];
+      if (recv >= 0) c.after.push_back(static_cast<uint32_t>(recv));
       const int64_t comp = add(std::move(c), prev);
       int64_t comm = -1;
-      if (!l.comm[p].collective.empty() && l.bytes[p] > 0) {
+      // The weight-gradient comm (data-parallel) runs once per iteration: in the last micro-batch.
+      if (!l.comm[p].collective.empty() && l.bytes[p] > 0 && (p != 2 || mb == M - 1)) {
         TrainingOp m;
         m.kind = TrainingOp::Kind::kCollective;
         m.id = index;
-        m.name = fmt::format("{}.{}_comm", l.name, kSuffix[p]);
+        m.name = fmt::format("{}.{}_comm{}", l.name, kSuffix[p], sfx);
         m.collective = l.comm[p].collective;
         m.bytes = l.bytes[p];
         m.group = group_of(l.comm[p].group, r);
@@ -225,11 +265,42 @@ SimaiWorkload read_simai_workload(const std::string& path, double compute_scale)
       // Forward and input-gradient comms block; the weight-gradient comm overlaps what follows.
       prev = p == 2 || comm < 0 ? comp : comm;
     };
-    for (size_t i = 0; i < layers.size(); ++i) phase(layers[i], i, 0);
-    for (size_t i = layers.size(); i-- > 0;) {
-      phase(layers[i], i, 1);
-      phase(layers[i], i, 2);
+    // A pipeline transfer: the activation (forward, tag 0) to the next stage, or its gradient (backward,
+    // tag 1) to the previous one.
+    auto p2p = [&](bool send, bool forward, int peer, int mb) {
+      TrainingOp x;
+      x.kind = send ? TrainingOp::Kind::kSend : TrainingOp::Kind::kRecv;
+      x.id = static_cast<uint64_t>(send ? s : peer / stride);  // the sending stage
+      x.name = fmt::format("pp_{}.mb{}", forward ? "fwd" : "bwd", mb);
+      x.bytes = w.pp_comm;
+      x.peer = peer;
+      x.tag = forward ? 0 : 1;
+      // A send leaves once the pass before it is done; a receive is posted in advance (the pass after it
+      // waits for it).
+      return add(std::move(x), send ? prev : -1);
+    };
+    auto forward = [&](int mb) {
+      const int64_t recv = s > 0 ? p2p(false, true, r - stride, mb) : -1;
+      for (size_t i = 0; i < layers.size(); ++i) phase(layers[i], i, 0, mb, i == 0 ? recv : -1);
+      if (s < P - 1) (void)p2p(true, true, r + stride, mb);
+    };
+    auto backward = [&](int mb) {
+      const int64_t recv = s < P - 1 ? p2p(false, false, r + stride, mb) : -1;
+      for (size_t i = layers.size(); i-- > 0;) {
+        phase(layers[i], i, 1, mb, i + 1 == layers.size() ? recv : -1);
+        phase(layers[i], i, 2, mb, -1);
+      }
+      if (s > 0) (void)p2p(true, false, r - stride, mb);
+    };
+    // 1F1B (Megatron's schedule without interleaving): stage s runs min(P - 1 - s, M) forwards, then
+    // alternates one forward and one backward, then runs the backwards left.
+    const int warmup = std::min(P - 1 - s, M);
+    for (int mb = 0; mb < warmup; ++mb) forward(mb);
+    for (int i = 0; i < M - warmup; ++i) {
+      forward(warmup + i);
+      backward(i);
     }
+    for (int mb = M - warmup; mb < M; ++mb) backward(mb);
   }
   return w;
 }

@@ -14,6 +14,8 @@ namespace {
 
 using Kind = TrainingOp::Kind;
 
+constexpr int64_t kMaxTrainingNodes = int64_t{1} << 26;
+
 struct OpRef {
   int32_t rank = -1;
   uint32_t op = 0;
@@ -201,6 +203,24 @@ struct Compiler {
                                      r, g.rank_source[r], in.group, fmt::join(ranks, ","), in.first.rank));
       }
     }
+    // The graph's size first: a job too large to hold is refused before it is built.
+    int64_t nodes = 0;
+    for (size_t r = 0; r < nr; ++r) nodes += static_cast<int64_t>(g.ranks[r].size());
+    for (const Instance& in : instances) {
+      const TrainingOp& x = op(in.first);
+      const int n = static_cast<int>(g.groups[in.group].size());
+      if (n >= 2 && x.collective != "barrier" && x.bytes > 0)
+        nodes += collective_flow_count(x.collective == "allreduce" ? o.allreduce : x.collective, n, o.chunks);
+      if (nodes > kMaxTrainingNodes)
+        fail(in.first, fmt::format("the job's graph has more than {} flows and timers per iteration (2^26) "
+                                   "by this collective; rocesim does not build it",
+                                   kMaxTrainingNodes));
+    }
+    if (nodes > kMaxTrainingNodes)
+      throw InputError(g.rank_source[0], 0,
+                       fmt::format("the job's graph has {} flows and timers per iteration, more than {} "
+                                   "(2^26); rocesim does not build it",
+                                   nodes, kMaxTrainingNodes));
     // The graph: collectives, then point-to-point flows, then the other ops.
     for (size_t k = 0; k < instances.size(); ++k) collective(instances[k], members[k]);
     for (const std::string& key : p2p_order) {

@@ -1,6 +1,7 @@
 // The AI results of jobs (stats/collective_stats.h, DagRunner): iteration time mean and p99, bus bandwidth
 // against the line rate, communication, compute and exposed communication, the per-host timeline, the trace
 // ids in flows.csv's name column, and duplicate job names refused.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "file_util.h"
 #include "stats/collective_stats.h"
 #include "stats/writers.h"
+#include "workload/dependency_trace.h"
 #include "workload/flow_dag.h"
 
 // A namespace of its own: unity builds put several test files in one translation unit.
@@ -86,6 +88,42 @@ TEST(JobResults, IterationMeanAndP99AreOverTheFinishedIterations) {
   EXPECT_DOUBLE_EQ(j["comm_us"].get<double>(), 50.5);
   EXPECT_DOUBLE_EQ(j["compute_us"].get<double>(), 0.0);
   EXPECT_DOUBLE_EQ(j["exposed_comm_us"].get<double>(), 50.5);
+}
+
+// timeline_iteration picks the iteration job_timeline.csv shows: here the third of four (k's flow takes
+// k + 1 us, with 2 us of compute between iterations), and the compute after it.
+TEST(JobResults, TimelineShowsTheChosenIteration) {
+  for (const uint32_t keep : {0u, 2u, 3u}) {
+    DagJob job;
+    job.name = "one";
+    job.kind = "trace";
+    job.dag.add(0, 1, 1000, 0, Time::zero());
+    ASSERT_EQ(job.dag.seal(true), -1);
+    job.iterations = 4;
+    job.gap = Time::from_us(2);
+    job.timeline_iteration = keep;
+    DagRunner runner;
+    runner.add(std::move(job));
+    FakeNetwork net;
+    runner.begin(net);
+    std::vector<Time> start;
+    for (int k = 0; k < 4; ++k) {
+      start.push_back(net.released.back().start);
+      runner.on_flow_finished(net.released.size() - 1, start.back() + Time::from_us(k + 1), net);
+      if (k == 0) {
+        EXPECT_EQ(runner.timeline_iteration(0).empty(), keep != 0);  // kept from its beginning only
+      }
+    }
+    std::ostringstream tl;
+    write_job_timeline_csv(tl, runner);
+    const Time a = start[keep], b = a + Time::from_us(keep + 1);
+    std::string expect = fmt::format("one,{},0,comm,{},{}\n", keep, format_time_us(a), format_time_us(b));
+    if (keep < 3)  // the compute after it, when another iteration follows
+      expect += fmt::format("one,{},0,compute,{},{}\n", keep, format_time_us(b),
+                            format_time_us(b + Time::from_us(2)));
+    EXPECT_NE(tl.str().find(expect), std::string::npos) << tl.str();
+    EXPECT_EQ(rows_of(tl.str()).size(), keep < 3 ? 4u : 2u) << tl.str();  // hosts 0 and 1
+  }
 }
 
 // A trace whose delay is compute: a (h0 -> h1) runs [0, 10]; b (h1 -> h2) waits for a plus 5 us of compute,
@@ -278,6 +316,77 @@ TEST(JobResults, CollectivesCsvCarriesTheTracesCollectiveIds) {
     EXPECT_EQ(ga[6], it[6]);
     EXPECT_NEAR(std::stod(ar[8]), 200000 * 8 / std::stod(ar[7]) / 1e3, 1e-5);  // algbw, Gb/s
     for (size_t k = 9; k < 15; ++k) EXPECT_EQ(ar[k], "") << k;
+  }
+}
+
+// A trace's collective_type gives its collectives' rows the type, the per-rank buffer its flows' bytes
+// stand for and nccl-tests' bus bandwidth: what each rank sends per second.
+TEST(JobResults, TypedTraceCollectivesHaveABusBandwidth) {
+  TmpDir tmp;
+  const std::string trace = tmp.write("typed.csv",
+                                      "id,src,dst,bytes,after,collective,collective_type\n"
+                                      "a0,h0,h1,100000,,ar,allreduce\n"
+                                      "a1,h1,h0,100000,,ar,\n"
+                                      "t0,h0,h2,30000,a0;a1,a2a,alltoall\n"
+                                      "t1,h2,h3,30000,a0;a1,a2a,\n"
+                                      "t2,h3,h0,30000,a0;a1,a2a,alltoall\n"
+                                      "u,h3,h2,1000,,plain,\n");
+  const std::string text =
+      "duration_ms = 10\n[topology]\nkind = \"star\"\nhosts = 4\n[cc]\nscheme = \"none\"\n"
+      "[[traffic]]\npattern = \"dependency_trace\"\nfile = \"" +
+      trace + "\"\njob = \"tr\"\n";
+  RunOptions o;
+  o.out_dir = (tmp.path / "typed").string();
+  o.force = true;
+  (void)run_scenario(load_scenario_text(text, "typed.toml"), o);
+  const std::string csv = test::read_text_file(tmp.path / "typed" / "collectives.csv");
+  std::map<std::string, std::vector<std::string>> by_id;
+  for (const std::string& row : rows_of(csv)) {
+    std::vector<std::string> f;
+    std::istringstream in(row);
+    for (std::string cell; std::getline(in, cell, ',');) f.push_back(cell);
+    if (f.size() == 16) by_id[f[15]] = f;
+  }
+  ASSERT_EQ(by_id.count("ar") + by_id.count("a2a") + by_id.count("plain"), 3u) << csv;
+  const auto& ar = by_id["ar"];
+  EXPECT_EQ(ar[1], "allreduce");
+  EXPECT_EQ(ar[2], "2");
+  EXPECT_EQ(ar[4], "100000");  // S: a 2-rank ring sends S / 2 twice from each rank: B = 200000 = 2 S
+  const double ar_s = std::stod(ar[7]) * 1e-6;
+  EXPECT_NEAR(std::stod(ar[9]), 200000.0 / 2 * 8 / ar_s / 1e9, 1e-4);  // B / N per second
+  EXPECT_NEAR(std::stod(ar[9]), std::stod(ar[8]) * 1.0, 1e-4);         // algbw x 2(N-1)/N = 1
+  const auto& a2a = by_id["a2a"];
+  EXPECT_EQ(a2a[1], "alltoall");
+  EXPECT_EQ(a2a[2], "3");
+  EXPECT_EQ(a2a[4], "45000");  // B / (N - 1)
+  EXPECT_NEAR(std::stod(a2a[9]), 90000.0 / 3 * 8 / (std::stod(a2a[7]) * 1e-6) / 1e9, 1e-4);
+  EXPECT_EQ(by_id["plain"][1], "trace");  // untyped: as before, no busbw
+  EXPECT_EQ(by_id["plain"][9], "");
+  // A type that differs between a collective's rows, an unknown type, a type without a collective.
+  for (const auto& [rows, what] :
+       {std::pair{std::string("a,h0,h1,1,,c,allreduce\nb,h1,h0,1,,c,allgather\n"),
+                  std::string(":3: collective 'c' is a allgather here but a allreduce on line 2")},
+        std::pair{std::string("a,h0,h1,1,,c,allshuffle\n"),
+                  std::string(":2: collective_type 'allshuffle' is not one of allreduce, allgather")},
+        std::pair{std::string("a,h0,h1,1,,,allreduce\n"),
+                  std::string(":2: collective_type 'allreduce' without")}}) {
+    const std::string bad =
+        tmp.write("bad.csv", "id,src,dst,bytes,after,collective,collective_type\n" + rows);
+    std::string e;
+    try {
+      (void)load_scenario_text(
+          "duration_ms = 10\n[topology]\nkind = \"star\"\nhosts = 4\n[[traffic]]\npattern = "
+          "\"dependency_trace\"\nfile = \"" +
+              bad + "\"\n",
+          "bad.toml");
+      // The spans are made when the run adds the job: read the trace the way it does.
+      std::vector<std::string> types;
+      (void)read_dependency_trace(
+          bad, [](const std::string& h) { return std::stoi(h.substr(1)); }, &types);
+    } catch (const InputError& x) {
+      e = x.what();
+    }
+    EXPECT_NE(e.find("bad.csv" + what), std::string::npos) << e;
   }
 }
 

@@ -410,8 +410,8 @@ TEST(ChakraRun, IterationsRepeatTheGraph) {
   std::vector<std::vector<ChakraNodeOut>> ranks;
   for (int r = 0; r < 2; ++r) ranks.push_back({comp(1, 10), coll(2, kAllReduce, 400000, {1})});
   write_trace(d, ranks);
-  const TrainingRun x = run(star(
-      2, "pattern = \"chakra\"\nfiles = \"" + d.path.string() + "\"\niterations = 3\ncompute_scale = 2\n"));
+  const TrainingRun x = run(star(2, "pattern = \"chakra\"\nfiles = \"" + d.path.string() +
+                                        "\"\niterations = 3\ncompute_scale = 2\ntimeline_iteration = 2\n"));
   EXPECT_EQ(x.r.summary["jobs"][0]["iterations_finished"].get<int>(), 3);
   EXPECT_EQ(x.r.summary["jobs"][0]["collectives_per_iteration"].get<int>(), 1);
   EXPECT_EQ(x.r.flows.size(), 3u * 2 * 2);
@@ -426,6 +426,27 @@ TEST(ChakraRun, IterationsRepeatTheGraph) {
     EXPECT_NEAR(num((*c)[5]), num(job[5]) + 20, 1e-6);
     EXPECT_EQ((*c)[6], job[6]);
   }
+  // The timeline is of iteration 2 (timeline_iteration): each host computes its first 20 us.
+  const auto& third = x.job_row(2);
+  std::istringstream in(x.timeline);
+  std::string line;
+  std::getline(in, line);
+  size_t compute = 0, rows = 0;
+  for (; std::getline(in, line); ++rows) {
+    EXPECT_EQ(line.rfind("job0,2,", 0), 0u) << line;
+    compute += line.find(",compute," + third[5] + ",") != std::string::npos;
+  }
+  EXPECT_EQ(compute, 2u) << x.timeline;
+  EXPECT_EQ(rows, 4u) << x.timeline;
+  // An iteration the job does not run is refused.
+  const std::string e = error_of([&] {
+    (void)load_scenario_text(star(2, "pattern = \"chakra\"\nfiles = \"" + d.path.string() +
+                                         "\"\niterations = 3\ntimeline_iteration = 3\n"),
+                             "x.toml");
+  });
+  EXPECT_NE(e.find("the job runs 3 iterations, numbered from 0: timeline_iteration must be at most 2"),
+            std::string::npos)
+      << e;
 }
 
 TEST(ChakraConfig, ScenarioErrorsNameTheKeyAndTheFile) {
@@ -544,6 +565,120 @@ TEST(SimaiRun, PhasesRunInOrderOverTheirGroups) {
   size_t per_pair = 0;
   for (const auto& row : x.rows) per_pair += row.size() == 16 && row[15] == "1:attention.wg_comm";
   EXPECT_EQ(per_pair, 2u);
+}
+
+TEST(Simai, PipelineStagesGroupsAndOneFOneBOrder) {
+  TraceDir d;
+  // 8 GPUs: TP 2 x DP 2 x PP 2 (stage 0: ranks 0-3, stage 1: ranks 4-7), 2 micro-batches (ga), 1 layer.
+  const std::string f =
+      d.write("pp.txt",
+              "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 ep: 1 pp: 2 vpp: 1 ga: 2 "
+              "all_gpus: 8 checkpoints: 0 checkpoint_initiates: 0 pp_comm: 4096.0\n"
+              "1\nblock -1 1000 ALLREDUCE 100 1000 NONE 0 1000 ALLREDUCE 200 1\n");
+  const SimaiWorkload w = read_simai_workload(f, 1.0);
+  EXPECT_EQ(w.pp, 2);
+  EXPECT_EQ(w.ga, 2);
+  EXPECT_EQ(w.micro_batches, 2);
+  EXPECT_EQ(w.pp_comm, 4096);
+  using K = TrainingOp::Kind;
+  // Rank 5: stage 1, block 2, position 1. TP {4, 5}; DP within its stage {5, 7}.
+  const auto& r5 = w.graph.ranks[5];
+  ASSERT_EQ(r5[0].kind, K::kRecv);  // the activation of micro-batch 0, before its forward
+  ASSERT_EQ(r5[2].name, "block.fwd_comm.mb0");
+  EXPECT_EQ(w.graph.groups[r5[2].group], (std::vector<int>{4, 5}));
+  std::vector<std::string> order;
+  for (const TrainingOp& x : r5) {
+    if (x.kind == K::kCollective && x.name == "block.wg_comm.mb1") {
+      EXPECT_EQ(w.graph.groups[x.group], (std::vector<int>{5, 7}));
+    }
+    if (x.kind == K::kSend || x.kind == K::kRecv) {
+      EXPECT_EQ(x.bytes, 4096);
+      order.push_back((x.kind == K::kSend ? "send " : "recv ") + x.name + " " + std::to_string(x.peer));
+    }
+  }
+  // The last stage: forward (after the activation from rank 1), backward, its gradient back; twice.
+  EXPECT_EQ(order, (std::vector<std::string>{"recv pp_fwd.mb0 1", "send pp_bwd.mb0 1", "recv pp_fwd.mb1 1",
+                                             "send pp_bwd.mb1 1"}));
+  // The first stage (1F1B warm-up of one forward): F0 F1 B0 B1. Only the last micro-batch all-reduces the
+  // weight gradients.
+  order.clear();
+  size_t wg = 0;
+  for (const TrainingOp& x : w.graph.ranks[1]) {
+    if (x.kind == K::kSend || x.kind == K::kRecv)
+      order.push_back((x.kind == K::kSend ? "send " : "recv ") + x.name + " " + std::to_string(x.peer));
+    wg += x.kind == K::kCollective && x.name.find("wg_comm") != std::string::npos;
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"send pp_fwd.mb0 5", "send pp_fwd.mb1 5", "recv pp_bwd.mb0 5",
+                                             "recv pp_bwd.mb1 5"}));
+  EXPECT_EQ(wg, 1u);
+  // micro_batches overrides ga; a pipeline needs pp_comm; all_gpus must be a multiple of TP x PP.
+  EXPECT_EQ(read_simai_workload(f, 1.0, 3).micro_batches, 3);
+  std::string e = error_of([&] {
+    (void)read_simai_workload(d.write("x.txt",
+                                      "HYBRID_TRANSFORMER model_parallel_NPU_group: 1 pp: 2 all_gpus: 2\n1\n"
+                                      "a -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n"),
+                              1);
+  });
+  EXPECT_NE(e.find("x.txt:1: pp = 2 needs 'pp_comm: <bytes>'"), std::string::npos) << e;
+  e = error_of([&] {
+    (void)read_simai_workload(
+        d.write("y.txt",
+                "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 pp: 2 all_gpus: 6 pp_comm: 8\n1\n"
+                "a -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n"),
+        1);
+  });
+  EXPECT_NE(e.find("y.txt:1: all_gpus = 6 is not a multiple of model_parallel_NPU_group x pp = 2 x 2"),
+            std::string::npos)
+      << e;
+}
+
+TEST(SimaiRun, TwoStagePipelineSendsActivationsAndGradientsInOrder) {
+  TraceDir d;
+  // 2 GPUs, one per stage; 2 micro-batches; per micro-batch 100 us forward, 50 + 30 us backward, no
+  // collectives; 1 MB between the stages each way.
+  const std::string f = d.write(
+      "pp.txt",
+      "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 1 ep: 1 pp: 2 vpp: 1 ga: 2 all_gpus: 2 "
+      "checkpoints: 0 checkpoint_initiates: 0 pp_comm: 1000000\n"
+      "1\nblock -1 100000 NONE 0 50000 NONE 0 30000 NONE 0 1\n");
+  const TrainingRun x = run(star(2, "pattern = \"simai\"\nfile = \"" + f + "\"\njob = \"pp\"\n"));
+  const int h0 = lookup_node(x.s.topo, "h0"), h1 = lookup_node(x.s.topo, "h1");
+  ASSERT_EQ(x.r.flows.size(), 4u);
+  std::vector<FlowRecord> flows = x.r.flows;
+  std::sort(flows.begin(), flows.end(),
+            [](const FlowRecord& a, const FlowRecord& b) { return a.start < b.start; });
+  for (const FlowRecord& fl : flows) EXPECT_EQ(fl.size_bytes, 1000000);
+  // Stage 0: F0 [0, 100], F1 [100, 200]: the activations leave at 100 and 200 us. Stage 1: F0 from the first
+  // one's arrival a, B0 [a + 100, a + 180]: its gradient leaves at a + 180; F1, B1 end at a + 360: the second
+  // gradient leaves then; stage 0's B1 starts when it arrives and ends 80 us later.
+  EXPECT_EQ(flows[0].src, h0);
+  EXPECT_EQ(flows[0].start, Time::from_us(100));
+  EXPECT_EQ(flows[1].src, h0);
+  EXPECT_EQ(flows[1].start, Time::from_us(200));
+  const Time a = flows[0].finish;
+  EXPECT_EQ(flows[2].src, h1);
+  EXPECT_EQ(flows[2].dst, h0);
+  EXPECT_EQ(flows[2].start, a + Time::from_us(180));
+  EXPECT_EQ(flows[3].src, h1);
+  EXPECT_EQ(flows[3].start, a + Time::from_us(360));
+  const Time fct_fwd = flows[0].finish - flows[0].start, fct_bwd = flows[3].finish - flows[3].start;
+  // By hand: stage 0's B1 starts when the second gradient arrives (a + 360 + its transfer) and ends 80 us
+  // later: the iteration is 100 + 360 + 80 = 540 us of compute plus the first activation's and the last
+  // gradient's transfers.
+  const auto& job = x.job_row(0);
+  EXPECT_NEAR(num(job[6]) - num(job[5]), 540.0 + fct_fwd.us() + fct_bwd.us(), 1e-3);
+  // Each transfer takes its ideal FCT (alone on the fabric): 1 MB at 100 Gb/s (80 us) plus the headers, a
+  // packet's store-and-forward and the last ACK's round trip over 2 x 1 us links, 85.6 us; so the iteration
+  // is 540 + 2 x 85.6 us by hand (the transfers come out within 1 % of it).
+  const double ideal = flows[0].ideal_fct.us();
+  EXPECT_NEAR(ideal, 85.6, 0.1);
+  EXPECT_NEAR(fct_fwd.us(), ideal, 0.01 * ideal);
+  EXPECT_NEAR(fct_bwd.us(), ideal, 0.01 * ideal);
+  EXPECT_NEAR(num(job[6]) - num(job[5]), 540.0 + 2 * 85.6, 2.0);
+  // collectives.csv names them by sending stage and micro-batch.
+  EXPECT_NE(x.row("0:pp_fwd.mb1"), nullptr);
+  EXPECT_NE(x.row("1:pp_bwd.mb0"), nullptr);
+  EXPECT_EQ((*x.row("1:pp_bwd.mb0"))[1], "sendrecv");
 }
 
 // The examples of docs/user-guide.md ("Bring your training job") run to their end.
