@@ -3,8 +3,12 @@
 // normally for accepted input and for input rejected with InputError (the documented way every parser
 // reports bad input); anything else (a crash, a sanitizer report, another exception) is a bug.
 #pragma once
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -16,6 +20,8 @@
 #include "topo/topology_file.h"
 #include "workload/cdf.h"
 #include "workload/flow_file.h"
+#include "workload/simai.h"
+#include "workload/training.h"
 
 namespace rocesim::fuzz {
 
@@ -73,6 +79,27 @@ inline void cdf(const uint8_t* data, size_t size) {
     (void)c.mean_bytes();
   } catch (const InputError&) {
   }
+}
+
+// A SimAI workload file (rocesim_trace_fuzz mutates these and Chakra traces; fuzz/README.md), read and
+// compiled into its training job as a scenario does.
+inline void simai(const uint8_t* data, size_t size) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("rocesim_fuzz_simai_" + std::to_string(::getpid()) + ".txt"))
+          .string();
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  }
+  try {
+    const SimaiWorkload w = read_simai_workload(path, 1.0);
+    TrainingOptions o;
+    for (size_t r = 0; r < w.graph.ranks.size(); ++r) o.hosts.push_back(static_cast<int>(r));
+    o.link.assign(w.graph.ranks.size(), Rate::from_gbps(100));
+    (void)compile_training(w.graph, o);
+  } catch (const InputError&) {
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace rocesim::fuzz

@@ -4,6 +4,7 @@
 #include <fnmatch.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <algorithm>
 #include <cmath>
@@ -220,6 +221,9 @@ struct RankReader {
     std::ostringstream ss;
     ss << in.rdbuf();
     const std::string data = ss.str();
+    // A bad message is our error naming the file, not the library's log line on stderr (it logs a string
+    // field that is not UTF-8, say, before the parse fails).
+    const google::protobuf::LogSilencer quiet;
     google::protobuf::io::ArrayInputStream arr(data.data(), static_cast<int>(data.size()));
     google::protobuf::io::CodedInputStream coded(&arr);
     coded.SetTotalBytesLimit(INT32_MAX);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -16,7 +17,8 @@ namespace {
 
 enum class Group { kTp, kDp, kEp, kDpEp };
 
-constexpr int64_t kMaxOps = int64_t{1} << 24;
+constexpr int64_t kMaxOps = int64_t{1} << 22;
+constexpr int64_t kMaxCommBytes = int64_t{1} << 50;  // as a Chakra trace's comm_size
 
 int to_int(const std::string& path, int line, const std::string& what, const std::string& v, int64_t lo,
            int64_t hi) {
@@ -194,6 +196,9 @@ SimaiWorkload read_simai_workload(const std::string& path, double compute_scale,
       l.comm[p] = parse_comm(path, line, fmt::format("{} comm type", kPhase[p]), f[3 + 3 * p],
                              p == 2 ? Group::kDp : Group::kTp);
       l.bytes[p] = to_i64(path, line, fmt::format("{} comm bytes", kPhase[p]), f[4 + 3 * p]);
+      if (l.bytes[p] > kMaxCommBytes)
+        throw InputError(path, line,
+                         fmt::format("{} comm bytes = {} is more than 2^50", kPhase[p], l.bytes[p]));
     }
     (void)to_i64(path, line, "weight update time (ns)", f[11]);
     layers.push_back(std::move(l));
@@ -211,20 +216,32 @@ SimaiWorkload read_simai_workload(const std::string& path, double compute_scale,
   TrainingGraph& g = w.graph;
   g.ranks.resize(static_cast<size_t>(n));
   g.rank_source.assign(static_cast<size_t>(n), path);
-  std::map<std::pair<int, std::vector<int>>, int32_t> known;
+  // The groups of a kind partition the ranks: a group is known by its kind and first member, and its
+  // members are listed once (a rank's lookup is then O(log groups), not O(group size)).
+  std::map<std::pair<int, int>, int32_t> known;
   auto group_of = [&](Group kind, int r) {
     const int b = r / T, p = r % T, first = r / (T * D) * D;  // first: the stage's first block
-    std::vector<int> m;
-    if (kind == Group::kTp)
-      for (int j = 0; j < T; ++j) m.push_back(b * T + j);
-    else if (kind == Group::kDp)
-      for (int j = 0; j < D; ++j) m.push_back((first + j) * T + p);
-    else if (kind == Group::kEp)
-      for (int i = 0; i < E; ++i) m.push_back((b / E * E + i) * T + p);
-    else
-      for (int k = 0; k < D / E; ++k) m.push_back((first + (b % E) + k * E) * T + p);
-    auto [it, fresh] = known.emplace(std::make_pair(static_cast<int>(kind), m), 0);
+    int size = 0, lead = 0;
+    std::function<int(int)> member;
+    if (kind == Group::kTp) {
+      size = T;
+      member = [&](int j) { return b * T + j; };
+    } else if (kind == Group::kDp) {
+      size = D;
+      member = [&](int j) { return (first + j) * T + p; };
+    } else if (kind == Group::kEp) {
+      size = E;
+      member = [&](int i) { return (b / E * E + i) * T + p; };
+    } else {
+      size = D / E;
+      member = [&](int k) { return (first + (b % E) + k * E) * T + p; };
+    }
+    lead = member(0);
+    auto [it, fresh] = known.emplace(std::make_pair(static_cast<int>(kind), lead), 0);
     if (fresh) {
+      std::vector<int> m;
+      m.reserve(static_cast<size_t>(size));
+      for (int j = 0; j < size; ++j) m.push_back(member(j));
       it->second = static_cast<int32_t>(g.groups.size());
       g.groups.push_back(std::move(m));
     }

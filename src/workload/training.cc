@@ -75,6 +75,11 @@ struct Compiler {
       for (OpRef m : members) set(m, t, t);
       return;
     }
+    // The decomposition computes S·(i + 1) for segments i < N: keep it within 64 bits.
+    if (x.bytes > (int64_t{1} << 62) / static_cast<int64_t>(ranks.size()))
+      fail(in.first, fmt::format("a {} of {} bytes over {} ranks is more than rocesim computes with (bytes x "
+                                 "ranks < 2^62)",
+                                 x.collective, x.bytes, ranks.size()));
     CollectiveParams p;
     p.algorithm = x.collective == "allreduce" ? o.allreduce : x.collective;
     for (int r : ranks) p.hosts.push_back(o.hosts[r]);

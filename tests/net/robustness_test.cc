@@ -285,6 +285,7 @@ TEST(FuzzRegressions, Scenario) { EXPECT_GT(replay("scenario", &fuzz::scenario),
 TEST(FuzzRegressions, Topology) { EXPECT_GT(replay("topology", &fuzz::topology), 0u); }
 TEST(FuzzRegressions, FlowFile) { EXPECT_GT(replay("flow_file", &fuzz::flow_file), 0u); }
 TEST(FuzzRegressions, Cdf) { EXPECT_GT(replay("cdf", &fuzz::cdf), 0u); }
+TEST(FuzzRegressions, Simai) { EXPECT_GT(replay("simai", &fuzz::simai), 0u); }
 
 TEST(ResourceLimits, RunThatCannotFitIsRefusedBeforeItStarts) {
   Scenario s;

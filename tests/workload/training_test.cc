@@ -262,6 +262,16 @@ TEST(ChakraTrace, ErrorsNameTheFileNodeAndWhatIsSupported) {
   e = error_of([&] { (void)read_chakra_trace({f}, {}, 1); });
   EXPECT_NE(e.find(f + ": truncated at byte"), std::string::npos) << e;
   EXPECT_NE(e.find("message 3 (after node 2)"), std::string::npos) << e;
+  // A name that is not UTF-8 (found by rocesim_trace_fuzz): our error, and nothing of the library's on
+  // stderr.
+  ChakraNodeOut latin1 = comp(4, 1);
+  latin1.name = "caf\xe9";
+  write_chakra_trace(f, {comp(1, 1), latin1});
+  ::testing::internal::CaptureStderr();
+  e = error_of([&] { (void)read_chakra_trace({f}, {}, 1); });
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_NE(e.find(f + ": corrupt at byte"), std::string::npos) << e;
+  EXPECT_NE(e.find("message 2 (after node 1) is not a valid Chakra Node"), std::string::npos) << e;
   d.write("text.0.et", "\xff\xff\xff\xff\xff\xff");
   e = error_of([&] { (void)read_chakra_trace({d.file("text.0.et")}, {}, 1); });
   EXPECT_NE(e.find("text.0.et: truncated or corrupt at byte 0"), std::string::npos) << e;
@@ -539,6 +549,16 @@ TEST(Simai, ErrorsNameTheLineAndWhatIsExpected) {
   EXPECT_NE(e.find("u.txt:3: forward compute time (ns): expected a whole number >= 0, got 'x'"),
             std::string::npos)
       << e;
+  // A comm size of 2^63 - 1 bytes (found by rocesim_trace_fuzz: it overflowed the decomposition's
+  // arithmetic under UBSan).
+  e = error_of([&] {
+    (void)read_simai_workload(d.write("v.txt",
+                                      "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 all_gpus: 2\n1\n"
+                                      "a -1 1 ALLREDUCE 9223372036854775807 1 NONE 0 1 NONE 0 1\n"),
+                              1);
+  });
+  EXPECT_NE(e.find("v.txt:3: forward comm bytes = 9223372036854775807 is more than 2^50"), std::string::npos)
+      << e;
   e = error_of([&] { (void)read_simai_workload(d.file("none.txt"), 1); });
   EXPECT_NE(e.find("none.txt: cannot open"), std::string::npos) << e;
 }
@@ -683,7 +703,7 @@ TEST(SimaiRun, TwoStagePipelineSendsActivationsAndGradientsInOrder) {
 
 // The examples of docs/user-guide.md ("Bring your training job") run to their end.
 TEST(TrainingExamples, ChakraAndSimaiScenariosRun) {
-  for (const char* name : {"chakra_step", "simai_gpt"}) {
+  for (const char* name : {"chakra_step", "simai_gpt", "simai_gpt_pp2"}) {
     SCOPED_TRACE(name);
     const Scenario s =
         load_scenario((fs::path(ROCESIM_SCENARIO_DIR) / "ai" / (std::string(name) + ".toml")).string());
@@ -694,8 +714,12 @@ TEST(TrainingExamples, ChakraAndSimaiScenariosRun) {
     EXPECT_EQ(job["ranks"].get<int>(), 8);
     // chakra_step: per iteration 4 x 2 x 2 tensor-parallel all-reduces (4 groups, 2 layers, fwd + bwd), 2 x 2
     // data-parallel ones and 4 send/recv pairs; simai_gpt: 4 x 5 tensor-parallel (embedding fwd, attention
-    // and mlp fwd + ig) and 2 x 4 data-parallel (grad_norm, attention, mlp, final_norm's all-gather).
-    EXPECT_EQ(job["collectives_per_iteration"].get<int>(), std::string(name) == "chakra_step" ? 24 : 28);
+    // and mlp fwd + ig) and 2 x 4 data-parallel (grad_norm, attention, mlp, final_norm's all-gather);
+    // simai_gpt_pp2: 4 micro-batches x 4 x 5 tensor-parallel, 4 x 4 data-parallel (the last micro-batch's,
+    // within each stage) and 4 micro-batches x 2 directions x 4 stage-to-stage transfers.
+    const std::map<std::string, int> collectives{
+        {"chakra_step", 24}, {"simai_gpt", 28}, {"simai_gpt_pp2", 128}};
+    EXPECT_EQ(job["collectives_per_iteration"].get<int>(), collectives.at(name));
     EXPECT_TRUE(r.summary["complete"].get<bool>());
     // The estimate counts the flows only (not the compute timers): chakra_step has per iteration 4 x 4 x 4
     // tensor-parallel, 2 x 2 x 24 data-parallel and 4 point-to-point flows.
