@@ -10,7 +10,7 @@ WERROR    ?= $(if $(filter true,$(CI)),ON,OFF)
 # UNITY=ON compiles the library as a unity build (cmake -DROCESIM_UNITY=ON): faster from scratch, as in CI.
 UNITY     ?= $(if $(filter true,$(CI)),ON,OFF)
 
-.PHONY: all setup build build-rocesim pgo run report reproduce check test test-sanitize test-tsan fuzz fuzz-scenarios bench clean format format-check
+.PHONY: all setup build build-rocesim pgo run report reproduce check test test-sanitize test-tsan fuzz fuzz-scenarios fuzz-traces bench clean format format-check
 
 all: build
 
@@ -129,6 +129,16 @@ fuzz-scenarios: setup
 	@cmake --build $(BUILD) -j$(JOBS) --target rocesim rocesim_scenario_fuzz
 	$(BUILD)/rocesim_scenario_fuzz --seed $(FUZZ_SCENARIOS_SEED) --seconds $(FUZZ_SCENARIOS_SECONDS) \
 	  --count $(FUZZ_SCENARIOS_COUNT) --out fuzz/scenarios
+
+# The training-job readers' fuzzer (fuzz/trace_fuzz.cc, fuzz/README.md): mutated Chakra traces and SimAI
+# files, each read and compiled, for FUZZ_TRACES_SECONDS from FUZZ_SCENARIOS_SEED; failing cases are kept
+# in $(BUILD)/fuzz-traces/<seed>-<n>/.
+FUZZ_TRACES_SECONDS ?= 300
+fuzz-traces: setup
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DROCESIM_WERROR=$(WERROR) -DROCESIM_UNITY=$(UNITY) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS) --target rocesim_trace_fuzz
+	$(BUILD)/rocesim_trace_fuzz --seed $(FUZZ_SCENARIOS_SEED) --seconds $(FUZZ_TRACES_SECONDS) \
+	  --out $(BUILD)/fuzz-traces
 
 # Speed and memory: the 320-host benchmark, the event queue, the machine's load latency against working-set
 # size (where its last cache ends), and against fabric size (bench_scaling: k = 8 to 32 fat-trees and the
