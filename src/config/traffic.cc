@@ -329,25 +329,38 @@ std::string without_input_prefix(const InputError& e) {
   return what;
 }
 
+// Per node: a host's fastest link other than an NVLink (its NIC), its NVLink's rate (zero without one) and
+// its NVSwitch (-1 without one).
+struct HostRates {
+  std::vector<Rate> nic, nvlink;
+  std::vector<int> nvswitch;
+};
+HostRates host_rates(const TopoSpec& topo) {
+  HostRates h;
+  h.nic.assign(static_cast<size_t>(topo.num_nodes), Rate{0});
+  h.nvlink.assign(h.nic.size(), Rate{0});
+  h.nvswitch.assign(h.nic.size(), -1);
+  for (const auto& l : topo.links)
+    for (auto [x, other] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {
+      if (topo.is_switch[x]) continue;
+      const bool nv = topo.kind_of(other) == NodeKind::kNvSwitch;
+      Rate& r = nv ? h.nvlink[x] : h.nic[x];
+      r = std::max(r, l.rate);
+      if (nv) h.nvswitch[x] = other;
+    }
+  return h;
+}
+
 // A collective's rates: B (the NIC: the slowest rank's fastest link other than its NVLink; the NVLink rate
 // when every rank is on one server) and B_nv (the slowest rank's NVLink; zero without GPU servers).
 std::pair<Rate, Rate> collective_rates(const TopoSpec& topo, const std::vector<int>& hosts) {
-  std::vector<Rate> nic(static_cast<size_t>(topo.num_nodes), Rate{0}), nvl(nic.size(), Rate{0});
-  std::vector<int> server(nic.size(), -1);
-  for (const auto& l : topo.links)
-    for (auto [h, other] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {
-      if (topo.is_switch[h]) continue;
-      const bool nv = topo.kind_of(other) == NodeKind::kNvSwitch;
-      Rate& r = nv ? nvl[h] : nic[h];
-      r = std::max(r, l.rate);
-      if (nv) server[h] = other;
-    }
+  const HostRates h = host_rates(topo);
   Rate b{0}, b_nv{0};
   bool one_server = true;
-  for (int h : hosts) {
-    if (nic[h].bps > 0 && (b.bps == 0 || nic[h] < b)) b = nic[h];
-    if (nvl[h].bps > 0 && (b_nv.bps == 0 || nvl[h] < b_nv)) b_nv = nvl[h];
-    one_server = one_server && server[h] >= 0 && server[h] == server[hosts[0]];
+  for (int x : hosts) {
+    if (h.nic[x].bps > 0 && (b.bps == 0 || h.nic[x] < b)) b = h.nic[x];
+    if (h.nvlink[x].bps > 0 && (b_nv.bps == 0 || h.nvlink[x] < b_nv)) b_nv = h.nvlink[x];
+    one_server = one_server && h.nvswitch[x] >= 0 && h.nvswitch[x] == h.nvswitch[hosts[0]];
   }
   if (one_server || b.bps == 0) b = b_nv;
   return {b, b_nv};
@@ -446,9 +459,20 @@ void read_training(Config& c, const Scenario& s, const std::string& k, TrafficSp
   TrainingOptions o;
   o.chunks = t.chunks;
   o.step_latency = t.step_latency;
-  o.allreduce =
-      c.get_string(k + "allreduce", "ring_allreduce", {"ring_allreduce", "halving_doubling_allreduce"});
-  o.link = host_link_rates(s.topo);
+  o.allreduce = c.get_string(
+      k + "allreduce", "ring_allreduce",
+      {"ring_allreduce", "halving_doubling_allreduce", "hierarchical_ring_allreduce", "tree_allreduce"});
+  o.servers = gpu_servers(s.topo);
+  if (o.servers.empty() && (o.allreduce == "hierarchical_ring_allreduce" || o.allreduce == "tree_allreduce"))
+    c.fail(k + "allreduce",
+           fmt::format("allreduce = \"{}\" needs GPU servers (GPUs linked to an NVSwitch: topology kind "
+                       "rail_optimized, multi_plane or gpu_clos, or a topology file naming them)",
+                       o.allreduce));
+  {
+    HostRates h = host_rates(s.topo);
+    o.link = std::move(h.nic);
+    o.nvlink = std::move(h.nvlink);
+  }
   TrainingGraph g;
   try {
     if (chakra) {

@@ -523,6 +523,11 @@ int64_t collective_flow_count(const CollectiveParams& p) {
   return base_flow_count(p) * (p.pxn ? 2 : 1);
 }
 
+int64_t collective_flow_count(const std::string& a, int n, int chunks) {
+  if (is_hierarchical(a)) throw std::logic_error("collective_flow_count: " + a + " needs the servers");
+  return static_cast<int64_t>(steps_of(a, n)) * (a == "broadcast" ? 1 : n) * chunks;
+}
+
 double bus_bandwidth_factor(const std::string& a, int n) {
   const double f = static_cast<double>(n - 1) / n;
   if (a == "ring_allreduce" || a == "halving_doubling_allreduce" || is_hierarchical(a)) return 2 * f;

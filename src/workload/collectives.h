@@ -111,6 +111,9 @@ double bus_bandwidth_factor(const std::string& algorithm, int n);
 // hierarchical_ring_allreduce 2(G-1+M-1) x N x C; tree_allreduce 4G(N-1) x C); with pxn at most twice that
 // (an upper bound: each flow relayed at most once). Throws as build_collective on bad parameters.
 int64_t collective_flow_count(const CollectiveParams& p);
+// The same for a flat algorithm (not hierarchical_ring_allreduce or tree_allreduce, which need the servers)
+// of n ranks without pxn, before its bytes are known (training jobs size their graphs with it).
+int64_t collective_flow_count(const std::string& flat_algorithm, int n, int chunks);
 // tree_allreduce's binary tree `tree` (0 or 1, header) over servers 0..m-1 (m >= 1): per server its parent
 // (-1: the root) and children.
 struct BinaryTree {

@@ -58,12 +58,36 @@ struct Compiler {
     exit[r.rank][r.op] = out_node;
   }
 
-  Rate slowest(const std::vector<int>& hosts) const {
+  static Rate slowest_of(const std::vector<Rate>& rates, const std::vector<int>& hosts) {
     Rate b{0};
     for (int h : hosts)
-      if (static_cast<size_t>(h) < o.link.size() && o.link[h].bps > 0 && (b.bps == 0 || o.link[h] < b))
-        b = o.link[h];
+      if (static_cast<size_t>(h) < rates.size() && rates[h].bps > 0 && (b.bps == 0 || rates[h] < b))
+        b = rates[h];
     return b;
+  }
+  Rate slowest(const std::vector<int>& hosts) const { return slowest_of(o.link, hosts); }
+
+  // Whether every host is a GPU of one server.
+  bool one_server(const std::vector<int>& hosts) const {
+    for (const std::vector<int>& server : o.servers)
+      if (std::find(server.begin(), server.end(), hosts[0]) != server.end())
+        return std::all_of(hosts.begin(), hosts.end(),
+                           [&](int h) { return std::find(server.begin(), server.end(), h) != server.end(); });
+    return false;
+  }
+
+  // A collective instance's parameters (bytes at least one per flow).
+  CollectiveParams params(const TrainingOp& x, const std::vector<int>& ranks) const {
+    CollectiveParams p;
+    p.algorithm = x.collective == "allreduce" ? o.allreduce : x.collective;
+    for (int r : ranks) p.hosts.push_back(o.hosts[r]);
+    const int64_t n = static_cast<int64_t>(ranks.size());
+    const int64_t parts = p.algorithm == "broadcast" ? o.chunks : n * o.chunks;
+    p.bytes = std::max<Bytes>(x.bytes, parts);  // at least one byte per flow
+    p.chunks = o.chunks;
+    p.step_latency = o.step_latency;
+    p.servers = o.servers;
+    return p;
   }
 
   // A collective instance: entry timer, the decomposition's flows, exit timer.
@@ -80,14 +104,8 @@ struct Compiler {
       fail(in.first, fmt::format("a {} of {} bytes over {} ranks is more than rocesim computes with (bytes x "
                                  "ranks < 2^62)",
                                  x.collective, x.bytes, ranks.size()));
-    CollectiveParams p;
-    p.algorithm = x.collective == "allreduce" ? o.allreduce : x.collective;
-    for (int r : ranks) p.hosts.push_back(o.hosts[r]);
+    const CollectiveParams p = params(x, ranks);
     const int64_t n = static_cast<int64_t>(ranks.size());
-    const int64_t parts = p.algorithm == "broadcast" ? o.chunks : n * o.chunks;
-    p.bytes = std::max<Bytes>(x.bytes, parts);  // at least one byte per flow
-    p.chunks = o.chunks;
-    p.step_latency = o.step_latency;
     FlowDag sub;
     try {
       sub = build_collective(p);
@@ -101,8 +119,10 @@ struct Compiler {
     span.ranks = static_cast<int>(n);
     span.bytes_per_rank = p.bytes;
     span.bus_factor = bus_bandwidth_factor(p.algorithm, static_cast<int>(n));
-    const Rate link = slowest(p.hosts);
-    if (link.bps > 0) span.ideal = collective_ideal_time(p, link);
+    // B is the NIC's rate, or the NVLink's when every rank is on one server (as for a collective table).
+    const Rate nvlink = slowest_of(o.nvlink, p.hosts);
+    const Rate link = one_server(p.hosts) && nvlink.bps > 0 ? nvlink : slowest(p.hosts);
+    if (link.bps > 0) span.ideal = collective_ideal_time(p, link, nvlink);
     out.spans.push_back(std::move(span));
     FlowDag& d = out.dag;
     const uint32_t e = node(d.add_timer(Time::zero(), 0), in.first);
@@ -214,8 +234,18 @@ struct Compiler {
     for (const Instance& in : instances) {
       const TrainingOp& x = op(in.first);
       const int n = static_cast<int>(g.groups[in.group].size());
-      if (n >= 2 && x.collective != "barrier" && x.bytes > 0)
-        nodes += collective_flow_count(x.collective == "allreduce" ? o.allreduce : x.collective, n, o.chunks);
+      if (n >= 2 && x.collective != "barrier" && x.bytes > 0) {
+        const std::string a = x.collective == "allreduce" ? o.allreduce : x.collective;
+        if (a == "hierarchical_ring_allreduce" || a == "tree_allreduce") {
+          try {
+            nodes += collective_flow_count(params(x, g.groups[in.group]));
+          } catch (const InputError& e) {
+            fail(in.first, e.what());
+          }
+        } else {
+          nodes += collective_flow_count(a, n, o.chunks);
+        }
+      }
       if (nodes > kMaxTrainingNodes)
         fail(in.first, fmt::format("the job's graph has more than {} flows and timers per iteration (2^26) "
                                    "by this collective; rocesim does not build it",

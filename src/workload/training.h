@@ -48,8 +48,11 @@ struct TrainingOptions {
   std::vector<int> hosts;                    // node id of every rank
   int chunks = 1;                            // of every collective (workload/collectives.h)
   Time step_latency;                         // of every collective
-  std::string allreduce = "ring_allreduce";  // the decomposition of all-reduces
-  std::vector<Rate> link;  // per node id: the host's link rate, for the collectives' ideal times (optional)
+  std::string allreduce = "ring_allreduce";  // the decomposition of all-reduces (hierarchical: needs servers)
+  std::vector<std::vector<int>> servers;  // GPU servers (CollectiveParams::servers), for placement by server
+  // Per node id, for the collectives' ideal times (optional): the host's NIC rate (its fastest link other
+  // than an NVLink) and its NVLink's (zero without one).
+  std::vector<Rate> link, nvlink;
 };
 
 // The job's graph (sealed; it names one collective per collective and per send/recv pair, FlowDag::

@@ -731,5 +731,41 @@ TEST(TrainingExamples, ChakraAndSimaiScenariosRun) {
   }
 }
 
+
+// A SimAI job on GPU servers with the hierarchical all-reduce: 2 servers x 2 GPUs, TP pairs inside a server
+// (over NVLink), DP pairs across the servers on one rail. Each group's all-reduce follows its servers, and
+// its ideal is at the NIC's rate across servers and at the NVLink's inside one (not the NVLink's for all).
+TEST(SimaiRun, HierarchicalAllReduceOnGpuServers) {
+  TraceDir d;
+  const std::string text =
+      "duration_ms = 1000\n[topology]\nkind = \"rail_optimized\"\nservers = 2\ngpus_per_server = 2\n"
+      "[nic]\nmtu_bytes = 4000\nack_interval = 4\n[cc]\nscheme = \"none\"\n[[traffic]]\npattern = \"simai\"\n"
+      "file = \"" +
+      d.write("w.txt", kSimai) + "\"\njob = \"gpt\"\nallreduce = \"hierarchical_ring_allreduce\"\n";
+  const TrainingRun x = run(text);
+  EXPECT_EQ(x.r.summary["flows"]["unfinished"].get<uint64_t>(), 0u);
+  const auto* tp = x.row("0:embedding_layer.fwd_comm");
+  const auto* dp = x.row("1:attention.wg_comm");
+  ASSERT_NE(tp, nullptr);
+  ASSERT_NE(dp, nullptr);
+  EXPECT_EQ((*dp)[1], "hierarchical_ring_allreduce");
+  // TP: G = 2, M = 1: 2 (G-1) S/G / B_nv = 800,000 B at 3,600 Gb/s = 1.778 us.
+  EXPECT_NEAR(num((*tp)[10]), 2 * 400000 * 8 / 3600e3, 1e-3);
+  // DP: G = 1, M = 2: 2 (M-1) S/(G M) / B = 2,000,000 B at 400 Gb/s = 40 us.
+  EXPECT_NEAR(num((*dp)[10]), 2 * 1000000 * 8 / 400e3, 1e-3);
+  EXPECT_GE(num((*dp)[7]), num((*dp)[10]));
+
+  // Without GPU servers the hierarchical all-reduce is refused, naming the key.
+  try {
+    load_scenario_text(star(4, "pattern = \"simai\"\nfile = \"" + d.write("v.txt", kSimai) +
+                                   "\"\nallreduce = \"tree_allreduce\"\n"),
+                       "train.toml");
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("allreduce"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("GPU servers"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace rocesim
