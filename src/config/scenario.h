@@ -56,7 +56,7 @@ struct TrafficSpec {  // one generator of flows
   uint32_t timeline_iteration = 0;  // collective, chakra, simai: the iteration job_timeline.csv shows
   Time compute;                     // collective: gap between an iteration's end and the next
   Time step_latency;                // collective: added before every flow of a step
-  std::string placement;            // collective: how `hosts` became ranks ("listed", ...; workload/collectives.h)
+  std::string placement;            // collective: how `hosts` became ranks (workload/collectives.h)
   bool pxn = false;                 // collective: relay cross-rail flows over NVLink (PXN)
   std::string trace_path;           // dependency_trace, simai: the file
   // chakra, simai (workload/training.h): the job compiled at reading (its graph, collectives, the files)

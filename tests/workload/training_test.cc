@@ -731,7 +731,6 @@ TEST(TrainingExamples, ChakraAndSimaiScenariosRun) {
   }
 }
 
-
 // A SimAI job on GPU servers with the hierarchical all-reduce: 2 servers x 2 GPUs, TP pairs inside a server
 // (over NVLink), DP pairs across the servers on one rail. Each group's all-reduce follows its servers, and
 // its ideal is at the NIC's rate across servers and at the NVLink's inside one (not the NVLink's for all).
