@@ -294,9 +294,19 @@ Case chakra_case(Draw& d, const fs::path& dir) {
 
 // --- SimAI ---
 
-const std::vector<std::string> kCommTypes{
-    "NONE",         "ALLREDUCE",    "ALLGATHER",   "REDUCESCATTER",   "ALLTOALL",
-    "ALLREDUCE_TP", "ALLGATHER_DP", "ALLTOALL_EP", "ALLREDUCE_DP_EP", "REDUCESCATTER_DP"};
+const std::vector<std::string> kCommTypes{"NONE",
+                                          "ALLREDUCE",
+                                          "ALLGATHER",
+                                          "REDUCESCATTER",
+                                          "ALLTOALL",
+                                          "ALLREDUCEALLTOALL",
+                                          "ALLREDUCE_TP",
+                                          "ALLGATHER_DP",
+                                          "ALLTOALL_EP",
+                                          "ALLREDUCE_DP_EP",
+                                          "REDUCESCATTER_DP",
+                                          "ALLREDUCEALLTOALL_EP",
+                                          "ALLREDUCEALLTOALL_DP_EP"};
 
 Case simai_case(Draw& d, const fs::path& dir) {
   Case c;
@@ -355,6 +365,7 @@ Case simai_case(Draw& d, const fs::path& dir) {
                                                               "NONE",
                                                               "ALLTOALL_DP_EP",
                                                               "ALLREDUCE_XX",
+                                                              "ALLREDUCEALLTOALL_DP",
                                                               "",
                                                               "pp:",
                                                               "all_gpus:"});
@@ -392,7 +403,8 @@ Case simai_case(Draw& d, const fs::path& dir) {
       std::vector<std::string> f;
       for (std::string x; ss >> x;) f.push_back(x);
       f[static_cast<size_t>(3 * d.in(0, 2) + 3)] =
-          d.pick(std::vector<std::string>{"ALLREDUCE_PP", "BROADCAST", "ALLGATHER_", "allreduce"});
+          d.pick(std::vector<std::string>{"ALLREDUCE_PP", "BROADCAST", "ALLGATHER_", "allreduce",
+                                          "ALLREDUCEALLTOALL_", "ALLREDUCEALLTOALLV"});
       std::string l;
       for (const std::string& x : f) l += (l.empty() ? "" : " ") + x;
       c.mutation = fmt::format("line {}: {}", li + 1, l);

@@ -58,7 +58,12 @@ Comm parse_comm(const std::string& path, int line, const std::string& field, con
                 Group def) {
   Comm c;
   if (v == "NONE") return c;
-  static const std::vector<std::pair<std::string, std::string>> bases{{"ALLREDUCE", "allreduce"},
+  // ALLREDUCEALLTOALL is an all-reduce: SimAI's parser (astra-sim-alibabacloud/astra-sim/workload/
+  // Workload.cc) tests the ALLREDUCE prefix first and so gives it ComType::All_Reduce; its own branch,
+  // which names the groups (none: the phase's default, _EP, _DP_EP), is never reached, and SimAI's Layer
+  // issues no all-to-all for it (docs/user-guide.md, "Bring your training job").
+  static const std::vector<std::pair<std::string, std::string>> bases{{"ALLREDUCEALLTOALL", "allreduce"},
+                                                                      {"ALLREDUCE", "allreduce"},
                                                                       {"ALLGATHER", "allgather"},
                                                                       {"REDUCESCATTER", "reduce_scatter"},
                                                                       {"ALLTOALL", "alltoall"}};
@@ -73,8 +78,8 @@ Comm parse_comm(const std::string& path, int line, const std::string& field, con
   }
   throw InputError(
       path, line,
-      fmt::format("{}: unknown comm type '{}'; expected NONE or ALLREDUCE, ALLGATHER, REDUCESCATTER "
-                  "or ALLTOALL, optionally with _TP, _DP, _EP or _DP_EP",
+      fmt::format("{}: unknown comm type '{}'; expected NONE or ALLREDUCE, ALLGATHER, REDUCESCATTER, "
+                  "ALLTOALL or ALLREDUCEALLTOALL, optionally with _TP, _DP, _EP or _DP_EP",
                   field, v));
 }
 

@@ -519,6 +519,68 @@ TEST(Simai, GroupSuffixesMapToEpAndDpEp) {
   EXPECT_EQ(w.graph.groups[ops[4].group], (std::vector<int>{1, 5}));  // DP_EP: blocks 0, 2
 }
 
+// ALLREDUCEALLTOALL (SimAI's ComType::All_Reduce_All_to_All) is read as SimAI's parser reads it: an
+// all-reduce of the layer's bytes (its ALLREDUCE prefix test comes first), over the group its suffix names
+// (none: the phase's default).
+TEST(Simai, AllReduceAllToAllIsAnAllReduceOverItsSuffixGroup) {
+  TraceDir d;
+  // 8 GPUs: TP 2, DP 4, EP 2. Rank 5 is position 1 of TP block 2.
+  const std::string head =
+      "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 ep: 2 pp: 1 all_gpus: 8\n2\n";
+  const std::string body =
+      "moe -1 1 ALLREDUCEALLTOALL 1000 1 ALLREDUCEALLTOALL_EP 2000 1 ALLREDUCEALLTOALL_DP_EP 3000 1\n"
+      "dense -1 1 ALLREDUCEALLTOALL_TP 4000 1 ALLREDUCEALLTOALL_DP 5000 1 ALLREDUCEALLTOALL 6000 1\n";
+  const SimaiWorkload w = read_simai_workload(d.write("w.txt", head + body), 1.0);
+  struct Want {
+    const char* name;
+    Bytes bytes;
+    std::vector<int> group;
+  };
+  const std::vector<Want> want{{"moe.fwd_comm", 1000, {4, 5}},          // no suffix, forward: TP
+                               {"moe.ig_comm", 2000, {5, 7}},           // _EP: TP blocks 2, 3
+                               {"moe.wg_comm", 3000, {1, 5}},           // _DP_EP: blocks 0, 2
+                               {"dense.fwd_comm", 4000, {4, 5}},        // _TP
+                               {"dense.ig_comm", 5000, {1, 3, 5, 7}},   // _DP
+                               {"dense.wg_comm", 6000, {1, 3, 5, 7}}};  // no suffix, weight gradient: DP
+  const auto& ops = w.graph.ranks[5];
+  for (const Want& x : want) {
+    const TrainingOp* op = nullptr;
+    for (const TrainingOp& o : ops)
+      if (o.name == x.name) op = &o;
+    ASSERT_NE(op, nullptr) << x.name;
+    EXPECT_EQ(op->kind, TrainingOp::Kind::kCollective) << x.name;
+    EXPECT_EQ(op->collective, "allreduce") << x.name;
+    EXPECT_EQ(op->bytes, x.bytes) << x.name;
+    EXPECT_EQ(w.graph.groups[op->group], x.group) << x.name;
+  }
+  // The same graph as ALLREDUCE with the same suffixes, on every rank.
+  std::string plain = body;
+  for (size_t at; (at = plain.find("ALLREDUCEALLTOALL")) != std::string::npos;)
+    plain.replace(at, 17, "ALLREDUCE");
+  const SimaiWorkload v = read_simai_workload(d.write("v.txt", head + plain), 1.0);
+  ASSERT_EQ(v.graph.ranks.size(), w.graph.ranks.size());
+  for (size_t r = 0; r < w.graph.ranks.size(); ++r) {
+    ASSERT_EQ(v.graph.ranks[r].size(), w.graph.ranks[r].size());
+    for (size_t i = 0; i < w.graph.ranks[r].size(); ++i) {
+      const TrainingOp &a = w.graph.ranks[r][i], &b = v.graph.ranks[r][i];
+      EXPECT_EQ(a.name, b.name);
+      EXPECT_EQ(a.collective, b.collective);
+      EXPECT_EQ(a.bytes, b.bytes);
+      EXPECT_EQ(a.after, b.after);
+      if (a.kind == TrainingOp::Kind::kCollective) {
+        EXPECT_EQ(w.graph.groups[a.group], v.graph.groups[b.group]);
+      }
+    }
+  }
+  // A suffix SimAI does not know is still refused.
+  std::string bad = head + body;
+  bad.replace(bad.find("ALLREDUCEALLTOALL_EP"), 20, "ALLREDUCEALLTOALL_PP");
+  const std::string e = error_of([&] { (void)read_simai_workload(d.write("b.txt", bad), 1.0); });
+  EXPECT_NE(e.find("b.txt:3: input-gradient comm type: unknown comm type 'ALLREDUCEALLTOALL_PP'"),
+            std::string::npos)
+      << e;
+}
+
 TEST(Simai, ErrorsNameTheLineAndWhatIsExpected) {
   TraceDir d;
   std::string bad = kSimai;
@@ -527,7 +589,8 @@ TEST(Simai, ErrorsNameTheLineAndWhatIsExpected) {
   std::string e = error_of([&] { (void)read_simai_workload(f, 1); });
   EXPECT_NE(
       e.find(f + ":4: input-gradient comm type: unknown comm type 'ALLSHUFFLE'; expected NONE or ALLREDUCE, "
-                 "ALLGATHER, REDUCESCATTER or ALLTOALL, optionally with _TP, _DP, _EP or _DP_EP"),
+                 "ALLGATHER, REDUCESCATTER, ALLTOALL or ALLREDUCEALLTOALL, optionally with _TP, _DP, _EP "
+                 "or _DP_EP"),
       std::string::npos)
       << e;
   e = error_of(
@@ -585,6 +648,41 @@ TEST(SimaiRun, PhasesRunInOrderOverTheirGroups) {
   size_t per_pair = 0;
   for (const auto& row : x.rows) per_pair += row.size() == 16 && row[15] == "1:attention.wg_comm";
   EXPECT_EQ(per_pair, 2u);
+}
+
+// ALLREDUCEALLTOALL runs the all-reduce's flows: on 4 hosts (TP 2, DP 2) the forward comm of 800 KB is a
+// 2-rank ring all-reduce per TP pair (2 steps, each rank sends S/2 = 400 KB to its partner in each), the
+// weight-gradient comm of 2 MB the same per DP pair (1 MB per flow); the input-gradient all-gather of
+// 400 KB sends S/2 = 200 KB once per rank. 8 + 8 + 4 = 20 flows, the same as with ALLREDUCE.
+TEST(SimaiRun, AllReduceAllToAllRunsTheAllReducesFlows) {
+  TraceDir d;
+  std::string text = kSimai;
+  for (size_t at = 0; (at = text.find("ALLREDUCE ", at)) != std::string::npos; at += 18)
+    text.replace(at, 10, "ALLREDUCEALLTOALL ");
+  ASSERT_EQ(text.find("ALLREDUCE "), std::string::npos);
+  const TrainingRun x =
+      run(star(4, "pattern = \"simai\"\nfile = \"" + d.write("w.txt", text) + "\"\njob = \"gpt\"\n"));
+  const TrainingRun y =
+      run(star(4, "pattern = \"simai\"\nfile = \"" + d.write("v.txt", kSimai) + "\"\njob = \"gpt\"\n"));
+  EXPECT_EQ(x.r.summary["flows"]["unfinished"].get<uint64_t>(), 0u);
+  ASSERT_EQ(x.r.flows.size(), 20u);
+  std::map<std::pair<Bytes, std::pair<int, int>>, int> by_size_pair;
+  const auto h = [&](int i) { return lookup_node(x.s.topo, "h" + std::to_string(i)); };
+  for (const FlowRecord& f : x.r.flows) ++by_size_pair[{f.size_bytes, {f.src, f.dst}}];
+  for (const auto& [a, b] : std::vector<std::pair<int, int>>{{0, 1}, {1, 0}, {2, 3}, {3, 2}}) {
+    EXPECT_EQ((by_size_pair[{400000, {h(a), h(b)}}]), 2) << a << "->" << b;  // TP all-reduce
+    EXPECT_EQ((by_size_pair[{200000, {h(a), h(b)}}]), 1) << a << "->" << b;  // TP all-gather
+  }
+  for (const auto& [a, b] : std::vector<std::pair<int, int>>{{0, 2}, {2, 0}, {1, 3}, {3, 1}})
+    EXPECT_EQ((by_size_pair[{1000000, {h(a), h(b)}}]), 2) << a << "->" << b;  // DP all-reduce
+  ASSERT_EQ(y.r.flows.size(), x.r.flows.size());
+  for (size_t i = 0; i < x.r.flows.size(); ++i) {
+    const FlowRecord &a = x.r.flows[i], &b = y.r.flows[i];
+    EXPECT_EQ(std::tie(a.src, a.dst, a.size_bytes, a.start, a.finish),
+              std::tie(b.src, b.dst, b.size_bytes, b.start, b.finish))
+        << i;
+  }
+  EXPECT_EQ(x.rows, y.rows);
 }
 
 TEST(Simai, PipelineStagesGroupsAndOneFOneBOrder) {
