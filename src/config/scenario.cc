@@ -165,8 +165,15 @@ TopoSpec read_gpu_cluster(TopologyKeys& t, int planes, bool three_tier) {
   if (three_tier) p.servers_per_pod = 2;
   p.servers = t.count("servers", p.servers, 1, 1 << 20);
   p.gpus_per_server = t.count("gpus_per_server", p.gpus_per_server, 1, 64);
-  if (t.c.has(t.key("rails")) && t.count("rails", p.gpus_per_server, 1, 64) != p.gpus_per_server)
-    t.c.fail(t.key("rails"), "one rail per GPU of a server: rails must equal gpus_per_server");
+  p.nics_per_server = t.count("nics_per_server", p.gpus_per_server, 1, 64);
+  if (p.gpus_per_server % p.nics_per_server)
+    t.c.fail(
+        t.key("nics_per_server"),
+        fmt::format("must divide gpus_per_server ({}): each NIC serves as many GPUs", p.gpus_per_server));
+  if (t.c.has(t.key("rails")) && t.count("rails", p.nics_per_server, 1, 64) != p.nics_per_server)
+    t.c.fail(t.key("rails"),
+             "one rail per NIC of a server: rails must equal nics_per_server (default "
+             "gpus_per_server)");
   p.planes = t.count("planes", p.planes, planes, 7);
   p.servers_per_pod = t.count("servers_per_pod", p.servers_per_pod, 0, 1 << 20);
   if (p.servers_per_pod > 0 && p.servers % p.servers_per_pod)

@@ -329,8 +329,9 @@ std::string without_input_prefix(const InputError& e) {
   return what;
 }
 
-// Per node: a host's fastest link other than an NVLink (its NIC), its NVLink's rate (zero without one) and
-// its NVSwitch (-1 without one).
+// Per node: a host's fastest link other than an NVLink (its NIC; a NIC shared by GPUs, kind kNic: its ports'
+// rate over its GPUs, each one's share when all send), its NVLink's rate (zero without one) and its NVSwitch
+// (-1 without one).
 struct HostRates {
   std::vector<Rate> nic, nvlink;
   std::vector<int> nvswitch;
@@ -340,12 +341,18 @@ HostRates host_rates(const TopoSpec& topo) {
   h.nic.assign(static_cast<size_t>(topo.num_nodes), Rate{0});
   h.nvlink.assign(h.nic.size(), Rate{0});
   h.nvswitch.assign(h.nic.size(), -1);
+  std::vector<double> nic_up_bps(h.nic.size(), 0), nic_gpus(h.nic.size(), 0);
+  for (const auto& l : topo.links)
+    for (auto [x, other] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}})
+      if (topo.kind_of(x) == NodeKind::kNic)
+        (topo.is_switch[other] ? nic_up_bps[x] : nic_gpus[x]) += topo.is_switch[other] ? l.rate.bps : 1;
   for (const auto& l : topo.links)
     for (auto [x, other] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {
       if (topo.is_switch[x]) continue;
       const bool nv = topo.kind_of(other) == NodeKind::kNvSwitch;
       Rate& r = nv ? h.nvlink[x] : h.nic[x];
-      r = std::max(r, l.rate);
+      const bool shared = topo.kind_of(other) == NodeKind::kNic;
+      r = std::max(r, shared ? Rate{std::min(l.rate.bps, nic_up_bps[other] / nic_gpus[other])} : l.rate);
       if (nv) h.nvswitch[x] = other;
     }
   return h;

@@ -168,16 +168,19 @@ uint8_t Fabric::host_ports_towards(int h, int dst) const {
   if (ports.size() <= 1) return 1;
   uint8_t best_mask = 0;
   int best = -1;
+  double best_bps = 0;
   const int n = std::min<int>(static_cast<int>(ports.size()), 8);
   for (int i = 0; i < n; ++i) {
     const int peer = ports[i].peer->id();
     const int hops = peer == dst ? 0 : topo_.is_switch[peer] ? hops_to(peer, dst) : -1;
     if (hops < 0 || ports[i].down) continue;
-    if (best < 0 || hops < best) {
+    const double bps = ports[i].rate.bps;
+    if (best < 0 || hops < best || (hops == best && bps > best_bps)) {
       best = hops;
+      best_bps = bps;
       best_mask = 0;
     }
-    if (hops == best) best_mask |= static_cast<uint8_t>(1u << i);
+    if (hops == best && bps == best_bps) best_mask |= static_cast<uint8_t>(1u << i);
   }
   return best_mask ? best_mask : 1;
 }

@@ -82,6 +82,8 @@ class Fabric {
   // The ports of host `h` by which `dst` is the fewest hops away, a bit per port (ports 0-7; a host with
   // one port: 1). A port facing `dst` itself is 0 hops away, one facing a switch as many as its routes
   // take; a port whose switch does not reach `dst` (a server's NVSwitch for another server) is left out.
+  // Of equally near ports, only the fastest count (a GPU's NVLink, not its PCIe link to a NIC that it
+  // shares with the destination GPU).
   uint8_t host_ports_towards(int h, int dst) const;
   // The one of them a flow with these ports leaves `h` by under per-flow hashing: its 5-tuple's hash.
   int host_port(int h, int dst, uint16_t sport, uint16_t dport) const;

@@ -224,8 +224,8 @@ struct NicSettings {
   // 5-tuple (two flows spread over both); kSpray sends each flow's packets out of all of them, each port
   // taking the flow's next packet when its wire is free, at the ports' summed rate (per-packet spraying
   // across ports, as multi-plane NICs do) [rocesim choice: kFlowHash, what a bonded pair does by default].
-  // A host's ports towards a destination are those by the fewest hops (a GPU's NVLink port for its
-  // server's GPUs, its NIC's ports for the rest).
+  // A host's ports towards a destination are those by the fewest hops, the fastest of them (a GPU's NVLink
+  // port for its server's GPUs, its NIC's ports for the rest).
   enum class PortSpread { kFlowHash, kSpray };
   PortSpread port_spread = PortSpread::kFlowHash;
 };

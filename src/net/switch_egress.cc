@@ -1,6 +1,7 @@
 #include "net/switch_egress.h"
 
 #include <bit>
+#include <limits>
 
 #include "net/network.h"
 #include "net/switch.h"
@@ -11,7 +12,16 @@ void EgressScheduler::configure() {
   const std::vector<Port>& ports = sw_.ports_;
   ecn_.assign(ports.size(), {});
   marks_empty_ = false;
+  // A NIC that GPUs share (NodeKind::kNic, docs/models.md A14) marks nothing: its queues are the NIC's own
+  // transmit arbitration among its GPUs' queue pairs, which back-pressure (PFC, standing for PCIe credits)
+  // shares out, not a fabric queue that congestion control should see.
+  const bool shared_nic = sw_.net_.topo().kind_of(sw_.id_) == NodeKind::kNic;
   for (size_t i = 0; i < ports.size(); ++i) {
+    if (shared_nic) {
+      set_ecn(static_cast<int>(i),
+              EgressEcn{std::numeric_limits<Bytes>::max(), std::numeric_limits<Bytes>::max(), 0.0});
+      continue;
+    }
     const double scale = s_.ecn_scale_with_rate ? ports[i].rate / s_.ecn_ref_rate : 1.0;
     set_ecn(static_cast<int>(i),
             EgressEcn{static_cast<Bytes>(static_cast<double>(s_.kmin_bytes) * scale),

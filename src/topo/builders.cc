@@ -345,7 +345,8 @@ GpuClusterShape gpu_cluster_shape(const GpuClusterParams& p) {
           ? p.spines
           : std::max(1, static_cast<int>(std::ceil(per_pod * port_bps / (over * p.fabric_rate.bps) - 1e-9)));
   if (p.three_tier) {
-    const int per_agg = std::max(1, static_cast<int>(std::ceil(p.gpus_per_server / over - 1e-9)));
+    const int rails = p.nics_per_server > 0 ? p.nics_per_server : p.gpus_per_server;
+    const int per_agg = std::max(1, static_cast<int>(std::ceil(rails / over - 1e-9)));
     g.cores = p.cores > 0 ? p.cores : g.spines * per_agg;
   }
   return g;
@@ -355,6 +356,10 @@ TopoSpec gpu_cluster(const GpuClusterParams& p) {
   const char* kName = p.three_tier ? "gpu_clos" : p.planes > 1 ? "multi_plane" : "rail_optimized";
   require_count(p.servers, 1, kName, "servers");
   require_count(p.gpus_per_server, 1, kName, "gpus_per_server");
+  require_count(p.nics_per_server, 0, kName, "nics_per_server");
+  require(
+      p.nics_per_server == 0 || p.gpus_per_server % p.nics_per_server == 0,
+      std::string(kName) + ": nics_per_server must divide gpus_per_server (each NIC serves as many GPUs)");
   require_count(p.planes, 1, kName, "planes");
   require_count(p.servers_per_pod, 0, kName, "servers_per_pod");
   require_count(p.spines, 0, kName, "spines");
@@ -373,24 +378,30 @@ TopoSpec gpu_cluster(const GpuClusterParams& p) {
   require(!p.three_tier || g.cores % g.spines == 0,
           std::string(kName) + ": cores must be a multiple of spines (aggregation switches per pod)");
   const int64_t G = p.gpus_per_server, P = p.planes, S = p.servers;
+  const int64_t N = p.nics_per_server > 0 ? p.nics_per_server : G;  // NICs per server: the rails
+  const int64_t per_nic = G / N;                                    // GPUs sharing a NIC
+  const bool shared = N < G;  // NICs are nodes of their own (kNic switches), else each GPU's own ports
   const int64_t gpus = S * G;
   const int64_t nvswitches = G > 1 ? S : 0;
-  const int64_t leaves = int64_t{g.pods} * G;  // per plane
+  const int64_t nics = shared ? S * N : 0;
+  const int64_t leaves = int64_t{g.pods} * N;  // per plane
   const int64_t spines = p.three_tier ? int64_t{g.pods} * g.spines : g.spines;
   const int64_t cores = g.cores;
-  const int64_t nodes = gpus + nvswitches + P * (leaves + spines + cores);
+  const int64_t nodes = gpus + nvswitches + nics + P * (leaves + spines + cores);
   const int64_t per_core = p.three_tier ? cores / g.spines : 0;  // cores each aggregation switch links
-  const int64_t links = gpus * P + (nvswitches ? gpus : 0) +
+  const int64_t links = (shared ? gpus + nics * P : gpus * P) + (nvswitches ? gpus : 0) +
                         P * (p.three_tier ? leaves * g.spines + spines * per_core : leaves * spines);
   require_size(nodes, links, kName);
 
   Assembler as(kName, nodes, links);
   for (int64_t h = 0; h < gpus; ++h) {
     const int64_t server = h / G;
-    as.add_host(static_cast<int>((server / per_pod) * G + h % G));
+    as.add_host(static_cast<int>((server / per_pod) * N + (h % G) / per_nic));
   }
   const int first_nvs = static_cast<int>(gpus);
   for (int64_t i = 0; i < nvswitches; ++i) as.add_switch();
+  const int first_nic = first_nvs + static_cast<int>(nvswitches);
+  for (int64_t i = 0; i < nics; ++i) as.add_switch();
   std::vector<int> first_leaf(static_cast<size_t>(P)), first_spine(static_cast<size_t>(P)),
       first_core(static_cast<size_t>(P));
   for (int64_t pl = 0; pl < P; ++pl) {
@@ -402,19 +413,32 @@ TopoSpec gpu_cluster(const GpuClusterParams& p) {
     for (int64_t i = 0; i < cores; ++i) as.add_switch();
   }
   const Rate port_rate{p.nic_rate.bps / static_cast<double>(P)};
-  // A GPU's NIC ports first (its ports 0 .. planes-1), then its NVLink.
-  for (int64_t h = 0; h < gpus; ++h) {
-    const int64_t server = h / G, rail = h % G;
-    const int64_t leaf = (server / per_pod) * G + rail;
-    for (int64_t pl = 0; pl < P; ++pl)
-      as.link(static_cast<int>(h), first_leaf[pl] + static_cast<int>(leaf), port_rate, p.delay);
+  if (!shared) {
+    // A GPU's NIC ports first (its ports 0 .. planes-1), then its NVLink.
+    for (int64_t h = 0; h < gpus; ++h) {
+      const int64_t server = h / G, rail = h % G;
+      const int64_t leaf = (server / per_pod) * G + rail;
+      for (int64_t pl = 0; pl < P; ++pl)
+        as.link(static_cast<int>(h), first_leaf[pl] + static_cast<int>(leaf), port_rate, p.delay);
+    }
+  } else {
+    // A GPU's link to its NIC (its port 0, then its NVLink), then each NIC's ports, plane order.
+    for (int64_t h = 0; h < gpus; ++h)
+      as.link(static_cast<int>(h), first_nic + static_cast<int>((h / G) * N + (h % G) / per_nic), p.nic_rate,
+              p.nvlink_delay);
+    for (int64_t c = 0; c < nics; ++c) {
+      const int64_t server = c / N, rail = c % N;
+      const int64_t leaf = (server / per_pod) * N + rail;
+      for (int64_t pl = 0; pl < P; ++pl)
+        as.link(first_nic + static_cast<int>(c), first_leaf[pl] + static_cast<int>(leaf), port_rate, p.delay);
+    }
   }
   if (nvswitches)
     for (int64_t h = 0; h < gpus; ++h)
       as.link(static_cast<int>(h), first_nvs + static_cast<int>(h / G), p.nvlink_rate, p.nvlink_delay);
   for (int64_t pl = 0; pl < P; ++pl) {
     for (int64_t l = 0; l < leaves; ++l) {
-      const int64_t pod = l / G;
+      const int64_t pod = l / N;
       for (int64_t j = 0; j < g.spines && p.three_tier; ++j)
         as.link(first_leaf[pl] + static_cast<int>(l), first_spine[pl] + static_cast<int>(pod * g.spines + j),
                 p.fabric_rate, p.delay);
@@ -433,6 +457,7 @@ TopoSpec gpu_cluster(const GpuClusterParams& p) {
   t.kind.assign(static_cast<size_t>(t.num_nodes), NodeKind::kSwitch);
   for (int64_t h = 0; h < gpus; ++h) t.kind[static_cast<size_t>(h)] = NodeKind::kGpu;
   for (int64_t i = 0; i < nvswitches; ++i) t.kind[static_cast<size_t>(first_nvs + i)] = NodeKind::kNvSwitch;
+  for (int64_t i = 0; i < nics; ++i) t.kind[static_cast<size_t>(first_nic + i)] = NodeKind::kNic;
   return t;
 }
 
@@ -446,6 +471,8 @@ const char* node_kind_name(NodeKind k) {
       return "gpu";
     case NodeKind::kNvSwitch:
       return "nvswitch";
+    case NodeKind::kNic:
+      return "nic";
   }
   return "?";
 }

@@ -161,9 +161,22 @@ TopoSpec cross_dc(const CrossDcParams& p = {});
 // GPU's NIC ports (plane order: a GPU's port p is its plane-p NIC port), then the NVLinks (a GPU's last
 // port), then per plane leaf-spine (leaf-major) and spine-core. host_group: the GPU's plane-0 leaf (global
 // index). kind: GPUs kGpu, NVSwitches kNvSwitch, the rest kSwitch.
+// Shared NICs (nics_per_server N < gpus_per_server G, N dividing G): the rails are the N NICs, GPU g of a
+// server on NIC g / (G / N) (a NIC with the GPUs behind its PCIe switch). Each NIC is then a node of its own,
+// a switch of kind kNic in tier 0 (its server's), linked to each of its GPUs at nic_rate and nvlink_delay
+// (the PCIe hop: a Gen5 x16 link carries a 400 Gb/s NIC's line rate) and, by its ports, to its plane leaves
+// as a GPU's NIC is otherwise; the NIC's ports are the bottleneck its GPUs share. It is a switch like the
+// others (PFC and all: PCIe's credit flow control is lossless too, so a NIC that pauses its GPUs stands for
+// a PCIe switch that withholds credits) but marks no ECN (net/switch_egress.cc). A GPU's traffic to its
+// server's GPUs takes the NVLink (the faster of its equally near ports, net/fabric.h), the rest its NIC; the
+// NIC picks a plane per flow by ECMP (NicSettings::port_spread is a host's, so kSpray does not reach a shared
+// NIC's ports). Ids: the NICs come after the NVSwitches (server-major), before the leaves; links: the GPU-NIC
+// links (GPU order: a GPU's port 0), then the NICs' ports (NIC-major, plane order), then the NVLinks and the
+// fabric as above. N = G (or 0) is the network above, id for id.
 struct GpuClusterParams {
   int servers = 4;
-  int gpus_per_server = 8;  // also the rails (NICs per server: one per GPU)
+  int gpus_per_server = 8;
+  int nics_per_server = 0;  // the rails; 0 = gpus_per_server (one NIC per GPU); must divide gpus_per_server
   int planes = 1;           // ports per NIC, each in its own plane
   int servers_per_pod = 0;  // servers under one leaf per rail; 0 = all of them (one pod)
   int spines = 0;  // per plane (two tiers) or per pod and plane (three tiers); 0 = from oversubscription
@@ -186,7 +199,8 @@ GpuClusterShape gpu_cluster_shape(const GpuClusterParams& p);
 
 // The GPU servers of a topology: per NVSwitch (in id order), the hosts linked to it in id order (a server's
 // GPUs by local index: GPU g of server s is servers[s][g]). Empty when the topology has no NVSwitch. The
-// builders number a server's GPUs so that GPU g is on rail g (gpu_cluster above).
+// builders number a server's GPUs so that GPU g is on rail g (gpu_cluster above), or with shared NICs on
+// rail g / (G / N): GPUs of one rail are then neighbours in local index.
 std::vector<std::vector<int>> gpu_servers(const TopoSpec& topo);
 
 // The id of the node named `name` (exact, case-sensitive match on topo.node_names), or -1.

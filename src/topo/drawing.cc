@@ -21,6 +21,7 @@ constexpr double kSwW = 36, kSwH = 16, kSwStep = 44;
 constexpr double kBoxW = 64, kGroupGap = 20;
 constexpr double kRowGap = 90, kBelowGap = 80;  // between tiers; tier 0 to plane 1's first row (mirrored)
 constexpr double kNvBarDy = 17, kNvBarH = 6;    // an NVSwitch bar under its server's GPUs
+constexpr double kNicBarDy = 13;                // a shared NIC's bar above its GPUs (kNvBarH high)
 constexpr double kTop = 64, kLeft = 190, kMargin = 16;
 
 int uf_find(std::vector<int>& parent, int x) {
@@ -38,7 +39,7 @@ struct Part {
   std::vector<int> own;                     // nodes of tier `level` in it, by plane then id
   std::vector<int> kids;                    // parts of level - 1 inside it, by first node id
   std::vector<int> seq;                     // the kids drawn, in order; -1 the box of the others
-  std::vector<std::vector<RowEntry>> rows;  // own nodes: level 0: endpoints, NVSwitches; above: per row
+  std::vector<std::vector<RowEntry>> rows;  // own nodes: level 0: endpoints, NVSwitches, NICs; above: per row
   double width = 0;
 };
 
@@ -188,11 +189,16 @@ class Builder {
   void measure(int pi) {
     Part& p = parts_[pi];
     if (p.level == 0) {
-      std::vector<int> ends, nvs;
-      for (int v : p.own) (topo_.kind_of(v) == NodeKind::kNvSwitch ? nvs : ends).push_back(v);
+      std::vector<int> ends, nvs, nics;
+      for (int v : p.own) {
+        const NodeKind k = topo_.kind_of(v);
+        (k == NodeKind::kNvSwitch ? nvs : k == NodeKind::kNic ? nics : ends).push_back(v);
+      }
       p.rows.push_back(make_row(ends));
       p.rows.emplace_back();
       for (int v : nvs) p.rows[1].push_back({v, {}});
+      p.rows.emplace_back();
+      for (int v : nics) p.rows[2].push_back({v, {}});
       const bool framed = p.own.size() > 1;
       p.width = row_width(p.rows[0], kGpuStep) + (framed ? 2 * kServerPad : 0);
       return;
@@ -297,12 +303,21 @@ class Builder {
         add_node(nvs[i].node, x0 + pad + (static_cast<double>(i) + 0.5) * w, y_tier0_ + kNvBarDy, w - 2,
                  kNvBarH);
       }
+      // Shared NICs: bars above the GPUs, side by side in id order (the builders give NIC k the k-th run of
+      // a server's GPUs).
+      const auto& nics = p.rows[2];
+      for (size_t i = 0; i < nics.size(); ++i) {
+        const double w = inner / static_cast<double>(nics.size());
+        add_node(nics[i].node, x0 + pad + (static_cast<double>(i) + 0.5) * w, y_tier0_ - kNicBarDy, w - 2,
+                 kNvBarH);
+      }
       if (framed) {
         Drawing::Frame f;
         f.x = x0 + 1;
-        f.y = y_tier0_ - kGpuW / 2 - 4;
+        const double above = nics.empty() ? 0 : kNicBarDy + kNvBarH / 2 - kGpuW / 2;
+        f.y = y_tier0_ - kGpuW / 2 - 4 - above;
         f.w = p.width - 2;
-        f.h = kGpuW + 4 + (nvs.empty() ? 4 : kNvBarDy + kNvBarH / 2 - kGpuW / 2 + 4);
+        f.h = above + kGpuW + 4 + (nvs.empty() ? 4 : kNvBarDy + kNvBarH / 2 - kGpuW / 2 + 4);
         std::vector<int> nodes = ends_of(p);
         f.label = nodes.empty() ? "" : name(nodes.front()) + ".." + name(nodes.back());
         d_.frames.push_back(std::move(f));
@@ -359,7 +374,7 @@ class Builder {
   std::vector<int> ends_of(const Part& p) const {
     std::vector<int> v;
     for (int i : p.own)
-      if (topo_.kind_of(i) != NodeKind::kNvSwitch) v.push_back(i);
+      if (topo_.kind_of(i) != NodeKind::kNvSwitch && topo_.kind_of(i) != NodeKind::kNic) v.push_back(i);
     return v;
   }
 
@@ -394,12 +409,14 @@ class Builder {
     });
   }
 
-  // Where a line leaves item `ia` (holding node a) towards item `ib`: an NVSwitch bar under the GPU, a box
+  // Where a line leaves item `ia` (holding node a) towards item `ib`: an NVSwitch bar under the GPU (a NIC
+  // bar above it; towards a leaf, the bar's centre), a box
   // of groups at the row of the node inside it, else the item's centre.
   void end_point(int a, int ia, int /*b*/, int ib, double& x, double& y) const {
     const Drawing::Item& it = d_.items[ia];
     x = it.x, y = it.y;
     if (it.node >= 0 && it.kind == NodeKind::kNvSwitch) x = d_.items[ib].x;
+    if (it.node >= 0 && it.kind == NodeKind::kNic && d_.items[ib].tier == 0) x = d_.items[ib].x;
     if (it.hidden_groups > 0) y = row_y(d_.tier[a], d_.plane[a]);
   }
 
@@ -453,6 +470,8 @@ const char* node_fill(NodeKind k, int tier) {
       return "#76b900";
     case NodeKind::kNvSwitch:
       return "#3d6b00";
+    case NodeKind::kNic:
+      return "#b07d00";
     case NodeKind::kHost:
       return "#5b7083";
     case NodeKind::kSwitch:
@@ -467,6 +486,8 @@ const char* kind_word(NodeKind k, bool plural) {
       return plural ? "GPUs" : "GPU";
     case NodeKind::kNvSwitch:
       return plural ? "NVSwitches" : "NVSwitch";
+    case NodeKind::kNic:
+      return plural ? "NICs" : "NIC";
     case NodeKind::kHost:
       return plural ? "hosts" : "host";
     case NodeKind::kSwitch:
@@ -480,7 +501,8 @@ std::string count_text(int64_t n, NodeKind k) { return with_commas(n) + " " + ki
 // "1,024 GPUs, 128 NVSwitches, 64 switches": endpoints first.
 std::string counts_text(const std::map<NodeKind, int64_t>& kinds) {
   std::string s;
-  for (NodeKind k : {NodeKind::kGpu, NodeKind::kHost, NodeKind::kNvSwitch, NodeKind::kSwitch}) {
+  for (NodeKind k :
+       {NodeKind::kGpu, NodeKind::kHost, NodeKind::kNvSwitch, NodeKind::kNic, NodeKind::kSwitch}) {
     const auto it = kinds.find(k);
     if (it != kinds.end()) s += (s.empty() ? "" : ", ") + count_text(it->second, k);
   }
@@ -603,7 +625,7 @@ std::string drawing_svg(const TopoSpec& topo, const Drawing& d, const std::strin
   // Legend: node kinds, link rates (counts over the whole network), the rule.
   double x = kMargin;
   double y = legend_y + 10;
-  for (NodeKind k : {NodeKind::kGpu, NodeKind::kHost, NodeKind::kNvSwitch}) {
+  for (NodeKind k : {NodeKind::kGpu, NodeKind::kHost, NodeKind::kNvSwitch, NodeKind::kNic}) {
     if (!kinds.count(k)) continue;
     s += fmt::format(
         "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{:.1f}\" "

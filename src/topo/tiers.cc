@@ -120,7 +120,7 @@ std::vector<std::string> describe_tiers(const TierSummary& s) {
   for (const TierSummary::Tier& t : s.tiers) {
     std::string line = "tier " + std::to_string(t.level) + ": ";
     bool first = true;
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < kNodeKinds; ++k) {
       if (t.kinds[k] == 0) continue;
       if (!first) line += ", ";
       first = false;

@@ -24,7 +24,7 @@ struct TierSummary {
     int nodes = 0;
     int parts = 0;  // the parts tiers 0..level fall in
     // Per kind of node in the tier (NodeKind order): how many.
-    int kinds[4] = {};
+    int kinds[kNodeKinds] = {};
     // Links from this tier to the next, their count and capacity, and the rates they have (ascending).
     int64_t up_links = 0;
     double up_bps = 0;

@@ -20,9 +20,11 @@ struct LinkSpec {
 };
 
 // What a node is, beyond host or switch: a GPU is a host (an endpoint that sends and receives: a rank), an
-// NVSwitch is a switch (a server's NVLink domain). Builders of GPU clusters and topology files that name
-// them set the kinds; they never change how a node works (docs/models.md A14).
-enum class NodeKind : uint8_t { kHost, kSwitch, kGpu, kNvSwitch };
+// NVSwitch is a switch (a server's NVLink domain), a NIC is a switch too (a NIC that GPUs of a server share,
+// behind its PCIe switch: docs/models.md A14). Builders of GPU clusters and topology files that name
+// them set the kinds; they never change how a node works (docs/models.md A14), but that a NIC marks no ECN.
+enum class NodeKind : uint8_t { kHost, kSwitch, kGpu, kNvSwitch, kNic };
+inline constexpr int kNodeKinds = 5;
 const char* node_kind_name(NodeKind k);
 
 struct TopoSpec {

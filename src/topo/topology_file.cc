@@ -351,17 +351,18 @@ class TopologyParser {
     }
   }
 
-  // After the links, optional lines naming node kinds: "gpu <host ids>" or "nvswitch <switch ids>"
+  // After the links, optional lines naming node kinds: "gpu <host ids>", "nvswitch <switch ids>" or
+  // "nic <switch ids>" (a NIC shared by GPUs)
   // (ns-3 stops reading after the links, so such a file is still its).
   void parse_kind_line(const Line& l) {
     const std::string_view word = l.tokens[0];
-    const bool gpu = word == "gpu", nvswitch = word == "nvswitch";
-    if (!gpu && !nvswitch)
+    const bool gpu = word == "gpu", nvswitch = word == "nvswitch", nic = word == "nic";
+    if (!gpu && !nvswitch && !nic)
       fail(l.number, "expected the end of the file after the " + plural(num_links_, "link", "links") +
                          " declared on line " + std::to_string(header_line_) +
                          ", got another line starting " + quote(word) +
                          " (after the links, only lines of node kinds: 'gpu <host ids>', " +
-                         "'nvswitch <switch ids>')");
+                         "'nvswitch <switch ids>', 'nic <switch ids>')");
     if (l.tokens.size() < 2) fail(l.number, std::string(word) + ": expected at least one node id after it");
     if (kinds_.empty()) {
       check_every_node_linked();  // bounds num_nodes_ by the file's size before allocating per node
@@ -373,12 +374,12 @@ class TopologyParser {
       const int id = parse_id(l, l.tokens[i], "node id", std::string(word) + ": ");
       if (gpu && is_switch[id])
         fail(l.number, "gpu: node " + std::to_string(id) + " is a switch (a GPU is a host: an endpoint)");
-      if (nvswitch && !is_switch[id])
-        fail(l.number,
-             "nvswitch: node " + std::to_string(id) + " is not a switch (list it on the switch line)");
+      if (!gpu && !is_switch[id])
+        fail(l.number, std::string(word) + ": node " + std::to_string(id) +
+                           " is not a switch (list it on the switch line)");
       if (kinds_[id])
         fail(l.number, std::string(word) + ": node " + std::to_string(id) + " is given a kind twice");
-      kinds_[id] = gpu ? 1 : 2;
+      kinds_[id] = gpu ? 1 : nvswitch ? 2 : 3;
     }
   }
 
@@ -419,6 +420,7 @@ class TopologyParser {
       for (int i = 0; i < t.num_nodes; ++i)
         t.kind[i] = kinds_[i] == 1   ? NodeKind::kGpu
                     : kinds_[i] == 2 ? NodeKind::kNvSwitch
+                    : kinds_[i] == 3 ? NodeKind::kNic
                     : t.is_switch[i] ? NodeKind::kSwitch
                                      : NodeKind::kHost;
     }
@@ -431,7 +433,7 @@ class TopologyParser {
   int64_t num_nodes_ = 0, num_switches_ = 0, num_links_ = 0;
   std::vector<int> switch_ids_;
   std::vector<LinkSpec> links_;
-  std::vector<char> kinds_;      // per node: 0 none named, 1 gpu, 2 nvswitch (empty: no kind line)
+  std::vector<char> kinds_;      // per node: 0 none named, 1 gpu, 2 nvswitch, 3 nic (empty: no kind line)
   std::vector<char> is_switch_;  // per node, once there is a kind line
 };
 
@@ -542,7 +544,7 @@ void write_hpcc_topology(const TopoSpec& topo, std::ostream& out) {
   if (!topo.kind.empty()) {
     if (topo.kind.size() != static_cast<size_t>(n))
       throw std::invalid_argument("write_hpcc_topology: kind size differs from num_nodes");
-    for (const NodeKind k : {NodeKind::kGpu, NodeKind::kNvSwitch}) {
+    for (const NodeKind k : {NodeKind::kGpu, NodeKind::kNvSwitch, NodeKind::kNic}) {
       std::string line;
       for (int i = 0; i < n; ++i)
         if (topo.kind[i] == k) line += " " + std::to_string(i);

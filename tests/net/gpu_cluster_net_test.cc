@@ -183,6 +183,66 @@ TEST(GpuCluster, MultiPlaneSpraysOverBothPlanes) {
   EXPECT_EQ(r->net->node(0).port(2).tx_packets, 0u);  // NVLink
 }
 
+// Shared NICs (docs/models.md A14): 2 servers of 4 GPUs and 2 x 400G NICs, GPUs 0-1 and 2-3 of a server on
+// one NIC (ids: GPUs 0-7, NVSwitches 8-9, NICs 10-13, leaves 14-15, spines 16-17). Two GPUs sharing a NIC,
+// each with one long flow to the other server, get half the NIC's rate each (400 Gb/s, 1000 B of payload in
+// 1048 B: 190.8 Gb/s of goodput); two GPUs on different NICs the whole rate each. A flow between two GPUs
+// of one NIC takes the NVLink (the faster of the two equally near ports).
+std::string shared_nics(const std::string& more) {
+  return "seed = 1\nduration_ms = 20\n[topology]\nkind = \"rail_optimized\"\nservers = 2\ngpus_per_server = "
+         "4\nnics_per_server = 2\n" +
+         more;
+}
+
+TEST(GpuCluster, SharedNicHalvesItsGpusRates) {
+  const double nic = 400.0 * 1000 / 1048;
+  auto shared = run(shared_nics(flows(1, 0, 4, 8'000'000) + flows(1, 1, 5, 8'000'000)));
+  auto apart = run(shared_nics(flows(1, 0, 4, 8'000'000) + flows(1, 2, 6, 8'000'000)));
+  ASSERT_EQ(shared->s.topo.kind_of(10), NodeKind::kNic);
+  ASSERT_EQ(shared->res.flows.size(), 2u);
+  ASSERT_EQ(apart->res.flows.size(), 2u);
+  for (const FlowRecord& f : shared->res.flows) {
+    EXPECT_NEAR(gbps(f), nic / 2, 0.05 * nic / 2) << f.src;
+    std::printf("shared NIC: GPU %d -> %d at %.1f Gb/s\n", f.src, f.dst, gbps(f));
+  }
+  for (const FlowRecord& f : apart->res.flows) {
+    EXPECT_NEAR(gbps(f), nic, 0.05 * nic) << f.src;
+    std::printf("own NICs: GPU %d -> %d at %.1f Gb/s\n", f.src, f.dst, gbps(f));
+  }
+  // The NIC's port to its leaf carried both flows' packets: 2 x 8,000.
+  EXPECT_EQ(shared->net->node(10).port(2).tx_packets, 16'000u);
+  // Between the two GPUs of one NIC: over NVLink (GPU port 1), never through the NIC.
+  auto intra = run(shared_nics(flows(1, 0, 1, 1'000'000)));
+  for (int sport = 10000; sport < 10008; ++sport) {
+    const auto path = intra->net->path_of(0, 1, static_cast<uint16_t>(sport), 100);
+    ASSERT_EQ(path.size(), 2u);
+    EXPECT_EQ(path[0].second, 1);
+    EXPECT_EQ(path[1].first, 8);
+    const auto out = intra->net->path_of(0, 6, static_cast<uint16_t>(sport), 100);  // NIC 10 -> leaf 14 ->
+    ASSERT_EQ(out.size(), 6u);  // a spine -> leaf 15 -> NIC 13 -> GPU 6
+    EXPECT_EQ(out[1].first, 10);
+    EXPECT_EQ(out[2].first, 14);
+    EXPECT_EQ(out[4].first, 15);
+    EXPECT_EQ(out[5].first, 13);
+  }
+  EXPECT_EQ(intra->net->node(0).port(0).tx_packets, 0u);
+  EXPECT_EQ(intra->net->node(0).port(1).tx_packets, 1000u);
+}
+
+// A bad nics_per_server in a scenario is refused naming the key.
+TEST(GpuCluster, BadNicsPerServerIsRefused) {
+  for (const std::string v : {"3", "0", "16"}) {
+    try {
+      load_scenario_text("[topology]\nkind = \"rail_optimized\"\ngpus_per_server = 8\nnics_per_server = " +
+                             v + "\n[[flows]]\nsrc = 0\ndst = 9\nsize_bytes = 1000\n",
+                         "bad.toml");
+      ADD_FAILURE() << v;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("nics_per_server"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A GPU's ports reach other partitions (its leaves): a multi-plane cluster with
 // sprayed NICs, intra- and inter-server flows, gives the same flows on 1 thread and on 2 threads over 4
 // partitions (docs/parallel.md).

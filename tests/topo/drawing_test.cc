@@ -72,6 +72,32 @@ TEST(Drawing, ExportMatchesTheNetworkItBuilds) {
   check_against_network(scenario("kind = \"multi_plane\"\nservers = 4\nplanes = 2\nservers_per_pod = 2"));
   check_against_network(scenario("kind = \"gpu_clos\"\nservers = 4\nspines = 2"));
   check_against_network(scenario("kind = \"fat_tree\"\nk = 4"));
+  check_against_network(scenario("kind = \"rail_optimized\"\nservers = 4\nnics_per_server = 4"));
+  check_against_network(scenario("kind = \"multi_plane\"\nservers = 4\nplanes = 2\nnics_per_server = 2"));
+  check_against_network(scenario("kind = \"gpu_clos\"\nservers = 4\nspines = 2\nnics_per_server = 1"));
+}
+
+// Shared NICs: a bar above their GPUs, in their server's frame, tier 0; the lines from a NIC to its GPUs
+// leave it above each GPU, the one to its leaf from its centre.
+TEST(Drawing, SharedNicsAreBarsAboveTheirGpus) {
+  const TopoSpec t = gpu_cluster({.servers = 2, .gpus_per_server = 8, .nics_per_server = 4});
+  const Drawing d = draw_topology(t);
+  check_accounts(t, d);
+  EXPECT_EQ(d.tiers, 3);
+  ASSERT_EQ(d.frames.size(), 2u);
+  const Drawing::Item& nic = d.items[d.item_of[18]];  // server 0's NIC 0 (after 16 GPUs, 2 NVSwitches)
+  EXPECT_EQ(nic.kind, NodeKind::kNic);
+  EXPECT_EQ(nic.tier, 0);
+  const Drawing::Item& g0 = d.items[d.item_of[0]];
+  const Drawing::Item& g1 = d.items[d.item_of[1]];
+  const Drawing::Item& g2 = d.items[d.item_of[2]];
+  EXPECT_LT(nic.y, g0.y);
+  EXPECT_GT(nic.y, d.items[d.item_of[26]].y);   // below the leaves
+  EXPECT_NEAR(nic.x, (g0.x + g1.x) / 2, 1e-9);  // over its two GPUs
+  EXPECT_GT(nic.x + nic.w / 2, g1.x);
+  EXPECT_LT(nic.x + nic.w / 2, g2.x);
+  EXPECT_GE(d.frames[0].y, nic.y - nic.h / 2 - 10);
+  EXPECT_LE(d.frames[0].y, nic.y - nic.h / 2);
 }
 
 // Small fabrics (at most 3 servers per pod, 3 pods, 8 switches per row) are drawn whole: one item per node,

@@ -224,5 +224,107 @@ TEST(GpuCluster, TopologyFileKindsRoundTrip) {
   }
 }
 
+// Shared NICs (docs/models.md A14): 4 servers of 8 GPUs and 4 x 400G NICs, two GPUs per NIC. Nodes: 32 GPUs,
+// 4 NVSwitches, 16 NICs, 4 rail leaves (one per NIC rail), 4 spines (4 x 400G down per leaf) = 60. Links:
+// 32 GPU-NIC, 16 NIC-leaf, 32 NVLinks, 4 x 4 leaf-spine = 96.
+TEST(GpuCluster, SharedNicsCountsAndWiring) {
+  const TopoSpec t = gpu_cluster({.servers = 4, .gpus_per_server = 8, .nics_per_server = 4});
+  EXPECT_EQ(t.num_nodes, 60);
+  EXPECT_EQ(t.links.size(), 96u);
+  EXPECT_EQ(count_kind(t, NodeKind::kGpu), 32);
+  EXPECT_EQ(count_kind(t, NodeKind::kNvSwitch), 4);
+  EXPECT_EQ(count_kind(t, NodeKind::kNic), 16);
+  EXPECT_EQ(count_kind(t, NodeKind::kSwitch), 8);
+  for (int h = 0; h < 32; ++h) {
+    // GPU g of server s: its first link to NIC s * 4 + g / 2 (ids 36..51) at 400G, then its NVLink.
+    const LinkSpec& pcie = t.links[static_cast<size_t>(h)];
+    EXPECT_EQ(pcie.a, h);
+    EXPECT_EQ(pcie.b, 36 + (h / 8) * 4 + (h % 8) / 2) << h;
+    EXPECT_DOUBLE_EQ(pcie.rate.gbps(), 400.0);
+    EXPECT_EQ(t.links[static_cast<size_t>(48 + h)].b, 32 + h / 8);  // after 32 GPU-NIC and 16 NIC-leaf links
+    EXPECT_EQ(t.host_group[h], (h % 8) / 2);                        // its NIC's rail leaf
+  }
+  for (int c = 0; c < 16; ++c) {
+    const LinkSpec& up = t.links[static_cast<size_t>(32 + c)];
+    EXPECT_EQ(up.a, 36 + c);
+    EXPECT_EQ(up.b, 52 + c % 4) << c;  // NIC k of every server on rail leaf k
+    EXPECT_DOUBLE_EQ(up.rate.gbps(), 400.0);
+  }
+  // gpu_servers: a server's 8 GPUs, by local index.
+  const auto servers = gpu_servers(t);
+  ASSERT_EQ(servers.size(), 4u);
+  EXPECT_EQ(servers[1], (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15}));
+  // Tiers: the NICs are tier 0 (inside their server); tier 0's links up are the NICs' 16.
+  const TierSummary s = summarize_tiers(t);
+  ASSERT_EQ(s.tiers.size(), 3u);
+  EXPECT_EQ(s.tiers[0].kinds[static_cast<int>(NodeKind::kNic)], 16);
+  EXPECT_EQ(s.tiers[0].parts, 4);
+  EXPECT_EQ(s.tiers[0].up_links, 16);
+  EXPECT_EQ(s.tiers[1].nodes, 4);
+  EXPECT_DOUBLE_EQ(s.bisection_bps, 16 * 400e9 / 2);
+  EXPECT_EQ(describe_tiers(s)[0],
+            "tier 0: 32 gpu, 4 nvswitch, 16 nic; 64 links inside at 400 Gb/s, 3600 Gb/s; 16 links up at 400 "
+            "Gb/s; "
+            "4 parts up to here");
+  // Two NICs of two ports (multi_plane), three tiers: closed forms again.
+  const TopoSpec mp = gpu_cluster({.servers = 2, .gpus_per_server = 8, .nics_per_server = 2, .planes = 2});
+  // 16 GPUs + 2 NVSwitches + 4 NICs + per plane 2 leaves + 1 spine (2 x 200G down) = 28 nodes; links:
+  // 16 GPU-NIC + 4 x 2 NIC ports + 16 NVLinks + 2 planes x 2 leaf-spine = 44.
+  EXPECT_EQ(mp.num_nodes, 28);
+  EXPECT_EQ(mp.links.size(), 44u);
+  const TopoSpec clos = gpu_cluster(
+      {.servers = 4, .gpus_per_server = 8, .nics_per_server = 2, .servers_per_pod = 2, .three_tier = true});
+  // 2 aggregation switches per pod (2 x 400G down per leaf), cores 2 x ceil(2 rails / 1) = 4: 32 GPUs + 4
+  // NVSwitches + 8 NICs + 2 pods x (2 leaves + 2 aggs) + 4 cores = 56 nodes; links: 32 + 8 + 32 + 4 leaves x
+  // 2 aggs + 4 aggs x 2 cores = 88.
+  EXPECT_EQ(gpu_cluster_shape({.servers = 4,
+                               .gpus_per_server = 8,
+                               .nics_per_server = 2,
+                               .servers_per_pod = 2,
+                               .three_tier = true})
+                .cores,
+            4);
+  EXPECT_EQ(clos.num_nodes, 56);
+  EXPECT_EQ(clos.links.size(), 88u);
+}
+
+// nics_per_server = gpus_per_server (or 0) is the one-NIC-per-GPU network, link for link.
+TEST(GpuCluster, OneNicPerGpuIsTheDefault) {
+  for (const bool three : {false, true}) {
+    const TopoSpec a = gpu_cluster({.servers = 4, .servers_per_pod = 2, .three_tier = three});
+    const TopoSpec b =
+        gpu_cluster({.servers = 4, .nics_per_server = 8, .servers_per_pod = 2, .three_tier = three});
+    EXPECT_EQ(a.num_nodes, b.num_nodes);
+    ASSERT_EQ(a.links.size(), b.links.size());
+    for (size_t i = 0; i < a.links.size(); ++i) {
+      EXPECT_EQ(a.links[i].a, b.links[i].a);
+      EXPECT_EQ(a.links[i].b, b.links[i].b);
+    }
+    EXPECT_EQ(a.kind, b.kind);
+    EXPECT_EQ(a.host_group, b.host_group);
+  }
+}
+
+TEST(GpuCluster, BadNicsPerServerThrowsNamingIt) {
+  for (const int n : {3, 16, -1}) {
+    try {
+      gpu_cluster({.gpus_per_server = 8, .nics_per_server = n});
+      ADD_FAILURE() << n;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("nics_per_server"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A shared NIC's kind survives a topology file.
+TEST(GpuCluster, TopologyFileNicKindRoundTrips) {
+  const TopoSpec t = gpu_cluster({.servers = 2, .gpus_per_server = 2, .nics_per_server = 1});
+  std::ostringstream out;
+  write_hpcc_topology(t, out);
+  EXPECT_NE(out.str().find("\ngpu 0 1 2 3\nnvswitch 4 5\nnic 6 7\n"), std::string::npos) << out.str();
+  const TopoSpec back = parse_hpcc_topology(out.str(), "t.txt");
+  EXPECT_EQ(back.kind, t.kind);
+}
+
 }  // namespace
 }  // namespace rocesim
