@@ -558,6 +558,7 @@ CollectiveParams collective_params(const Scenario& s, const TrafficSpec& t) {
   p.chunks = t.chunks;
   p.step_latency = t.step_latency;
   p.servers = gpu_servers(s.topo);
+  p.gpus_per_rail = gpus_per_nic(s.topo);
   p.pxn = t.pxn;
   return p;
 }

@@ -497,6 +497,16 @@ std::vector<std::vector<int>> gpu_servers(const TopoSpec& topo) {
   return out;
 }
 
+int gpus_per_nic(const TopoSpec& topo) {
+  std::vector<int> gpus(static_cast<size_t>(topo.num_nodes), 0);
+  int most = 1;
+  for (const LinkSpec& l : topo.links)
+    for (auto [x, other] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}})
+      if (topo.kind_of(x) == NodeKind::kNic && !topo.is_switch[static_cast<size_t>(other)])
+        most = std::max(most, ++gpus[static_cast<size_t>(x)]);
+  return most;
+}
+
 int lookup_node(const TopoSpec& topo, std::string_view name) {
   const int n = std::min(topo.num_nodes, static_cast<int>(topo.node_names.size()));
   for (int i = 0; i < n; ++i)

@@ -203,6 +203,10 @@ GpuClusterShape gpu_cluster_shape(const GpuClusterParams& p);
 // rail g / (G / N): GPUs of one rail are then neighbours in local index.
 std::vector<std::vector<int>> gpu_servers(const TopoSpec& topo);
 
+// GPUs per shared NIC (NodeKind::kNic): the most hosts linked to one; 1 without shared NICs. The builders'
+// NICs each serve gpus_per_server / nics_per_server GPUs, consecutive in local index.
+int gpus_per_nic(const TopoSpec& topo);
+
 // The id of the node named `name` (exact, case-sensitive match on topo.node_names), or -1.
 int lookup_node(const TopoSpec& topo, std::string_view name);
 

@@ -348,7 +348,7 @@ void tree_allreduce(Builder& b, const Layout& l) {
   }
 }
 
-// PXN: the built graph again, each flow between GPUs of different servers and local indices relayed by the
+// PXN: the built graph again, each flow between GPUs of different servers and rails relayed by the
 // sender's server's GPU of the receiver's local index (header).
 FlowDag pxn_relay(const Builder& b) {
   const Locator where(b.p.servers);
@@ -358,7 +358,7 @@ FlowDag pxn_relay(const Builder& b) {
   for (uint32_t i = 0; i < raw.size(); ++i) {
     const FlowDag::Flow& f = raw.flow(i);
     const Where ws = where(f.src), wd = where(f.dst);
-    if (ws.server != wd.server && ws.local != wd.local) {
+    if (ws.server != wd.server && ws.local / b.p.gpus_per_rail != wd.local / b.p.gpus_per_rail) {
       const int relay = where.gpu(ws.server, wd.local);
       if (relay < 0)
         fail(fmt::format(
@@ -598,7 +598,8 @@ Time collective_ideal_time(const CollectiveParams& p, Rate link, Rate intra) {
         const auto [to, bytes] = flat_step(p, n, st, r);
         if (to < 0) continue;
         const Where ws = where(p.hosts[static_cast<size_t>(r)]), wd = where(p.hosts[static_cast<size_t>(to)]);
-        if (ws.server != wd.server && ws.local != wd.local) relayed = std::max(relayed, bytes);
+        if (ws.server != wd.server && ws.local / p.gpus_per_rail != wd.local / p.gpus_per_rail)
+          relayed = std::max(relayed, bytes);
       }
       if (relayed > 0) t += static_cast<double>(relayed) * 8e12 / intra.bps + l_ps;
     }

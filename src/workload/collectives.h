@@ -90,6 +90,9 @@ struct CollectiveParams {
   // s). A host on none is a server of its own (local index 0). Empty: every host one server.
   std::vector<std::vector<int>> servers;
   bool pxn = false;  // relay cross-rail flows over NVLink (above); needs servers
+  // GPUs of a server per rail, consecutive in local index (GPU g on rail g / gpus_per_rail): more than 1
+  // when GPUs share a NIC (topo/builders.h nics_per_server). PXN relays only flows between rails.
+  int gpus_per_rail = 1;
 };
 
 const std::vector<std::string>& collective_names();

@@ -156,6 +156,27 @@ TEST(TreeAllreduce, ChainsInServersTreesOnTheRails) {
             std::string::npos);
 }
 
+// GPUs that share a NIC share its rail (gpus_per_rail = 2: GPUs 0-1 and 2-3 of a server): PXN relays only
+// flows between rails, none between GPUs of one NIC's rail; every flow between servers then stays on a rail.
+TEST(Pxn, SharedNicRailsNeedNoRelay) {
+  CollectiveParams p = hier_params("alltoall", 2, 4, 8000);
+  const FlowDag direct = build_collective(p);
+  p.pxn = true;
+  p.gpus_per_rail = 2;
+  const FlowDag relayed = build_collective(p);
+  int cross = 0;
+  for (uint32_t i = 0; i < direct.size(); ++i) {
+    const auto& f = direct.flow(i);
+    cross += (f.src / 4 != f.dst / 4 && (f.src % 4) / 2 != (f.dst % 4) / 2) ? 1 : 0;
+  }
+  EXPECT_EQ(cross, 2 * 4 * 2);  // each GPU to the 2 GPUs of the other server on the other NIC
+  EXPECT_EQ(relayed.size(), direct.size() + static_cast<size_t>(cross));
+  for (uint32_t i = 0; i < relayed.size(); ++i) {
+    const auto& f = relayed.flow(i);
+    EXPECT_FALSE(f.src / 4 != f.dst / 4 && (f.src % 4) / 2 != (f.dst % 4) / 2) << f.src << " -> " << f.dst;
+  }
+}
+
 TEST(Pxn, RelaysCrossRailFlowsOverNvlink) {
   CollectiveParams p = hier_params("alltoall", 2, 4, 8000);
   const FlowDag direct = build_collective(p);
