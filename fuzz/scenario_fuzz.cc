@@ -38,6 +38,7 @@
 #include "cc/registry.h"
 #include "config/scenario.h"
 #include "core/error.h"
+#include "draw.h"
 
 using namespace rocesim;
 namespace fs = std::filesystem;
@@ -46,20 +47,7 @@ namespace {
 
 // --- drawing ---
 
-class Draw {
- public:
-  explicit Draw(uint64_t seed) : rng_(seed) {}
-  int in(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  double real(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
-  bool chance(double p) { return real(0, 1) < p; }
-  template <class T>
-  const T& pick(const std::vector<T>& v) {
-    return v[static_cast<size_t>(in(0, static_cast<int>(v.size()) - 1))];
-  }
-
- private:
-  std::mt19937_64 rng_;
-};
+using fuzz::Draw;
 
 // A scenario in parts, so that the reducer can leave parts out.
 struct Parts {

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "draw.h"
 #include "workload/chakra.h"
 #include "workload/simai.h"
 #include "workload/training.h"
@@ -44,20 +45,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class Draw {
- public:
-  explicit Draw(uint64_t seed) : rng_(seed) {}
-  int in(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
-  template <class T>
-  const T& pick(const std::vector<T>& v) {
-    return v[static_cast<size_t>(in(0, static_cast<int>(v.size()) - 1))];
-  }
-  std::mt19937_64& rng() { return rng_; }
-
- private:
-  std::mt19937_64 rng_;
-};
+using fuzz::Draw;
 
 // What a mutation expects.
 enum class Expect { kAny, kRefused, kAccepted };
