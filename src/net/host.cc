@@ -294,8 +294,9 @@ Time Host::reorder_window(const Qp& qp) const {
   const NicSettings& nic = net_.nic_settings();
   if (nic.reorder_window > Time::zero()) return nic.reorder_window;
   // RACK's window (RFC 8985 6.2) is reo_wnd_mult x min_RTT / 4, at most SRTT; ours is reo_mult SRTTs, at
-  // most rto_high (NicSettings::reorder_window_srtts says why), or twice the lateness this host saw lately,
-  // at most reorder_window_max. Before the first RTT sample, the path's base RTT stands for the SRTT.
+  // most rto_high (NicSettings::reorder_window_srtts says why), or the lateness allowance (twice the lateness
+  // this host saw lately, at most reorder_window_max, or reorder_window_max_lossless on a lossless fabric).
+  // Before the first RTT sample, the path's base RTT stands for the SRTT.
   const Time srtt = qp.srtt > Time::zero() ? qp.srtt : qp.base_rtt;
   const Time by_srtt = std::min(srtt * qp.reo_mult, nic.rto_high);
   const Time by_lateness = lateness_allowance();
