@@ -259,8 +259,8 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
                   "Simulated time limit (ms); with --topology-file default 4000 (run.py's 4.00 s)")
       ->check(CLI::PositiveNumber);
   run->add_option("--threads", a.src.threads,
-                  "Threads of this run (default 1; 0 = every core): the same results for any count "
-                  "(docs/parallel.md)")
+                  "Threads of this run (0 = every core; left out: every core for a fabric of 1,000 ports "
+                  "and nodes or more, else 1): the same results for any count (docs/parallel.md)")
       ->check(CLI::Range(0, 1024));
   run->add_option("--partitions", a.src.partitions,
                   "Partitions of the fabric (default 0: chosen from its size, at least one per thread): the "
@@ -685,7 +685,7 @@ void print_estimate(const Scenario& s, const ValidateArgs& a, int64_t need) {
                       : std::string("# wall time: not estimated (--probe-s 0)\n"));
     return;
   }
-  const std::string threads = s.threads == 1 ? "1 thread" : fmt::format("threads = {}", s.threads);
+  const std::string threads = p.threads == 1 ? "1 thread" : fmt::format("{} threads", p.threads);
   if (p.finished) {
     std::cout << fmt::format(
         "# probe: the whole run took {} here ({}; set up in {}): {} packet-hops, {} events, "

@@ -658,7 +658,8 @@ std::unique_ptr<Network> build_network(const Scenario& s, const RunOptions& opt)
       net->set_parallel(s.threads, s.partitions);
     } catch (const std::invalid_argument& e) {
       // The settings given, as the scenario names them.
-      std::string given = s.threads != 1 ? fmt::format("threads = {}", s.threads) : "";
+      std::string given =
+          s.threads != 1 && s.threads != Scenario::kThreadsAuto ? fmt::format("threads = {}", s.threads) : "";
       if (s.partitions != 0)
         given += fmt::format("{}partitions = {}", given.empty() ? "" : ", ", s.partitions);
       throw InputError(s.file, 0, fmt::format("{}: {}", given, e.what()));
@@ -671,6 +672,8 @@ std::unique_ptr<Network> build_network(const Scenario& s, const RunOptions& opt)
 }
 
 }  // namespace
+
+static_assert(Scenario::kThreadsAuto == Network::kThreadsAuto);
 
 RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
   std::unique_ptr<Network> net = build_network(s, opt);
@@ -690,6 +693,7 @@ ProbeResult probe_scenario(const Scenario& s, double wall_s, bool announce) {
   net->set_flow_source(source.get());
   net->set_dependent_flows(jobs.get());
   net->set_keep_finished(false);
+  r.threads = net->threads();
   const auto t1 = Clock::now();
   r.setup_s = std::chrono::duration<double>(t1 - t0).count();
   // (wall s, events, packet-hops) every 2^16 events, for the rates over the probe's second half.

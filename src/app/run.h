@@ -79,6 +79,7 @@ struct ProbeResult {
   uint64_t events = 0, packet_hops = 0;
   Bytes delivered = 0;
   bool finished = false;  // the whole run fitted in the probe
+  int threads = 1;        // the threads it ran on (those left out: chosen by the fabric's size)
   // Over the probe's second half (its first fills the fabric; the whole probe when it ended earlier).
   double events_per_s = 0, hops_per_s = 0;
 };

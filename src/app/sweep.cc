@@ -141,6 +141,7 @@ std::vector<std::string> run_args(const SweepOptions& opt, const std::string& sc
                                   const fs::path& run_dir, bool force) {
   std::vector<std::string> args{opt.binary, "run", scenario, "-o", run_dir.string(), "-q"};
   if (force) args.push_back("--force");
+  if (opt.one_thread_runs) args.insert(args.end(), {"--threads", "1"});
   for (const auto& s : opt.sets) args.insert(args.end(), {"--set", s});
   for (const auto& s : p.sets) args.insert(args.end(), {"--set", s});
   return args;
@@ -934,12 +935,14 @@ int run_sweep(const SweepOptions& opt) {
 
 // The sweep on this process (rank 0 of `ranks`): directory, resume, the runs (here, or on the other ranks),
 // results.csv and the table.
-int run_sweep_here(const SweepOptions& opt, int ranks) {
+int run_sweep_here(const SweepOptions& options, int ranks) {
   const auto t0 = Clock::now();
+  SweepOptions opt = options;
   if (opt.jobs < 1) throw InputError("-j", 0, "needs at least 1 job");
   if (opt.grid.empty()) throw InputError("--grid", 0, "a sweep needs at least one KEY=V1,V2,... grid axis");
   const std::string scenario = fs::absolute(opt.scenario).lexically_normal().string();
   const Scenario base = load_scenario(scenario, opt.sets);  // fails early on a bad scenario or --set
+  opt.one_thread_runs = base.threads == Scenario::kThreadsAuto && (opt.jobs > 1 || ranks > 1);
   const std::vector<SweepPoint> points = expand_grid(opt.grid, tables_with_load(base.resolved));
 
   const nlohmann::json manifest = sweep_manifest(opt, scenario, points);

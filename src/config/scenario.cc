@@ -463,8 +463,16 @@ static void read_top_level(Config& c, Scenario& s) {
   s.seed = static_cast<uint64_t>(c.get_int("seed", 1, 0, int64_t{1} << 62));
   s.duration = Time::from_ms(c.get_double("duration_ms", 10, 1e-6, 1e7));
   s.stop_when_done = c.get_bool("stop_when_done", true);
-  // Threads of one run (docs/parallel.md): results do not depend on it.
-  s.threads = static_cast<int>(c.get_int("threads", 1, 0, 1024));
+  // Threads of one run (docs/parallel.md): results do not depend on it. Left out, the run chooses by the
+  // fabric's size (Network::kThreadsAuto), and the resolved file leaves it out too.
+  if (c.has("threads")) {
+    s.threads = static_cast<int>(c.get_int("threads", 1, 0, 1024));
+  } else {
+    s.threads = Scenario::kThreadsAuto;
+    c.note("threads",
+           "left out: every core for a fabric of 1,000 ports and nodes or more, else one "
+           "(docs/parallel.md, \"Threads by default\")");
+  }
   // Partitions the fabric is cut into (docs/parallel.md); 0 = chosen by the network. Results do not depend on
   // it.
   s.partitions = static_cast<int>(c.get_int("partitions", 0, 0, 65536));

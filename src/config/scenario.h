@@ -69,7 +69,10 @@ struct Scenario {
   std::string name;
   std::string description;
   uint64_t seed = 1;
-  int threads = 1;     // threads of one run; 0 = every core (docs/parallel.md); results do not depend on it
+  // Threads of one run; 0 = every core; left out (kThreadsAuto, -1): every core for a large fabric, one
+  // thread for a small one (docs/parallel.md, "Threads by default"). Results do not depend on it.
+  static constexpr int kThreadsAuto = -1;
+  int threads = kThreadsAuto;
   int partitions = 0;  // of the fabric, at least threads x ranks; 0 = chosen by Network (docs/parallel.md)
   Time duration = Time::from_ms(10);  // simulated time limit
   bool stop_when_done = true;         // stop as soon as every flow finished

@@ -76,6 +76,8 @@ class Network : public CcServices {
   // std::invalid_argument when the fabric cannot be split (no delay between switches).
   void set_threads(int threads) { run_.set_threads(threads); }
   int threads() const { return run_.threads(); }
+  // What kThreadsAuto means for this fabric on `cores` cores (docs/parallel.md, "Threads by default").
+  int auto_threads(int cores) const { return run_.auto_threads(cores); }
   // How many partitions the fabric is cut into: 0 (the default) lets the network choose, at least one per
   // thread and rank and more on a large fabric, for the cache; n > 0 asks for n, which must be at least the
   // threads times the ranks. Results do not depend on it (docs/parallel.md). Before the first run(); throws
@@ -84,6 +86,7 @@ class Network : public CcServices {
   // Both at once, cutting the fabric once (set_threads then set_partitions would cut it twice).
   void set_parallel(int threads, int partitions) { run_.set_parallel(threads, partitions); }
   static constexpr int64_t kCacheBlockWeight = PartitionedRun::kCacheBlockWeight;
+  static constexpr int kThreadsAuto = PartitionedRun::kThreadsAuto;
   // The partition of every node (switch with its single-homed hosts, grouped), and the lookahead.
   const std::vector<uint32_t>& partition_of_node() const { return run_.partition_of_node(); }
   // Splits the run over the ranks of `comm` (processes, e.g. of mpirun), `threads` threads each, before

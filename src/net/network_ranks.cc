@@ -40,7 +40,8 @@ void PartitionedRun::set_ranks(RankComm* comm, int threads, int partitions) {
   if (started_) throw std::logic_error("Network::set_ranks after the run started");
   comm_ = comm;
   sim_.set_ranks(comm, this);
-  set_parallel(threads, partitions);
+  // Ranks are usually one per core already: threads left out are one per rank.
+  set_parallel(threads == kThreadsAuto ? 1 : threads, partitions);
 }
 
 // A packet on its way to another rank: the event's key, target and kind, the packet (its pointers are

@@ -14,7 +14,9 @@ namespace rocesim {
 void PartitionedRun::set_parallel(int threads, int partitions) {
   if (started_) throw std::logic_error("Network::set_threads or set_partitions after the run started");
   if (partitions < 0) throw std::invalid_argument("a negative number of partitions");
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads == kThreadsAuto) threads = auto_threads(cores);
+  if (threads <= 0) threads = cores;
   threads_ = threads;
   partitions_ = partitions;
   partition_fabric();
@@ -142,7 +144,10 @@ void PartitionedRun::partition_fabric() {
     wanted = minimum;
     if (!homeless && splittable) {
       const auto blocks = static_cast<size_t>((total + kCacheBlockWeight / 2) / kCacheBlockWeight);
-      wanted = std::max(minimum, (blocks + minimum - 1) / minimum * minimum);  // a multiple: balanced threads
+      // Several threads on a large fabric: a few partitions each, which the threads take as they come.
+      const size_t least =
+          threads_ > 1 && total >= kCacheBlockWeight ? minimum * kPartitionsPerThread : minimum;
+      wanted = std::max(least, (blocks + minimum - 1) / minimum * minimum);  // a multiple: balanced threads
     }
   } else if (wanted < minimum) {
     throw std::invalid_argument(fmt::format(
@@ -171,6 +176,23 @@ void PartitionedRun::partition_fabric() {
   parts_.resize(parts);
   sim_.partition(part_of_handler, parts, lookahead, threads_);
   for (uint32_t i = 0; i < parts; ++i) sim_.set_partition_user(i, parts_[i].get());
+}
+
+int PartitionedRun::auto_threads(int cores) const {
+  const TopoSpec& topo = fabric_.topo();
+  const std::vector<int> atom = atom_of_nodes(fabric_);
+  int64_t weight = topo.num_nodes;
+  bool two_atoms = false, zero_delay = false;
+  for (const LinkSpec& l : topo.links) {
+    weight += 2;  // its two ports
+    if (atom[l.a] == atom[l.b]) continue;
+    two_atoms = true;
+    zero_delay = zero_delay || l.delay <= Time::zero();
+  }
+  bool homeless = false;
+  for (uint32_t h = 1; h < sim_.num_handlers(); ++h)
+    homeless = homeless || (sim_.home_of(h) == 0 && !is_node_handler(h));
+  return weight >= kThreadsAutoWeight && two_atoms && !zero_delay && !homeless ? cores : 1;
 }
 
 bool PartitionedRun::is_node_handler(uint32_t h) const {

@@ -27,6 +27,15 @@ class PartitionedRun final : private Coordinator, private EventCodec {
   // Atom weight (ports + nodes) per partition when the run chooses: cut a large fabric into partitions of
   // about this size even on one thread (docs/parallel.md, "Partitions for the cache").
   static constexpr int64_t kCacheBlockWeight = 2000;
+  // A run whose threads are left out (threads = kThreadsAuto) takes every core when its fabric has at least
+  // this many ports and nodes and can be split (two atoms or more, a lookahead above zero), else one thread
+  // (docs/parallel.md, "Threads by default").
+  static constexpr int kThreadsAuto = -1;
+  static constexpr int64_t kThreadsAutoWeight = 1000;
+  // Partitions per thread when the run chooses and several threads share a large fabric: the threads take
+  // partitions as they come, so smaller ones balance the windows (16 threads on a k = 24 fat-tree: 16
+  // partitions 5.48x one thread, 64 8.0x, 128 the same, 256 less; docs/parallel.md).
+  static constexpr int kPartitionsPerThread = 4;
 
   PartitionedRun(Simulator& sim, Fabric& fabric, FlowTable& flows, RunResults& results, CongestionControl& cc)
       : sim_(sim), fabric_(fabric), flows_(flows), results_(results), cc_(cc) {
@@ -37,14 +46,16 @@ class PartitionedRun final : private Coordinator, private EventCodec {
 
   // Partition 0: the running partition between windows (Network::part).
   NetPartition& first() { return *parts_[0]; }
-  // `threads` threads (0: every core) sharing `partitions` partitions (0: chosen); cuts the fabric. The
-  // first two change one and keep the other.
+  // `threads` threads (0: every core; kThreadsAuto: by the fabric's size) sharing `partitions` partitions
+  // (0: chosen); cuts the fabric. The first two change one and keep the other.
   void set_threads(int threads) { set_parallel(threads, partitions_); }
   void set_partitions(int partitions) { set_parallel(threads_, partitions); }
   void set_parallel(int threads, int partitions);
   // Over the ranks of `comm` too (docs/cluster.md).
   void set_ranks(RankComm* comm, int threads, int partitions);
   int threads() const { return threads_; }
+  // What kThreadsAuto means for this fabric on `cores` cores: every core or one thread.
+  int auto_threads(int cores) const;
   RankComm* ranks() const { return comm_; }
   const std::vector<uint32_t>& partition_of_node() const { return part_of_node_; }
   uint32_t partition_of(int node) const { return part_of_node_.empty() ? 0 : part_of_node_[node]; }

@@ -558,6 +558,61 @@ TEST_F(SweepRun, ThreadsKeepJobsTimesThreadsWithinTheCoresAndChangeNoResult) {
   EXPECT_EQ(j["performance"]["parallel"]["threads"].get<int>(), 2);
 }
 
+// Threads left out (docs/parallel.md, "Threads by default"): a run of a fabric with 1,000 ports and nodes or
+// more takes every core, a small one one thread, and a sweep of -j 2 gives each run one thread; a sweep of
+// -j 1 leaves the choice to its run.
+TEST_F(SweepRun, ThreadsLeftOutFollowTheFabricsSizeAndTheSweepsJobs) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // 16 leaves x 32 hosts, 4 spines: 532 nodes and 1,152 ports; one small flow.
+  write_file(*tmp_ / "wide.toml", R"(name = "wide"
+duration_ms = 1
+
+[topology]
+kind = "leaf_spine"
+leaves = 16
+spines = 4
+hosts_per_leaf = 32
+
+[[flows]]
+src = "h0"
+dst = "h511"
+size_bytes = 10000
+)");
+  auto threads_of = [](const fs::path& run) {
+    return nlohmann::json::parse(
+               test::read_text_file(run / "summary.json"))["performance"]["parallel"]["threads"]
+        .get<int>();
+  };
+  const Proc wide =
+      cli({"run", (*tmp_ / "wide.toml").string(), "-q", "-o", (*tmp_ / "w").string()}, tmp_->path());
+  ASSERT_EQ(wide.code(), 0) << wide.describe();
+  EXPECT_EQ(threads_of(*tmp_ / "w"), cores);
+  EXPECT_EQ(test::read_text_file(*tmp_ / "w" / "scenario.resolved.toml").find("\nthreads ="),
+            std::string::npos)
+      << "a value left out stays out of the resolved file, which then chooses the same way";
+  const Proc small =
+      cli({"run", (*tmp_ / "tiny.toml").string(), "-q", "-o", (*tmp_ / "s").string()}, tmp_->path());
+  ASSERT_EQ(small.code(), 0) << small.describe();
+  EXPECT_EQ(threads_of(*tmp_ / "s"), 1);
+
+  const fs::path two = *tmp_ / "two", one = *tmp_ / "one";
+  for (const auto& [dir, jobs] : {std::pair{two, "2"}, std::pair{one, "1"}}) {
+    const Proc p = cli(
+        {"sweep", (*tmp_ / "wide.toml").string(), "--grid", "seed=1,2", "-j", jobs, "-o", dir.string(), "-q"},
+        tmp_->path());
+    ASSERT_EQ(p.code(), 0) << p.describe();
+  }
+  EXPECT_EQ(threads_of(two / "seed=1"), 1);
+  EXPECT_EQ(threads_of(one / "seed=1"), cores);
+  // A grid over threads still names them.
+  const fs::path grid = *tmp_ / "grid";
+  const Proc g = cli(
+      {"sweep", (*tmp_ / "wide.toml").string(), "--grid", "threads=2", "-j", "2", "-o", grid.string(), "-q"},
+      tmp_->path());
+  ASSERT_EQ(g.code(), 0) << g.describe();
+  EXPECT_EQ(threads_of(grid / "threads=2"), 2);
+}
+
 // `sweep --mpi` under mpirun (app/mpi_sweep.h), 3 ranks oversubscribed on this machine. Open MPI is
 // optional: without it in this build or on this machine the tests say so and skip.
 using rocesim::test::mpi_missing;

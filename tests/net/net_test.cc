@@ -439,8 +439,8 @@ TEST(NetworkPartitions, ChosenFromTheFabricSizeAndKeepPodsTogether) {
   for (const auto& [pod, parts] : parts_of_pod) EXPECT_EQ(parts.size(), 1u) << "pod " << pod;
   EXPECT_EQ(cores, 64);
   EXPECT_EQ(cores_in_first, 16);
-  net.set_threads(3);  // a multiple of the threads
-  EXPECT_EQ(net.sim().num_partitions(), 6u);
+  net.set_threads(3);  // several threads on a large fabric: four partitions each at least
+  EXPECT_EQ(net.sim().num_partitions(), 12u);
   net.set_partitions(7);
   EXPECT_EQ(net.sim().num_partitions(), 7u);
   net.set_parallel(2, 4);  // both at once, after a cut into more
@@ -456,11 +456,20 @@ TEST(NetworkPartitions, ChosenFromTheFabricSizeAndKeepPodsTogether) {
                  "2 is fewer than the threads x ranks (3 x 1): give at least 3, or 0 to let rocesim choose");
   }
 
+  // Threads left out (kThreadsAuto): every core for 1,000 ports and nodes or more (k = 16: 7,488), one
+  // thread below (k = 8: 976).
+  EXPECT_EQ(net.auto_threads(16), 16);
+  EXPECT_EQ(small.auto_threads(16), 1);
+  small.set_parallel(Network::kThreadsAuto, 0);
+  EXPECT_EQ(small.threads(), 1);
+  EXPECT_EQ(small.sim().num_partitions(), 1u);
+
   // A zero-delay link between two switches leaves no lookahead: one partition, and a refusal of more.
   Network flat(leaf_spine({.leaves = 2, .spines = 1, .hosts_per_leaf = 2, .delay = Time::zero()}),
                SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
   flat.set_partitions(0);
   EXPECT_EQ(flat.sim().num_partitions(), 1u);
+  EXPECT_EQ(flat.auto_threads(16), 1);
   EXPECT_THROW(flat.set_partitions(2), std::invalid_argument);
 }
 
