@@ -149,7 +149,7 @@ bench: build
 	$(BUILD)/bench_event_queue --benchmark_min_time=0.2
 	$(BUILD)/bench_memory_latency
 	$(BUILD)/bench_scaling --rounds 3 --csv $(BUILD)/scaling.csv
-	$(BUILD)/bench_scaling --cases k16,k24,fat320 --threads 1,2,0 --csv $(BUILD)/threads.csv
+	$(BUILD)/bench_scaling --cases k24,k32,fat320 --threads 1,2,4,8,16 --csv $(BUILD)/threads.csv
 	/usr/bin/python3 bench/plot_scaling.py $(BUILD)/scaling.png before=bench/scaling_before.csv \
 	  now=$(BUILD)/scaling.csv
 

@@ -28,6 +28,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fmt/format.h"
@@ -153,7 +154,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 1e6))
       ->capture_default_str();
   app.add_option("--csv", csv, "where the table goes as CSV")->capture_default_str();
-  app.add_option("--threads", thread_counts, "thread counts per case, e.g. 1,2,0 (0: every core)")
+  app.add_option("--threads", thread_counts,
+                 "thread counts per case, e.g. 1,2,0 (0: every core); counts above the cores are skipped")
       ->delimiter(',')
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
@@ -176,6 +178,7 @@ int main(int argc, char** argv) {
     else
       run_list.push_back(fat_tree_case(std::stoi(n.substr(1)), arrivals_us));
   }
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const fs::path scratch = fs::temp_directory_path() / fmt::format("rocesim_scaling_{}", ::getpid());
   fs::create_directories(scratch);
   std::ofstream out(csv);
@@ -194,6 +197,14 @@ int main(int argc, char** argv) {
       const Case& c = run_list[ci];
       double one_thread_wall = 0;
       for (size_t ti = 0; ti < nt; ++ti) {
+        if (thread_counts[ti] > cores) {  // a thread table meant for a larger machine: say, and go on
+          if (round == 1 && ci == 0)
+            fmt::print("{:>7}: {} threads skipped, more than this machine's {} cores\n", "",
+                       thread_counts[ti], cores);
+          wall_rate[ci * nt + ti].push_back(NAN);
+          cpu_rate_of[ci * nt + ti].push_back(NAN);
+          continue;
+        }
         const Measured m = run(rocesim, c, scratch, thread_counts[ti]);
         if (!m.ok) {
           fmt::print("{:>7}: the run failed or did not finish\n", c.name);

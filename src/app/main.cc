@@ -835,7 +835,7 @@ int list_command(const std::string& what) {
   if (what == "workloads" || what == "all") {
     fmt::print("workloads (traffic.workload; or a path to a CDF file):\n");
     fmt::print("  {:<28} {:>14} {:>10} {:>10}\n", "name", "mean (bytes)", "< 10 KB", "> 1 MB");
-    for (const auto& w : list_workloads(ROCESIM_DATA_DIR))
+    for (const auto& w : list_workloads(data_dir_or_env(ROCESIM_DATA_DIR)))
       fmt::print("  {:<28} {:>14.0f} {:>9.1f}% {:>9.1f}%\n", w.name, w.mean_bytes, 100 * w.share_below_10kb,
                  100 * w.share_above_1mb);
   }

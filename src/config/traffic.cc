@@ -145,7 +145,8 @@ void read_sizes(Config& c, const std::string& k, TrafficSpec& t, std::unique_ptr
   t.workload = c.get_string(k + "workload", t.workload);
   try {
     const std::string w = resolve_path(c, t.workload);
-    t.workload_path = resolve_workload(std::filesystem::exists(w) ? w : t.workload, ROCESIM_DATA_DIR);
+    t.workload_path =
+        resolve_workload(std::filesystem::exists(w) ? w : t.workload, data_dir_or_env(ROCESIM_DATA_DIR));
     cdf = std::make_unique<SizeCdf>(SizeCdf::load(t.workload_path));
   } catch (const InputError& e) {
     c.fail(k + "workload", e.what());

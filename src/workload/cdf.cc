@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <istream>
@@ -193,6 +194,11 @@ std::vector<std::string> workload_names(const std::string& data_dir) {
   std::vector<std::string> out;
   for (auto& [name, file] : catalogue(data_dir)) out.push_back(name);
   return out;
+}
+
+std::string data_dir_or_env(const std::string& built_in) {
+  const char* env = std::getenv("ROCESIM_DATA_DIR");
+  return env != nullptr && *env != '\0' ? std::string(env) : built_in;
 }
 
 std::string resolve_workload(const std::string& name_or_path, const std::string& data_dir) {

@@ -69,6 +69,10 @@ class SizeCdf {
 // Unknown names throw InputError(name_or_path, 0, "... valid names: ...").
 std::string resolve_workload(const std::string& name_or_path, const std::string& data_dir);
 
+// The data directory the workload names resolve in: $ROCESIM_DATA_DIR when set (a build run from elsewhere
+// than its checkout, e.g. carried to another machine), else `built_in` (the checkout's data/).
+std::string data_dir_or_env(const std::string& built_in);
+
 // All names resolve_workload accepts (aliases first, then the remaining .cdf stems, sorted).
 std::vector<std::string> workload_names(const std::string& data_dir);
 

@@ -1,9 +1,11 @@
 // Tests of the workload layer: flow-size CDFs, HPCC flow files, generators and merging.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -260,6 +262,28 @@ TEST(Catalogue, ResolvesNames) {
   // An existing path is used as is.
   const std::string p = flows_dir("cdf_pointmass.cdf");
   EXPECT_EQ(resolve_workload(p, kDataDir), p);
+}
+
+// A build carried away from its checkout finds the workloads where $ROCESIM_DATA_DIR says.
+TEST(Catalogue, DataDirectoryFromTheEnvironment) {
+  EXPECT_EQ(data_dir_or_env("built/in"),
+            std::getenv("ROCESIM_DATA_DIR") ? std::getenv("ROCESIM_DATA_DIR") : std::string("built/in"));
+  const std::filesystem::path moved =
+      std::filesystem::temp_directory_path() / ("rocesim_data_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(moved / "workloads");
+  std::filesystem::copy_file(wl("websearch.cdf"), moved / "workloads" / "websearch.cdf");
+  const char* before = std::getenv("ROCESIM_DATA_DIR");
+  const std::string saved = before ? before : "";
+  ::setenv("ROCESIM_DATA_DIR", moved.c_str(), 1);
+  EXPECT_EQ(resolve_workload("websearch", data_dir_or_env("/nowhere")),
+            (moved / "workloads" / "websearch.cdf").string());
+  ::setenv("ROCESIM_DATA_DIR", "", 1);  // empty: the built-in one
+  EXPECT_EQ(data_dir_or_env(kDataDir), kDataDir);
+  if (before)
+    ::setenv("ROCESIM_DATA_DIR", saved.c_str(), 1);
+  else
+    ::unsetenv("ROCESIM_DATA_DIR");
+  std::filesystem::remove_all(moved);
 }
 
 TEST(Catalogue, UnknownNameListsValidNames) {

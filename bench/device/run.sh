@@ -1,0 +1,28 @@
+#!/bin/bash
+# The thread table of issue 50 on a lent machine, run from the repository's root with the folder that
+# bench/device/pack.sh made (default build-device): make bench's thread table (k = 24, k = 32 and the
+# 320-host fat-tree on 1, 2, 4, 8 and 16 threads), then, while time is left, k = 64 on every core. Writes
+# the tables and the machine's description under $OUT (default ./device-out). Usage:
+#   bench/device/run.sh [PACKED_DIR] [ROUNDS]
+# Each run's data (the workloads' CDFs) is read from this checkout's data/ through $ROCESIM_DATA_DIR.
+set -uo pipefail
+packed=${1:-build-device}
+rounds=${2:-1}
+out=${OUT:-device-out}
+mkdir -p "$out"
+export ROCESIM_DATA_DIR="$PWD/data"
+bin="$PWD/$packed/bin"
+{
+  echo "commit: $(cat "$packed/commit" 2>/dev/null)"
+  echo "date: $(date -u +%FT%TZ)"
+  echo "cores: $(nproc)"
+  grep -m1 'model name' /proc/cpuinfo
+  grep -m1 -i 'cache size' /proc/cpuinfo
+  free -g | head -2
+} > "$out/machine.txt"
+cat "$out/machine.txt"
+"$bin/rocesim" --version > /dev/null || { echo "run.sh: the packed rocesim does not start here" >&2; exit 1; }
+"$bin/bench_scaling" --rocesim "$bin/rocesim" --cases k24,k32,fat320 --threads 1,2,4,8,16 \
+  --rounds "$rounds" --csv "$out/threads.csv" | tee "$out/threads.txt"
+"$bin/bench_scaling" --rocesim "$bin/rocesim" --cases k64 --threads 0 --csv "$out/k64.csv" |
+  tee "$out/k64.txt"
