@@ -650,8 +650,10 @@ nlohmann::json sweep_manifest(const SweepOptions& opt, const std::string& scenar
   return manifest;
 }
 
-// The indexes of the points still to run: complete runs are skipped (unless --force), and said so.
-std::vector<size_t> runs_to_do(const SweepOptions& opt, const std::vector<SweepPoint>& points) {
+// The indexes of the points still to run: complete runs are skipped (unless --force), and said so. `at_once`:
+// the runs that run side by side (-j here; under --mpi the ranks less rank 0).
+std::vector<size_t> runs_to_do(const SweepOptions& opt, const std::vector<SweepPoint>& points,
+                               size_t at_once) {
   const size_t n = points.size();
   size_t skipped = 0;
   std::vector<size_t> pending;
@@ -669,7 +671,7 @@ std::vector<size_t> runs_to_do(const SweepOptions& opt, const std::vector<SweepP
       fmt::print("all {} runs already complete; rewriting results.csv\n", n);
     else
       fmt::print("sweep: {} run{} to do ({} skipped), {} at once, in {}\n", pending.size(),
-                 pending.size() == 1 ? "" : "s", skipped, std::min<size_t>(opt.jobs, pending.size()),
+                 pending.size() == 1 ? "" : "s", skipped, std::min(at_once, pending.size()),
                  opt.out_dir.string());
     std::fflush(stdout);
   }
@@ -952,7 +954,8 @@ int run_sweep_here(const SweepOptions& options, int ranks) {
   remove_leftovers(opt.out_dir, points);
   write_atomically(opt.out_dir / "sweep.json", manifest.dump(2) + "\n");
 
-  std::vector<size_t> pending = runs_to_do(opt, points);
+  const size_t at_once = ranks > 1 ? static_cast<size_t>(ranks - 1) : static_cast<size_t>(opt.jobs);
+  std::vector<size_t> pending = runs_to_do(opt, points, at_once);
   const size_t skipped = points.size() - pending.size();
   if (!pending.empty()) fs::create_directories(opt.out_dir / "logs");
   if (ranks > 1) return run_on_ranks(opt, scenario, points, pending, skipped, t0);

@@ -640,6 +640,7 @@ TEST_F(SweepRun, MpiSweepEqualsTheLocalSweepAndResumes) {
   const Proc p = finish(start(a, tmp_->path()), tmp_->path(), t0);
   ASSERT_EQ(p.code(), 0) << p.describe();
   EXPECT_EQ(count(p.out, " done in "), 4u) << p.out;
+  EXPECT_NE(p.out.find("4 runs to do (0 skipped), 2 at once"), std::string::npos) << p.out;  // ranks 1 and 2
   auto results_of = [](const fs::path& d) {
     auto rows = read_csv(d / "results.csv");
     for (auto& r : rows) r.erase("wall_seconds");
