@@ -1,7 +1,8 @@
 #!/bin/bash
 # The thread table of issue 50 on a lent machine, run from the repository's root with the folder that
 # bench/device/pack.sh made (default build-device): make bench's thread table (k = 24, k = 32 and the
-# 320-host fat-tree on 1, 2, 4, 8 and 16 threads), then, while time is left, k = 64 on every core. Writes
+# 320-host fat-tree on 1, 2, 4, 8 and 16 threads), then k = 64 on every core, then the 8,192-GPU iteration
+# of scenarios/ai/scale_8192.toml on 1 and 16 threads (issue 45). Writes
 # the tables and the machine's description under $OUT (default ./device-out). Usage:
 #   bench/device/run.sh [PACKED_DIR] [ROUNDS]
 # Each run's data (the workloads' CDFs) is read from this checkout's data/ through $ROCESIM_DATA_DIR.
@@ -26,3 +27,8 @@ cat "$out/machine.txt"
   --rounds "$rounds" --csv "$out/threads.csv" | tee "$out/threads.txt"
 "$bin/bench_scaling" --rocesim "$bin/rocesim" --cases k64 --threads 0 --csv "$out/k64.csv" |
   tee "$out/k64.txt"
+for t in 1 16; do
+  /usr/bin/time -v "$bin/rocesim" run scenarios/ai/scale_8192.toml -o "$out/scale8192_t$t" --threads "$t" -q \
+    2> "$out/scale8192_t$t.time"
+  grep -E "Elapsed|Maximum resident" "$out/scale8192_t$t.time"
+done
