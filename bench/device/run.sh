@@ -27,8 +27,14 @@ cat "$out/machine.txt"
   --rounds "$rounds" --csv "$out/threads.csv" | tee "$out/threads.txt"
 "$bin/bench_scaling" --rocesim "$bin/rocesim" --cases k64 --threads 0 --csv "$out/k64.csv" |
   tee "$out/k64.txt"
+# The run's folders stay in a scratch folder (flows.csv alone is tens of MB); its summary.json comes back.
+scratch=$(mktemp -d)
+timer=""
+[ -x /usr/bin/time ] && timer="/usr/bin/time -v"
 for t in 1 16; do
-  /usr/bin/time -v "$bin/rocesim" run scenarios/ai/scale_8192.toml -o "$out/scale8192_t$t" --threads "$t" -q \
-    2> "$out/scale8192_t$t.time"
-  grep -E "Elapsed|Maximum resident" "$out/scale8192_t$t.time"
+  $timer "$bin/rocesim" run scenarios/ai/scale_8192.toml -o "$scratch/t$t" --threads "$t" -q \
+    2> "$out/scale8192_t$t.stderr"
+  cp "$scratch/t$t/summary.json" "$out/scale8192_t$t.summary.json" 2>/dev/null
+  grep -E "Elapsed|Maximum resident" "$out/scale8192_t$t.stderr"
 done
+rm -rf "$scratch"
