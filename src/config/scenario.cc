@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <string_view>
 
 #include "cc/registry.h"
 #include "config/profiles.h"
@@ -465,8 +468,21 @@ static void read_top_level(Config& c, Scenario& s) {
   s.stop_when_done = c.get_bool("stop_when_done", true);
   // Threads of one run (docs/parallel.md): results do not depend on it. Left out, the run chooses by the
   // fabric's size (Network::kThreadsAuto), and the resolved file leaves it out too.
+  const char* env_threads = std::getenv("ROCESIM_THREADS");
   if (c.has("threads")) {
     s.threads = static_cast<int>(c.get_int("threads", 1, 0, 1024));
+  } else if (env_threads != nullptr && *env_threads != '\0') {
+    // The environment's default for runs that leave threads out (as OMP_NUM_THREADS is OpenMP's).
+    int n = -1;
+    const std::string_view v(env_threads);
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size() || n < 0 || n > 1024)
+      throw InputError("ROCESIM_THREADS", 0,
+                       fmt::format("'{}': expected an integer in [0, 1024] (0 = every core), or unset it "
+                                   "to let each run choose by its fabric's size",
+                                   v));
+    s.threads = n;
+    c.note("threads", fmt::format("left out: {} from $ROCESIM_THREADS", n));
   } else {
     s.threads = Scenario::kThreadsAuto;
     c.note("threads",

@@ -563,6 +563,10 @@ TEST_F(SweepRun, ThreadsKeepJobsTimesThreadsWithinTheCoresAndChangeNoResult) {
 // -j 1 leaves the choice to its run.
 TEST_F(SweepRun, ThreadsLeftOutFollowTheFabricsSizeAndTheSweepsJobs) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // ctest sets ROCESIM_THREADS=1 (CMakeLists.txt): the choice is tested without it, and with it at the end.
+  const char* env = std::getenv("ROCESIM_THREADS");
+  const std::string saved = env ? env : "";
+  ::unsetenv("ROCESIM_THREADS");
   // 16 leaves x 32 hosts, 4 spines: 532 nodes and 1,152 ports; one small flow.
   write_file(*tmp_ / "wide.toml", R"(name = "wide"
 duration_ms = 1
@@ -611,6 +615,24 @@ size_bytes = 10000
       tmp_->path());
   ASSERT_EQ(g.code(), 0) << g.describe();
   EXPECT_EQ(threads_of(grid / "threads=2"), 2);
+
+  // $ROCESIM_THREADS names the count for runs that leave it out, and a bad value is refused by name.
+  ::setenv("ROCESIM_THREADS", "2", 1);
+  const Proc e =
+      cli({"run", (*tmp_ / "tiny.toml").string(), "-q", "-o", (*tmp_ / "e").string()}, tmp_->path());
+  ASSERT_EQ(e.code(), 0) << e.describe();
+  EXPECT_EQ(threads_of(*tmp_ / "e"), 2);
+  ::setenv("ROCESIM_THREADS", "two", 1);
+  const Proc bad =
+      cli({"run", (*tmp_ / "tiny.toml").string(), "-q", "-o", (*tmp_ / "b").string()}, tmp_->path());
+  EXPECT_NE(bad.code(), 0);
+  EXPECT_NE(bad.err.find("ROCESIM_THREADS: 'two': expected an integer in [0, 1024]"), std::string::npos)
+      << bad.err;
+  EXPECT_FALSE(fs::exists(*tmp_ / "b"));
+  if (env)
+    ::setenv("ROCESIM_THREADS", saved.c_str(), 1);
+  else
+    ::unsetenv("ROCESIM_THREADS");
 }
 
 // `sweep --mpi` under mpirun (app/mpi_sweep.h), 3 ranks oversubscribed on this machine. Open MPI is
