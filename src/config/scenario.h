@@ -40,6 +40,7 @@ struct TrafficSpec {  // one generator of flows
   std::vector<int> hot;          // hotspot: the hot hosts
   double hot_fraction = 0.15;    // hotspot: share of flows to the hot set
   uint16_t hot_class_id = 0;     // hotspot: class of the hot flows
+  bool bg_to_all = false;        // hotspot: background_to_all (background to any host, not non-hot only)
   Rate load_of;                  // set_to_set: load is of this rate (0 = of each sender's link)
   bool long_lived = false;       // permutation: one size_bytes flow per pair instead of Poisson
   int fan_in = 0;                // incast: senders per round

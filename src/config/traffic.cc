@@ -233,6 +233,7 @@ void read_hotspot(Config& c, Scenario& s, size_t index, const std::string& k, Tr
     c.fail(k + (c.has(k + "hot_hosts") ? "hot_hosts" : "hot_share"),
            fmt::format("{} of {} hosts are hot; at least 2 must stay non-hot", t.hot.size(), n));
   t.hot_class_id = class_index(s.class_labels, c.get_string(k + "hot_class", "hot"));
+  t.bg_to_all = c.get_bool(k + "background_to_all", t.bg_to_all);
 }
 
 void read_set_to_set(Config& c, const Scenario& s, const std::string& k, TrafficSpec& t) {
@@ -869,7 +870,8 @@ std::unique_ptr<FlowSource> make_traffic_source(const Scenario& s, size_t index,
   if (pat == "groups") return std::make_unique<GroupsPoisson>(x.poisson(t.hosts), t.group_of);
   if (pat == "permutation") return permutation_source(x);
   if (pat == "hotspot")
-    return std::make_unique<HotspotPoisson>(x.poisson(t.hosts), t.hot, t.hot_fraction, t.hot_class_id);
+    return std::make_unique<HotspotPoisson>(x.poisson(t.hosts), t.hot, t.hot_fraction, t.hot_class_id,
+                                            t.bg_to_all);
   if (pat == "set_to_set") return set_to_set_source(x);
   if (pat == "incast") return incast_source(x);
   if (pat == "burst") return burst_source(x);

@@ -19,7 +19,8 @@
 //                each send one flow to the round's receiver (dport 200).
 //   hotspot      hosts, load, hot_fraction (0.15), hot_hosts | hot_share (0.125: that share of the hosts,
 //                at least one, chosen by the seed), hot_class ("hot"): a flow goes to a hot host with
-//                probability hot_fraction (class hot_class), else to a non-hot host (class `class`).
+//                probability hot_fraction (class hot_class), else to a non-hot host (class `class`);
+//                background_to_all (false): the background flows go to any host, hot ones included.
 //   set_to_set   src | src_group, dst | dst_group (host_group indexes, e.g. ToR or datacenter), load,
 //                load_of (Gb/s): Poisson from every source to a uniform destination; load is a fraction of
 //                each source's link rate, or with load_of of that rate, shared equally by the sources.

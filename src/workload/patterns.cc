@@ -172,11 +172,12 @@ void PermutationPoisson::route(uint32_t idx, Rng&, FlowSpec& out) { out.dst = pa
 // HotspotPoisson
 
 HotspotPoisson::HotspotPoisson(PoissonParams p, std::vector<int> hot, double hot_fraction,
-                               uint16_t hot_class_id)
+                               uint16_t hot_class_id, bool background_to_all)
     : PoissonSenders(std::move(p), "hotspot"),
       hot_(std::move(hot)),
       hot_fraction_(hot_fraction),
-      hot_class_id_(hot_class_id) {
+      hot_class_id_(hot_class_id),
+      background_to_all_(background_to_all) {
   if (!(hot_fraction_ >= 0 && hot_fraction_ <= 1)) bad("hot fraction must be in [0, 1]");
   if (hot_.empty()) bad("the hot set is empty");
   check_hosts("hotspot", "the hot set", hot_);
@@ -200,6 +201,12 @@ void HotspotPoisson::route(uint32_t idx, Rng& rng, FlowSpec& out) {
     if (hp >= 0 && d >= static_cast<uint64_t>(hp)) ++d;
     out.dst = hot_[d];
     out.class_id = hot_class_id_;
+    return;
+  }
+  if (background_to_all_) {  // any host but the sender (senders are distinct; idx is this one's position)
+    uint64_t d = rng.below(p_.senders.size() - 1);
+    if (d >= idx) ++d;
+    out.dst = p_.senders[d];
     return;
   }
   const int cp = cold_pos_[idx];

@@ -114,11 +114,16 @@ class PermutationPoisson : public PoissonSenders {
 // uniform() per flow, always drawn) and goes to a uniformly drawn hot host other than the sender, with
 // class hot_class_id; otherwise it goes to a uniformly drawn non-hot host other than the sender, with
 // flow.class_id. So hot_fraction is exactly the expected share of flows (and bytes) to the hot set.
+// With background_to_all the background flow goes instead to a uniformly drawn host of all the senders
+// (hot ones included) other than the sender, as in the RCM paper's hot-spot experiment (seed 001 sec. 4);
+// then the hot set receives more than hot_fraction of the flows. The draws per flow are the same in
+// number either way (one uniform(), one below()).
 // `hot` must be a subset of senders with >= 1 host, leaving >= 2 non-hot hosts. A hot flow drawn by the
 // only hot host (hot set = {sender}) becomes a background flow.
 class HotspotPoisson : public PoissonSenders {
  public:
-  HotspotPoisson(PoissonParams p, std::vector<int> hot, double hot_fraction, uint16_t hot_class_id);
+  HotspotPoisson(PoissonParams p, std::vector<int> hot, double hot_fraction, uint16_t hot_class_id,
+                 bool background_to_all = false);
   const std::vector<int>& hot() const { return hot_; }
 
  private:
@@ -127,6 +132,7 @@ class HotspotPoisson : public PoissonSenders {
   std::vector<int> hot_pos_, cold_pos_;  // per sender: position in hot_ / cold_, or -1
   double hot_fraction_;
   uint16_t hot_class_id_;
+  bool background_to_all_;
 };
 
 // From a set of senders to a set of receivers: each flow to a uniformly drawn receiver other than the

@@ -281,6 +281,61 @@ max_flows = 100000
   EXPECT_EQ(senders.size(), 128u);
 }
 
+// background_to_all (the RCM paper's hot-spot pattern): the background flows reach the hot hosts too;
+// without it they never do. Same seed, so the hot set and the senders' draws are the same in both runs.
+TEST(Patterns, HotspotBackgroundToAllIncludesTheHotHosts) {
+  const std::string base = R"(
+seed = 9
+duration_ms = 1000
+[topology]
+kind = "leaf_spine"
+leaves = 4
+spines = 2
+hosts_per_leaf = 8
+[[traffic]]
+pattern = "hotspot"
+load = 0.5
+hot_fraction = 0.15
+hot_share = 0.125
+class = "bg"
+max_flows = 40000
+)";
+  for (const bool to_all : {false, true}) {
+    const Scenario s = scenario(base + (to_all ? "background_to_all = true\n" : ""));
+    const TrafficSpec& t = s.traffic.at(0);
+    ASSERT_EQ(t.bg_to_all, to_all);
+    ASSERT_EQ(t.hot.size(), 4u);  // 12.5 % of 32
+    const std::set<int> hot(t.hot.begin(), t.hot.end());
+    const auto flows = scenario_flows(s);
+    ASSERT_EQ(flows.size(), 40'000u);
+    size_t bg = 0, bg_to_hot = 0, hot_flows = 0;
+    std::set<int> bg_dsts;
+    for (const auto& f : flows) {
+      ASSERT_NE(f.src, f.dst);
+      if (f.class_id == t.hot_class_id) {
+        ASSERT_EQ(hot.count(f.dst), 1u);
+        ++hot_flows;
+        continue;
+      }
+      ASSERT_EQ(f.class_id, t.class_id);
+      ++bg;
+      bg_to_hot += hot.count(f.dst);
+      bg_dsts.insert(f.dst);
+    }
+    EXPECT_NEAR(static_cast<double>(hot_flows) / static_cast<double>(flows.size()), 0.15, 0.01);
+    if (to_all) {
+      // Every host is a background destination; the hot ones get their share of 4 of the other 31 hosts
+      // (a hot sender sees 3 of 31, a non-hot one 4 of 31): about 12.5 %.
+      EXPECT_EQ(bg_dsts.size(), 32u);
+      for (int h : t.hot) EXPECT_EQ(bg_dsts.count(h), 1u) << "hot host " << h << " got no background flow";
+      EXPECT_NEAR(static_cast<double>(bg_to_hot) / static_cast<double>(bg), 0.125, 0.01);
+    } else {
+      EXPECT_EQ(bg_to_hot, 0u);
+      EXPECT_EQ(bg_dsts.size(), 28u);
+    }
+  }
+}
+
 TEST(Patterns, SetToSetUsesOnlyTheGivenSets) {
   const Scenario s = scenario(leaf_spine(2000) + R"(
 [[traffic]]
