@@ -64,10 +64,12 @@ Manifest (TOML):
   flows = { "0" = "F1 (victim)" }; window_us = [2000, 4500]      # timeseries: flows drawn, time window
   # kinds: timeseries, fct_bars, fct_vs_load, pfc, buffer_cdf, slowdown_vs_size, script (script = "path.py":
   # called as `python3 SCRIPT --out PNG SWEEP_DIR`)
+  facet = "traffic[0].workload"                    # fct_vs_load: one row of panels per value of this grid key
+  load = 0.5                                       # buffer_cdf, slowdown_vs_size: the load drawn (default: highest)
 
 Metric expressions see R(sweep, **grid values) -> a run (a key that is no grid axis of that sweep is checked against
 the run's scenario.resolved.toml) (methods of class RunData below), S(sweep) -> the list of
-runs of a sweep, and ratio(a, b), reduction(a, b) (percent by which a is below b), jain(rates), mean, min, max,
+runs of a sweep, G(sweep, key) -> the values of one of its grid axes (e.g. the loads it ran at this scale), and ratio(a, b), reduction(a, b) (percent by which a is below b), jain(rates), mean, min, max,
 abs, all, any, sum, len, range.
 """
 
@@ -133,6 +135,9 @@ def _strings(table, key, where, default=()):
 # ----------------------------------------------------------------------------------------------------------
 # The verdict rule (one for every claim; REPRODUCTION.md states it)
 
+# The names metric expressions and conditions see besides a claim's values (evaluate(), effect_intervals()).
+EXPRESSION_NAMES = {"R", "S", "G", "ratio", "reduction", "mean", "min", "max", "abs", "all", "any", "len", "sum",
+                    "range", "jain", "math"}
 MARGIN = {"%": 10.0, "x": 1.1}  # a real margin in the paper's direction: 10 % or 1.1x
 RULE_KEYS = ("effect", "unit", "size", "fraction")
 
@@ -271,6 +276,10 @@ class Manifest:
             vals = _need(c, "values", dict, w)
             if not vals or not all(isinstance(v, str) for v in vals.values()):
                 raise ManifestError(f"{w}: 'values' must map names to metric expressions (strings)")
+            shadow = sorted(set(vals) & EXPRESSION_NAMES)
+            if shadow:  # a value named "all" would hide all() in the claim's conditions
+                raise ManifestError(f"{w}: value name '{shadow[0]}' hides the function of that name in the "
+                                    "expressions; call it something else")
             sweeps = _strings(c, "sweeps", w)
             for s in sweeps:
                 if s not in names:
@@ -342,9 +351,21 @@ class Manifest:
             flows = f.get("flows", {})
             if not isinstance(flows, dict) or not all(isinstance(v, str) for v in flows.values()):
                 raise ManifestError(f"{w}: 'flows' must map flow ids to labels")
+            facet = f.get("facet")
+            if facet is not None and (kind != "fct_vs_load" or not isinstance(facet, str)):
+                raise ManifestError(f"{w}: 'facet' (a grid key: one row of panels per value) is for fct_vs_load")
+            sw_keys = {g.split("=", 1)[0].strip() for s in self.sweeps if s["name"] == f["sweep"]
+                       for g in s["grid"] + s["quick"]["grid"] + s["full"]["grid"]}
+            if facet is not None and facet not in sw_keys:
+                raise ManifestError(f"{w}: facet '{facet}' is no grid key of sweep '{f['sweep']}' at any scale")
+            at = f.get("load")
+            if at is not None and (kind not in ("buffer_cdf", "slowdown_vs_size") or isinstance(at, bool)
+                                   or not isinstance(at, (int, float))):
+                raise ManifestError(f"{w}: 'load' (the load drawn; default the highest) is a number, for "
+                                    "buffer_cdf and slowdown_vs_size")
             self.figures.append({"sweep": f["sweep"], "kind": kind, "caption": _need(f, "caption", str, w),
                                  "runs": f.get("runs", {}), "script": f.get("script", ""), "window": win,
-                                 "flows": flows,
+                                 "flows": flows, "facet": facet, "load": at,
                                  "name": f.get("name", f"{f['sweep']}_{kind}_{i}")})
 
 
@@ -499,6 +520,22 @@ class RunData:
             if all(g >= level for _, g in post[i:i + hold]):
                 return max(0.0, post[i][0] - end_us)
         raise MetricError(f"flow {fid} never recovers to {level:.2f} Gb/s")
+
+    def reaction_us(self, fid, t0, level, above=False, hold=1, t1=None):
+        """Time (us) from `t0` to the end of the first of `hold` consecutive rate bins (starting at or after t0)
+        in which flow `fid`'s goodput is below `level` Gb/s (above=True: at or above it): by then it has
+        reacted, so the time is at least one bin. A flow that never gets there before `t1` (or its last bin)
+        counts as reacting at the end of that window (t1 - t0, or the last bin's end - t0): a lower bound on
+        its reaction time, never a value in its favour."""
+        s = self.rate_series(fid, t0, t1)
+        if not s:
+            raise MetricError(f"flow {fid}: no rate bins in [{t0}, {t1}) us")
+        b = self._bins("flow", fid)
+        width = b[1][0] - b[0][0] if len(b) > 1 else 10.0
+        for i in range(len(s) - hold + 1):
+            if all((g >= level) if above else (g < level) for _, g in s[i:i + hold]):
+                return s[i][0] + width - t0
+        return (t1 if t1 is not None else s[-1][0] + width) - t0
 
     def queue_max(self, port, t0=None, t1=None):
         """Peak sampled egress queue (bytes) of port 'NODE:PEER' (queues.csv)."""
@@ -866,7 +903,17 @@ def evaluate(man, paper_dir, ran, scale, claims=None, seeds=1):
         return [RunData(d) for vals, d in index(sweep).runs if os.path.isfile(os.path.join(d, "summary.json"))
                 and all(vals.get(k) == v for k, v in want.items())]
 
-    env = {"R": R, "S": S, "ratio": ratio, "reduction": reduction, "mean": lambda v: sum(v) / len(v),
+    def G(sweep, key):
+        """The values of grid axis `key` of a sweep (numbers where they are numbers, in order): e.g. the loads
+        a claim averages over, which differ between the scales."""
+        k = safe_dir_name(key)
+        vals = {v[k] for v, _ in index(sweep).runs if k in v}
+        nums = {x: to_float(x) for x in vals}
+        if all(not math.isnan(f) for f in nums.values()):
+            return sorted(nums.values())
+        return sorted(vals)
+
+    env = {"R": R, "S": S, "G": G, "ratio": ratio, "reduction": reduction, "mean": lambda v: sum(v) / len(v),
            "min": min, "max": max, "abs": abs, "all": all, "any": any, "len": len, "sum": sum, "range": range, "jain": jain,
            "math": math,
            "__builtins__": {}}
@@ -1001,15 +1048,24 @@ def make_figure(fig, sweep_dir, out_dir, python):
     if fig["kind"] == "fct_bars":
         return rp.fig_fct_bars_sweep(sw, out_dir, name)
     if fig["kind"] == "fct_vs_load":
-        return rp.fig_fct_vs_load(sw, out_dir, name)
+        # a facet the sweep does not vary at this scale (e.g. one workload at quick scale): one row
+        facet = fig.get("facet") if fig.get("facet") in sw.grid else None
+        return rp.fig_fct_vs_load(sw, out_dir, name, facet=facet)
     if fig["kind"] == "pfc":
         return rp.fig_pfc_sweep(sw, out_dir, name)
+    def chosen_load():  # the figure's `load`, else the highest the sweep ran
+        if fig.get("load") is None:
+            return sw.loads[-1] if sw.loads else None
+        hits = [x for x in sw.loads if to_float(x) == float(fig["load"])]
+        if not hits:
+            raise MetricError(f"figure {name}: the sweep ran no load {fig['load']} (has: {', '.join(sw.loads)})")
+        return hits[0]
     if fig["kind"] == "buffer_cdf":
-        top = sw.loads[-1] if sw.loads else None
+        top = chosen_load()
         groups = OrderedDict((s, sw.representative(s, top)) for s in sw.series)
         return rp.fig_buffer_cdf(groups, out_dir, name)
     if fig["kind"] == "slowdown_vs_size":
-        top = sw.loads[-1] if sw.loads else None
+        top = chosen_load()
         groups = OrderedDict((s, [r.flows() for r in sw.runs_at(s, top)]) for s in sw.series)
         return rp.fig_slowdown_vs_size(groups, out_dir, name)
     raise MetricError(f"unknown figure kind {fig['kind']}")
@@ -1126,6 +1182,9 @@ def write_reproduction_md(docs_dir, manifests):
             res_all[man.key][scale] = json.load(open(p)) if os.path.exists(p) else {"claims": {}}
         p = os.path.join(docs_dir, "reproduction", f"{man.key}.sensitivity.json")
         sens_all[man.key] = json.load(open(p)).get("claims", {}) if os.path.exists(p) else {}
+    fr = [c["id"] for man in manifests for c in man.claims if c.get("rule") and c["rule"]["fraction"] != 1.0]
+    halves = (f"only {', '.join(fr)} use another, for the paper's \"up to\" numbers (0.5: half of the largest "
+              "cut it reports)") if fr else "no claim uses another"
     lines = ["# Reproducing the seed papers", "",
              "Generated by `rocesim reproduce` (tools/reproduce.py) from `docs/reproduction/*.json`; do not edit by "
              "hand. Each claim is the one in docs/scenarios.md (its paper's experiment); *quick* and *full* "
@@ -1142,8 +1201,7 @@ def write_reproduction_md(docs_dir, manifests):
              "**The verdict rule (one for every claim).** A claim names the paper's effect against each of its "
              "baselines (`effect` in `reproduce/<paper>.toml`, improvement positive), the paper's size of it "
              "(`size`, per baseline where the paper gives one per baseline) and, where stated, the fraction of "
-             "that size that counts (`fraction`; 1 unless the row says otherwise: only M10's \"up to\" numbers "
-             "use 0.5). Per baseline the effect is measured in every seed and its 95 % interval is Student's t "
+             "that size that counts (`fraction`; 1 unless the row says otherwise: " + halves + "). Per baseline the effect is measured in every seed and its 95 % interval is Student's t "
              "over the per-seed values (5 seeds at full scale: mean \u00b1 2.776 s / \u221a5). Then: "
              "*agree* when, against every baseline, the whole interval is at or above the paper's size times "
              "the fraction (for a ratio: 1 + fraction \u00d7 (size \u2212 1)), and never below the margin; "

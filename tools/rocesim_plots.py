@@ -332,33 +332,61 @@ def fig_slowdown_vs_bucket(rows_by_series, out_dir, name, title_suffix=""):
 # FCT vs load
 
 
-def fig_fct_vs_load(sweep, out_dir, name="fct_vs_load"):
+def fct_vs_load_points(sweep, facet=None):
+    """The points fig_fct_vs_load draws: OrderedDict facet value (None without a facet) -> OrderedDict series
+    -> {"fct_avg_us" | "fct_p99_us": [(load, mean, half-width of the 95 % CI over seeds)]}. With `facet` (a
+    grid key, e.g. "traffic[0].workload") the series leave that key out and each of its values gets its own
+    panels."""
+    loads = [l for l in sweep.loads if not math.isnan(to_float(l))]
+    if facet is not None and facet not in sweep.grid:
+        raise ValueError(f"facet '{facet}' is no grid key of the sweep (has: {', '.join(sweep.grid)})")
+    keep = [k for k in sweep.series_keys if k != facet]
+
+    def label(r):
+        return ", ".join(r.get(k, "") if k in ("scheme", "cc.scheme") else f"{short_key(k)}={r.get(k, '')}"
+                         for k in keep)
+    facets = list(OrderedDict.fromkeys(r.get(facet) for r in sweep.all_rows)) if facet else [None]
+    out = OrderedDict()
+    for fv in facets:
+        rows = [r for r in sweep.all_rows if facet is None or r.get(facet) == fv]
+        per = OrderedDict()
+        for series in scheme_order(label(r) for r in rows):
+            per[series] = {}
+            for col in ("fct_avg_us", "fct_p99_us"):
+                pts = []
+                for l in loads:
+                    v = [to_float(r[col]) for r in rows if label(r) == series and r.get("load") == l]
+                    v = [a for a in v if not math.isnan(a)]
+                    m, h = mean_ci95(v) if v else (np.nan, np.nan)
+                    pts.append((to_float(l), m, h))
+                per[series][col] = pts
+        out[fv] = per
+    return out
+
+
+def fig_fct_vs_load(sweep, out_dir, name="fct_vs_load", facet=None):
+    """Average and p99 FCT of all flows vs load per series; with `facet` one row of the two panels per value
+    of that grid key (e.g. per workload)."""
     loads = [l for l in sweep.loads if not math.isnan(to_float(l))]
     if len(loads) < 2:
         return None
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharex=True)
+    points = fct_vs_load_points(sweep, facet)
+    fig, grid = plt.subplots(len(points), 2, figsize=(11, 4.2 * len(points)), sharex=True, squeeze=False)
     xs = np.array([to_float(l) for l in loads])
-    for i, series in enumerate(sweep.series):
-        for ax, col in ((axes[0], "fct_avg_us"), (axes[1], "fct_p99_us")):
-            mean, lo, hi = [], [], []
-            for l in loads:
-                v = [to_float(r[col]) for r in sweep.all_rows
-                     if sweep.series_of(r) == series and r.get("load") == l]
-                v = [a for a in v if not math.isnan(a)]
-                m, h = mean_ci95(v) if v else (np.nan, np.nan)
-                mean.append(m)
-                lo.append(m - h)
-                hi.append(m + h)
-            mean, lo, hi = np.array(mean), np.array(lo), np.array(hi)
-            ax.errorbar(xs, mean, yerr=[mean - lo, hi - mean], capsize=3, lw=1.6, ms=5, label=series,
-                        **style(i))
-    for ax, what in ((axes[0], "average"), (axes[1], "99th-percentile")):
-        ax.set_xlabel("offered load (fraction of host link rate)")
-        ax.set_ylabel(f"{what} FCT (\u00b5s)")
-        ax.set_title(f"{what[0].upper() + what[1:]} FCT of all flows vs load")
-        ax.set_xticks(xs)
-        ax.set_ylim(bottom=0)
-    axes[0].legend(frameon=False)
+    for axes, (fv, per) in zip(grid, points.items()):
+        for i, (series, cols) in enumerate(per.items()):
+            for ax, col in ((axes[0], "fct_avg_us"), (axes[1], "fct_p99_us")):
+                mean = np.array([m for _, m, _ in cols[col]])
+                half = np.array([h for _, _, h in cols[col]])
+                ax.errorbar(xs, mean, yerr=half, capsize=3, lw=1.6, ms=5, label=series, **style(i))
+        for ax, what in ((axes[0], "average"), (axes[1], "99th-percentile")):
+            ax.set_xlabel("offered load (fraction of host link rate)")
+            ax.set_ylabel(f"{what} FCT (\u00b5s)")
+            ax.set_title(f"{what[0].upper() + what[1:]} FCT of all flows vs load"
+                         + (f" ({short_key(facet)} {fv})" if facet else ""))
+            ax.set_xticks(xs)
+            ax.set_ylim(bottom=0)
+        axes[0].legend(frameon=False)
     fig.tight_layout()
     return save(fig, out_dir, name)
 

@@ -408,6 +408,132 @@ class Seeds(unittest.TestCase):
                                           "scale": "quick", "seeds": 3, "degenerate": {}}])
 
 
+class ClaimMetrics(unittest.TestCase):
+    """The metrics and figure options the reproduce manifests use for the papers' headline claims: a flow's
+    reaction time, a sweep's grid values in an expression (G), fct_vs_load per workload, the figure keys."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_reaction_time_is_to_the_end_of_the_first_qualifying_bin_and_censored_at_the_window(self):
+        d = os.path.join(self.tmp, "run")
+        make_run(d, "mercury", 1, 0.5)
+        # flow 1: 20 Gb/s, cut to 5 during [300, 400) us with one 12 Gb/s bin at 330, back to 20 from 400;
+        # 10 us bins.
+        with open(os.path.join(d, "rates.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["time_us", "kind", "id", "gbps"])
+            for t in range(0, 500, 10):
+                g = 20.0 if t < 300 or t >= 400 else (12.0 if t == 330 else 5.0)
+                w.writerow([f"{t:.6f}", "flow", 1, g])
+        r = reproduce.RunData(d)
+        self.assertEqual(r.reaction_us(1, 250, 10), 60.0)  # the bin at 300 is below: known by 310
+        self.assertEqual(r.reaction_us(1, 250, 10, hold=3), 60.0)  # 300-320
+        self.assertEqual(r.reaction_us(1, 250, 10, hold=4), 100.0)  # 330 breaks 300-330; 340-370 holds
+        self.assertEqual(r.reaction_us(1, 300, 10), 10.0)  # never 0: at least one bin
+        self.assertEqual(r.reaction_us(1, 350, 18, above=True, hold=5), 60.0)  # 400-440 at 20 Gb/s
+        self.assertEqual(r.reaction_us(1, 350, 18, above=False, hold=5), 10.0)
+        # never below 1 Gb/s: the window's end (t1, else the last bin's end), a lower bound
+        self.assertEqual(r.reaction_us(1, 0, 1, t1=200), 200.0)
+        self.assertEqual(r.reaction_us(1, 100, 1), 400.0)
+        with self.assertRaises(common.MetricError):
+            r.reaction_us(7, 0, 1)
+
+    def test_grid_values_in_expressions_follow_the_sweep_that_ran(self):
+        man_dir, paper = tempfile.mkdtemp(dir=self.tmp), tempfile.mkdtemp(dir=self.tmp)
+        with open(os.path.join(man_dir, "p.toml"), "w") as f:
+            f.write('[paper]\nkey = "p"\norder = 0\ntitle = "P"\nseed = "s.txt"\n'
+                    '[[sweep]]\nname = "w"\nscenario = "x.toml"\ngrid = ["scheme=dcqcn,none", "load=0.3,0.6"]\n'
+                    'test = true\n'
+                    '[[claim]]\nid = "C1"\nsweeps = ["w"]\nclaim = "c"\npaper = "lower"\n'
+                    'values = { n = "len(G(\'w\', \'load\'))", top = "max(G(\'w\', \'load\'))", '
+                    'cut = "reduction(mean([R(\'w\', scheme=\'dcqcn\', load=l).fct(\'avg\') for l in G(\'w\', '
+                    '\'load\')]), mean([R(\'w\', scheme=\'none\', load=l).fct(\'avg\') for l in G(\'w\', \'load\')]))" }\n'
+                    'show = "{cut:+.0f} %"\neffect = { none = "cut" }\nunit = "%"\n')
+        make_sweep(os.path.join(paper, "w"))
+        man = reproduce.load_manifests(man_dir)[0]
+        e = reproduce.evaluate(man, paper, {"w": {"ok": True}}, "quick")["C1"]
+        self.assertEqual(e["seeds"], [1, 2])
+        self.assertEqual(e["per_seed"]["n"], [2.0, 2.0])
+        self.assertEqual(e["per_seed"]["top"], [0.6, 0.6])
+        for i, seed in enumerate((1, 2)):
+            def avg(scheme):
+                return mean_of([reproduce.RunData(os.path.join(paper, "w", f"scheme={scheme},load={l},seed={seed}"))
+                                .fct("avg") for l in ("0.3", "0.6")])
+            self.assertAlmostEqual(e["per_seed"]["cut"][i], 100 * (1 - avg("dcqcn") / avg("none")))
+        self.assertGreater(min(e["per_seed"]["cut"]), 10)  # make_run's "none" is the slower
+
+    def test_fct_vs_load_per_workload_leaves_the_facet_out_of_the_series(self):
+        d = os.path.join(self.tmp, "sweep")
+        grid = [("scheme", ["dcqcn", "none"]), ("traffic[0].workload", ["hadoop", "websearch"]),
+                ("load", ["0.3", "0.6"])]
+        make_sweep(d, grid=grid)
+        sw = rp.Sweep(d)
+        pts = rp.fct_vs_load_points(sw, "traffic[0].workload")
+        self.assertEqual(list(pts), ["hadoop", "websearch"])
+        for wl, per in pts.items():
+            self.assertEqual(list(per), ["dcqcn", "none"])
+            for series, cols in per.items():
+                for load, m, h in cols["fct_avg_us"]:
+                    row = [r for r in sw.all_rows if r["scheme"] == series and r["traffic[0].workload"] == wl
+                           and to_f(r["load"]) == load]
+                    self.assertEqual(len(row), 1)
+                    self.assertAlmostEqual(m, to_f(row[0]["fct_avg_us"]))
+                    self.assertEqual(h, 0.0)  # one seed
+        flat = rp.fct_vs_load_points(sw)
+        self.assertEqual(list(flat), [None])
+        self.assertEqual(len(flat[None]), 4)  # the workload is part of each series without the facet
+        with self.assertRaises(ValueError):
+            rp.fct_vs_load_points(sw, "switch.xoff_bytes")
+        one = rp.fig_fct_vs_load(sw, self.tmp, "flat")
+        two = rp.fig_fct_vs_load(sw, self.tmp, "faceted", facet="traffic[0].workload")
+        h1, h2 = rp.plt.imread(one).shape[0], rp.plt.imread(two).shape[0]
+        self.assertGreater(h2, 1.8 * h1)  # one row of panels per workload
+
+    def test_a_value_may_not_hide_a_function_of_the_expressions(self):
+        p = os.path.join(self.tmp, "p.toml")
+        for name, ok in (("all", False), ("max", False), ("G", False), ("every", True)):
+            with open(p, "w") as f:
+                f.write('[paper]\nkey = "p"\norder = 0\ntitle = "P"\nseed = "s.txt"\n'
+                        '[[sweep]]\nname = "w"\nscenario = "x.toml"\ngrid = ["scheme=a,b"]\ntest = true\n'
+                        f'[[claim]]\nid = "C1"\nsweeps = ["w"]\nclaim = "c"\npaper = "p"\nvalues = {{ {name} = "1" }}\n'
+                        f'show = "x"\nagree = "{name} > 0"\n')
+            if ok:
+                reproduce.Manifest(p)
+            else:
+                with self.assertRaisesRegex(reproduce.ManifestError, "hides the function", msg=name):
+                    reproduce.Manifest(p)
+
+    def test_figure_keys_are_checked_against_their_kind_and_sweep(self):
+        head = ('[paper]\nkey = "p"\norder = 0\ntitle = "P"\nseed = "s.txt"\n'
+                '[[sweep]]\nname = "w"\nscenario = "x.toml"\ngrid = ["scheme=a,b"]\ntest = true\n'
+                'full = { grid = ["scheme=a,b", "traffic[0].workload=x,y", "load=0.3,0.5"] }\n')
+        ok = ('[[figure]]\nsweep = "w"\nkind = "fct_vs_load"\nfacet = "traffic[0].workload"\ncaption = "c"\n'
+              '[[figure]]\nsweep = "w"\nkind = "buffer_cdf"\nload = 0.5\ncaption = "c"\n')
+        p = os.path.join(self.tmp, "p.toml")
+        with open(p, "w") as f:
+            f.write(head + ok)
+        m = reproduce.Manifest(p)
+        self.assertEqual([(f["facet"], f["load"]) for f in m.figures], [("traffic[0].workload", None), (None, 0.5)])
+        for bad in ('kind = "fct_bars"\nfacet = "traffic[0].workload"', 'kind = "fct_vs_load"\nfacet = "load2"',
+                    'kind = "timeseries"\nload = 0.5', 'kind = "buffer_cdf"\nload = "0.5"'):
+            with open(p, "w") as f:
+                f.write(head + f'[[figure]]\nsweep = "w"\n{bad}\ncaption = "c"\n')
+            with self.assertRaises(reproduce.ManifestError, msg=bad):
+                reproduce.Manifest(p)
+
+
+def mean_of(v):
+    return sum(v) / len(v)
+
+
+def to_f(x):
+    return float(x)
+
+
 class Helpers(unittest.TestCase):
     def test_nearest_rank_matches_summary(self):
         v = list(range(1, 101))
