@@ -172,11 +172,15 @@ void FlowTable::set_ports(Qp& qp) const {
   qp.tx_ports =
       spray ? towards : static_cast<uint8_t>(1u << fabric_.host_port(qp.src, qp.dst, qp.sport, qp.dport));
   qp.ack_port = static_cast<uint8_t>(fabric_.host_port(qp.dst, qp.src, qp.dport, qp.sport));
+  qp.line_rate = ports_rate(qp);
+}
+
+Rate FlowTable::ports_rate(const Qp& qp) const {
   const std::vector<Port>& ports = fabric_.node(qp.src).ports();
   double bps = 0;
   for (unsigned m = qp.tx_ports; m; m &= m - 1)
     bps += ports[static_cast<size_t>(std::countr_zero(m))].rate.bps;
-  qp.line_rate = Rate{bps};
+  return Rate{bps};
 }
 
 // What only the sender's host touches happens now; the record, the observers, the QP's slot and the flows

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <deque>
 #include <stdexcept>
 #include <string>
@@ -171,31 +172,34 @@ void Network::apply_link_event(const LinkEvent& e) {
 
 // A rate event on a host's link changes its NIC's line rate (docs/models.md A3b). A flow that starts later
 // reads the new rates at its start (line rate, base RTT and ideal FCT along its path: start_flow_event).
-// A flow of that host already sending takes the new line rate now: at (or above) the old one it was not
-// held back and goes on at the new one; below it, it keeps its rate, capped at the new line rate. The scheme
-// moves its own state alike (CongestionControl::on_line_rate_change). Its base RTT and ideal FCT stay those
-// of its start.
+// A flow of that host already sending takes the new line rate now, the summed rate of the ports it sends
+// by (Qp::tx_ports, as FlowTable::set_ports gave it at its start), whichever of the host's ports the event
+// changed: a flow on another port keeps its line rate. At (or above) the old one it was not held back and
+// goes on at the new one; below it, it keeps its rate, capped at the new line rate. The scheme moves its own
+// state alike (CongestionControl::on_line_rate_change). Its base RTT and ideal FCT stay those of its start.
 void Network::follow_host_rate(const LinkEvent& e) {
   for (const int h : {e.a, e.b}) {
     if (!is_host(h) || !is_local_node(h) || node(h).ports().empty()) continue;
-    Port& nic = node(h).ports()[0];
-    const Rate line = nic.rate;
-    bool faster = false;
+    const std::vector<Port>& ports = node(h).ports();
+    unsigned faster = 0;  // the ports of flows that may send sooner
     for (uint32_t i = 0; i < flows_.capacity(); ++i) {
       Qp& qp = flows_.qp(i);
-      if (!qp.in_use || !qp.started || qp.sender_done || qp.src != h || qp.line_rate == line) continue;
+      if (!qp.in_use || !qp.started || qp.sender_done || qp.src != h) continue;
+      const Rate line = flows_.ports_rate(qp);
+      if (qp.line_rate == line) continue;
       const Rate old = qp.line_rate;
       qp.line_rate = line;
       const Rate r = CongestionControl::follow_line_rate(qp.rate, old, line);
       if (r != qp.rate) {
-        faster = faster || r > qp.rate;
+        if (r > qp.rate) faster |= qp.tx_ports;
         qp.rate = r;
         // Re-time the next packet from the last one, as set_rate does; a later one needs no wake.
         if (qp.last_tx_size > 0) qp.next_avail = qp.last_tx + tx_time(qp.last_tx_size, r);
       }
       cc_->on_line_rate_change(qp, old);
     }
-    if (faster) wake_port(nic);  // an earlier packet: a transmit attempt now (keyed, as a link's wake-up)
+    // An earlier packet: a transmit attempt now (keyed, as a link's wake-up) on each port concerned.
+    for (unsigned m = faster; m; m &= m - 1) wake_port(ports[static_cast<size_t>(std::countr_zero(m))]);
   }
 }
 
