@@ -14,8 +14,11 @@ void EgressScheduler::configure() {
   marks_empty_ = false;
   // A NIC that GPUs share (NodeKind::kNic, docs/models.md A14) marks nothing: its queues are the NIC's own
   // transmit arbitration among its GPUs' queue pairs, which back-pressure (PFC, standing for PCIe credits)
-  // shares out, not a fabric queue that congestion control should see.
+  // shares out, not a fabric queue that congestion control should see. Nor is it a hop of HPCC's INT, which
+  // the switches of the path push: it stamps no record, so a path through shared NICs carries as many as
+  // the same path with a NIC per GPU.
   const bool shared_nic = sw_.net_.topo().kind_of(sw_.id_) == NodeKind::kNic;
+  stamps_int_ = s_.int_enabled && !shared_nic;
   for (size_t i = 0; i < ports.size(); ++i) {
     if (shared_nic) {
       set_ecn(static_cast<int>(i),

@@ -42,13 +42,13 @@ class EgressScheduler {
   // of every hop passes here.
   void on_departure(Packet& p, Port& port, SwitchAgent* agent) {
     if (!(agent && agent->mark(p, port.index)) && s_.ecn_enabled) red_mark(p, port);
-    if (s_.int_enabled) stamp_int(p, port);
+    if (stamps_int_) stamp_int(p, port);
   }
   // on_departure for a packet that was never queued (Switch::send_at_once, no agent): RED sees an empty
   // queue, which it marks only where a threshold is negative.
   void on_departure_unqueued(Packet& p, Port& port) {
     if (s_.ecn_enabled && marks_empty_) red_mark(p, port);
-    if (s_.int_enabled) stamp_int(p, port);
+    if (stamps_int_) stamp_int(p, port);
   }
   // True when the port has something it may send once the wire is free.
   static bool has_backlog(const Port& port) {
@@ -92,6 +92,7 @@ class EgressScheduler {
   const SwitchSettings& s_;
   std::vector<EgressEcn> ecn_;  // per port
   bool marks_empty_ = false;    // some port's kmin or kmax is negative: RED marks at an empty queue
+  bool stamps_int_ = false;     // INT on (SwitchSettings::int_enabled) and this switch is no shared NIC
   Rng mark_rng_;
 };
 

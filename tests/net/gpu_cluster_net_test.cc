@@ -11,6 +11,7 @@
 
 #include "app/run.h"
 #include "cc/dcqcn.h"
+#include "cc/hpcc.h"
 #include "config/scenario.h"
 #include "net/network.h"
 #include "topo/builders.h"
@@ -314,6 +315,42 @@ TEST(GpuCluster, SharedNicHalvesItsGpusRates) {
   }
   EXPECT_EQ(intra->net->node(0).port(0).tx_packets, 0u);
   EXPECT_EQ(intra->net->node(0).port(1).tx_packets, 1000u);
+}
+
+// HPCC that records the fewest and the most INT hop records its ACKs carried.
+class HopProbe : public Hpcc {
+ public:
+  using Hpcc::Hpcc;
+  void on_ack(Qp& qp, const Packet& ack) override {
+    min_hops = std::min<int>(min_hops, ack.n_hops);
+    max_hops = std::max<int>(max_hops, ack.n_hops);
+    Hpcc::on_ack(qp, ack);
+  }
+  int min_hops = 1 << 20;
+  int max_hops = -1;
+};
+
+// A shared NIC is not a switch hop of HPCC's INT (the switches push INT; a NIC that its GPUs reach over PCIe
+// adds none): a path through shared NICs carries as many INT records as the same path with a NIC per GPU.
+// GPU 0 to GPU 4 (one rail: its leaf, 1 record) and GPU 0 to GPU 6 (across rails: leaf, spine, leaf, 3
+// records), on 2 servers of 4 GPUs with 4 or 2 NICs each. Before the fix each NIC on the path added one:
+// 3 and 5.
+TEST(GpuCluster, SharedNicAddsNoIntHop) {
+  for (const auto& [dst, hops] : {std::pair{4, 1}, std::pair{6, 3}}) {
+    for (const int nics : {4, 2}) {
+      auto probe = std::make_unique<HopProbe>(HpccSettings{});
+      HopProbe* p = probe.get();
+      auto r = run(fmt::format("seed = 1\nduration_ms = 20\n[cc]\nscheme = \"hpcc\"\n[topology]\nkind = "
+                               "\"rail_optimized\"\nservers = 2\ngpus_per_server = 4\nnics_per_server = {}\n",
+                               nics) +
+                       flows(1, 0, dst, 1'000'000),
+                   nullptr, 1, 0, std::move(probe));
+      ASSERT_EQ(r->res.flows.size(), 1u);
+      EXPECT_EQ(r->s.topo.kind_of(10) == NodeKind::kNic, nics == 2);
+      EXPECT_EQ(p->min_hops, hops) << "to GPU " << dst << ", " << nics << " NICs per server";
+      EXPECT_EQ(p->max_hops, hops) << "to GPU " << dst << ", " << nics << " NICs per server";
+    }
+  }
 }
 
 // A bad nics_per_server in a scenario is refused naming the key.
