@@ -285,8 +285,13 @@ void Fabric::compute_max_base_rtt() {
 
 Time Fabric::ideal_fct(Bytes size, int src, int dst, uint16_t sport, uint16_t dport, int ports) const {
   PathInfo info;
-  const bool ok = walk_path(src, dst, sport, dport, [&](int, const Port& p) {
-    info.hop_rates.push_back(Rate{p.rate.bps * ports});
+  // A NIC shared by GPUs (NodeKind::kNic) spreads a flow as a host's ports do: sprayed, over its ports
+  // towards `dst` (parallel planes from there on; one at the receiving NIC), else by one.
+  const bool nic_spray = nic_.port_spread == NicSettings::PortSpread::kSpray;
+  int width = ports;
+  const bool ok = walk_path(src, dst, sport, dport, [&](int node, const Port& p) {
+    if (topo_.kind_of(node) == NodeKind::kNic) width = nic_spray ? routes(node, dst).second : 1;
+    info.hop_rates.push_back(Rate{p.rate.bps * width});
     info.hop_delays.push_back(p.delay);
   });
   if (!ok || info.hop_rates.empty()) return Time::zero();

@@ -11,7 +11,18 @@ void Switch::configure(const SwitchSettings& s, Rate host_rate) {
   crossbar_.configure();
   mmu_.configure(host_rate, crossbar_.on());
   egress_.configure();
-  paths_.configure(s_, net_.seed(), id_);
+  // A NIC that GPUs share (NodeKind::kNic, docs/models.md A14) picks among its ports (its planes) as a GPU's
+  // own NIC would, by NicSettings::port_spread and not by the fabric's routing: a flow's 5-tuple hash, or
+  // per packet the port that can send it soonest (the least-loaded: fewest bytes queued, then an idle
+  // wire, one not paused first), as a host's ports each take a sprayed flow's next packet when free.
+  SwitchSettings paths = s_;
+  if (net_.topo().kind_of(id_) == NodeKind::kNic) {
+    const bool spray = net_.nic_settings().port_spread == NicSettings::PortSpread::kSpray;
+    paths.routing = spray ? Routing::kAdaptive : Routing::kEcmp;
+    paths.adaptive_per_flowlet = false;
+    paths.adaptive_avoid_paused = true;
+  }
+  paths_.configure(paths, net_.seed(), id_);
   in_dequeue_.assign(ports_.size(), 0);
 }
 

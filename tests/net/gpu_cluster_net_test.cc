@@ -317,6 +317,50 @@ TEST(GpuCluster, SharedNicHalvesItsGpusRates) {
   EXPECT_EQ(intra->net->node(0).port(1).tx_packets, 1000u);
 }
 
+// A shared NIC picks its ports as a GPU's own NIC would (nic.port_spread): 2 servers of 4 GPUs on 2 NICs
+// each, 2 planes (NIC 10, of GPUs 0 and 1: ports 0-1 to them, 2-3 to its leaves in planes 0 and 1). One
+// sprayed 4 MB flow from GPU 0 to GPU 4 (NIC 12) leaves NIC 10 by both planes, half its bytes on each, at
+// the NIC's whole 400 Gb/s, within 5 % of its ideal FCT (which counts both planes); hashed, by one plane at
+// 200 Gb/s. Before the fix the NIC hashed every flow onto one plane: 172.8 us either way.
+std::string shared_planes(const std::string& spread, const std::string& more) {
+  return "seed = 1\nduration_ms = 20\n[topology]\nkind = \"multi_plane\"\nservers = 2\ngpus_per_server = "
+         "4\nnics_per_server = 2\n[nic]\nport_spread = \"" +
+         spread + "\"\n" + more;
+}
+
+TEST(GpuCluster, SharedNicSpraysOverItsPorts) {
+  auto spray = run(shared_planes("spray", flows(1, 0, 4, 4'000'000)));
+  auto hash = run(shared_planes("flow_hash", flows(1, 0, 4, 4'000'000)));
+  ASSERT_EQ(spray->s.topo.kind_of(10), NodeKind::kNic);
+  ASSERT_EQ(spray->net->node(10).ports().size(), 4u);
+  ASSERT_EQ(spray->res.flows.size(), 1u);
+  ASSERT_EQ(hash->res.flows.size(), 1u);
+  const Port& a = spray->net->node(10).port(2);
+  const Port& b = spray->net->node(10).port(3);
+  ASSERT_NE(a.peer->id(), b.peer->id());  // one leaf per plane
+  const uint64_t total = 4'000u * 1048u;
+  std::printf("shared NIC, sprayed: %lld and %lld bytes on its planes' ports\n",
+              static_cast<long long>(a.tx_bytes), static_cast<long long>(b.tx_bytes));
+  EXPECT_EQ(static_cast<uint64_t>(a.tx_bytes + b.tx_bytes), total);
+  EXPECT_NEAR(static_cast<double>(a.tx_bytes), total / 2.0, 0.02 * total);
+  EXPECT_NEAR(static_cast<double>(b.tx_bytes), total / 2.0, 0.02 * total);
+  const FlowRecord& f = spray->res.flows[0];
+  EXPECT_GT(gbps(f), 0.9 * 400 * 1000 / 1048);
+  EXPECT_LT((f.finish - f.start).ns(), 1.05 * f.ideal_fct.ns());
+  EXPECT_GE((f.finish - f.start).ns(), f.ideal_fct.ns());
+  // Hashed: the whole flow on one plane, at one port's 200 Gb/s, and its ideal FCT says so.
+  const uint64_t ha = static_cast<uint64_t>(hash->net->node(10).port(2).tx_bytes);
+  const uint64_t hb = static_cast<uint64_t>(hash->net->node(10).port(3).tx_bytes);
+  EXPECT_TRUE((ha == total && hb == 0) || (ha == 0 && hb == total)) << ha << " " << hb;
+  const FlowRecord& g = hash->res.flows[0];
+  std::printf("shared NIC: sprayed %.1f Gb/s (%.1f us, ideal %.1f), hashed %.1f Gb/s (%.1f us, ideal %.1f)\n",
+              gbps(f), (f.finish - f.start).us(), f.ideal_fct.us(), gbps(g), (g.finish - g.start).us(),
+              g.ideal_fct.us());
+  EXPECT_LT(gbps(g), 1.01 * 200 * 1000 / 1048);
+  EXPECT_LT((g.finish - g.start).ns(), 1.05 * g.ideal_fct.ns());
+  EXPECT_GT(g.ideal_fct.ns(), 1.8 * f.ideal_fct.ns());
+}
+
 // HPCC that records the fewest and the most INT hop records its ACKs carried.
 class HopProbe : public Hpcc {
  public:
