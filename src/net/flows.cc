@@ -165,7 +165,7 @@ void FlowTable::start(uint32_t slot, NetPartition& part, bool across_ranks) {
 }
 
 // The hosts' ports of a flow whose source port is set (NicSettings::port_spread) and its line rate: the sum
-// of its source ports' rates.
+// of its source ports' rates (ports_rate).
 void FlowTable::set_ports(Qp& qp) const {
   const uint8_t towards = fabric_.host_ports_towards(qp.src, qp.dst);
   const bool spray = nic_.port_spread == NicSettings::PortSpread::kSpray && std::popcount(towards) > 1;
@@ -175,11 +175,37 @@ void FlowTable::set_ports(Qp& qp) const {
   qp.line_rate = ports_rate(qp);
 }
 
+// The line rate of a flow through a host's port `p`: the port's rate, and when it leads to a NIC that GPUs
+// share (NodeKind::kNic, docs/models.md A14) no more than the NIC's ports the flow leaves by: all of those
+// towards its destination when the NIC sprays (NicSettings::port_spread), else the one its 5-tuple hash
+// picks there (as Switch::route does).
 Rate FlowTable::ports_rate(const Qp& qp) const {
   const std::vector<Port>& ports = fabric_.node(qp.src).ports();
   double bps = 0;
-  for (unsigned m = qp.tx_ports; m; m &= m - 1)
-    bps += ports[static_cast<size_t>(std::countr_zero(m))].rate.bps;
+  for (unsigned m = qp.tx_ports; m; m &= m - 1) {
+    const Port& p = ports[static_cast<size_t>(std::countr_zero(m))];
+    const int nic = p.peer->id();
+    const auto [out, n] = fabric_.topo().kind_of(nic) == NodeKind::kNic
+                              ? fabric_.routes(nic, qp.dst)
+                              : std::pair<const uint16_t*, int>{nullptr, 0};
+    if (n == 0) {
+      bps += p.rate.bps;
+      continue;
+    }
+    const std::vector<Port>& nic_ports = fabric_.node(nic).ports();
+    double up = 0;
+    if (nic_.port_spread == NicSettings::PortSpread::kSpray) {
+      for (int i = 0; i < n; ++i) up += nic_ports[out[i]].rate.bps;
+    } else {
+      Packet probe;
+      probe.src = qp.src;
+      probe.dst = qp.dst;
+      probe.sport = qp.sport;
+      probe.dport = qp.dport;
+      up = nic_ports[out[fabric_.flow_hash(probe, nic) % static_cast<uint64_t>(n)]].rate.bps;
+    }
+    bps += std::min(p.rate.bps, up);
+  }
   return Rate{bps};
 }
 

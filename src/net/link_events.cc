@@ -174,12 +174,14 @@ void Network::apply_link_event(const LinkEvent& e) {
 // reads the new rates at its start (line rate, base RTT and ideal FCT along its path: start_flow_event).
 // A flow of that host already sending takes the new line rate now, the summed rate of the ports it sends
 // by (Qp::tx_ports, as FlowTable::set_ports gave it at its start), whichever of the host's ports the event
-// changed: a flow on another port keeps its line rate. At (or above) the old one it was not held back and
-// goes on at the new one; below it, it keeps its rate, capped at the new line rate. The scheme moves its own
-// state alike (CongestionControl::on_line_rate_change). Its base RTT and ideal FCT stay those of its start.
+// changed: a flow on another port keeps its line rate. A NIC that GPUs share (NodeKind::kNic) is their
+// NIC: an event on its link to a leaf moves the flows of its GPUs that leave by that link
+// (FlowTable::ports_rate). At (or above) the old one a flow was not held back and goes on at the new one;
+// below it, it keeps its rate, capped at the new line rate. The scheme moves its own state alike
+// (CongestionControl::on_line_rate_change). Its base RTT and ideal FCT stay those of its start.
 void Network::follow_host_rate(const LinkEvent& e) {
-  for (const int h : {e.a, e.b}) {
-    if (!is_host(h) || !is_local_node(h) || node(h).ports().empty()) continue;
+  auto follow = [this](int h) {
+    if (!is_local_node(h) || node(h).ports().empty()) return;
     const std::vector<Port>& ports = node(h).ports();
     unsigned faster = 0;  // the ports of flows that may send sooner
     for (uint32_t i = 0; i < flows_.capacity(); ++i) {
@@ -200,6 +202,14 @@ void Network::follow_host_rate(const LinkEvent& e) {
     }
     // An earlier packet: a transmit attempt now (keyed, as a link's wake-up) on each port concerned.
     for (unsigned m = faster; m; m &= m - 1) wake_port(ports[static_cast<size_t>(std::countr_zero(m))]);
+  };
+  for (const int x : {e.a, e.b}) {
+    if (is_host(x)) {
+      follow(x);
+    } else if (topo().kind_of(x) == NodeKind::kNic) {
+      for (const Port& p : node(x).ports())
+        if (is_host(p.peer->id())) follow(p.peer->id());
+    }
   }
 }
 

@@ -361,6 +361,43 @@ TEST(GpuCluster, SharedNicSpraysOverItsPorts) {
   EXPECT_GT(g.ideal_fct.ns(), 1.8 * f.ideal_fct.ns());
 }
 
+// A GPU's flow through a shared NIC has the line rate of the NIC's ports it leaves by, as it would on a
+// NIC of its own: hashed onto one plane, that plane port's 200 Gb/s (not its 400 Gb/s link to the NIC);
+// sprayed over both, 400. A rate event on the NIC's link to that plane's leaf (a link between two switch
+// nodes) moves it as one on a host's own port does: 200 -> 50 Gb/s at 20 us, and the rest of the flow at
+// 50 Gb/s. (Before, the line rate was the GPU's link alone, 400 Gb/s, and no event on the NIC moved it.)
+TEST(GpuCluster, SharedNicFlowsTakeTheNicPortsLineRate) {
+  const std::string flow = flows(1, 0, 4, 1'000'000);
+  auto probe = std::make_unique<LineRateProbe>(DcqcnSettings{});
+  LineRateProbe* hashed_probe = probe.get();
+  auto hashed = run(shared_planes("flow_hash", flow), nullptr, 1, 0, std::move(probe));
+  EXPECT_EQ(hashed_probe->last_line, Rate::from_gbps(200));
+  probe = std::make_unique<LineRateProbe>(DcqcnSettings{});
+  LineRateProbe* sprayed_probe = probe.get();
+  auto sprayed = run(shared_planes("spray", flow), nullptr, 1, 0, std::move(probe));
+  EXPECT_EQ(sprayed_probe->last_line, Rate::from_gbps(400));
+
+  const int used = hashed->net->node(10).port(2).tx_packets > 0 ? 2 : 3;
+  const int leaf = hashed->net->node(10).port(used).peer->id();
+  probe = std::make_unique<LineRateProbe>(DcqcnSettings{});
+  LineRateProbe* slowed_probe = probe.get();
+  auto slowed =
+      run(shared_planes("flow_hash", flow + fmt::format("[[events]]\nat_us = 20\nlink = [10, {}]\naction "
+                                                        "= \"rate\"\nrate_gbps = 50\n",
+                                                        leaf)),
+          nullptr, 1, 0, std::move(probe));
+  ASSERT_EQ(slowed->res.flows.size(), 1u);
+  EXPECT_EQ(slowed_probe->last_line, Rate::from_gbps(50));
+  // 200 Gb/s for 20 us, then 50; plus the path's latency, which the ideal FCT (at 200 Gb/s) counts.
+  const FlowRecord& f = slowed->res.flows[0];
+  const double latency_us = f.ideal_fct.us() - 1e6 * 1048 / 1000 * 8 / 200e9 * 1e6;
+  const double sent_by_20us = 20e-6 * 200e9 / 8 * 1000 / 1048;
+  const double expect_us = 20 + (1e6 - sent_by_20us) * 1048 / 1000 * 8 / 50e9 * 1e6 + latency_us;
+  std::printf("shared NIC's plane port at 50 Gb/s from 20 us: %.1f us (%.1f at the wire's rates)\n",
+              (f.finish - f.start).us(), expect_us);
+  EXPECT_NEAR((f.finish - f.start).us(), expect_us, 0.02 * expect_us);
+}
+
 // HPCC that records the fewest and the most INT hop records its ACKs carried.
 class HopProbe : public Hpcc {
  public:
