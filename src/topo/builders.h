@@ -167,12 +167,12 @@ TopoSpec cross_dc(const CrossDcParams& p = {});
 // (the PCIe hop: a Gen5 x16 link carries a 400 Gb/s NIC's line rate) and, by its ports, to its plane leaves
 // as a GPU's NIC is otherwise; the NIC's ports are the bottleneck its GPUs share. It is a switch like the
 // others (PFC and all: PCIe's credit flow control is lossless too, so a NIC that pauses its GPUs stands for
-// a PCIe switch that withholds credits) but marks no ECN (net/switch_egress.cc). A GPU's traffic to its
-// server's GPUs takes the NVLink (the faster of its equally near ports, net/fabric.h), the rest its NIC; the
-// NIC picks a plane per flow by ECMP (NicSettings::port_spread is a host's, so kSpray does not reach a shared
-// NIC's ports). Ids: the NICs come after the NVSwitches (server-major), before the leaves; links: the GPU-NIC
-// links (GPU order: a GPU's port 0), then the NICs' ports (NIC-major, plane order), then the NVLinks and the
-// fabric as above. N = G (or 0) is the network above, id for id.
+// a PCIe switch that withholds credits) but marks no ECN and stamps no INT (net/switch_egress.cc). A GPU's
+// traffic to its server's GPUs takes the NVLink (the faster of its equally near ports, net/fabric.h), the
+// rest its NIC; the NIC picks its plane as a GPU's own NIC would, by NicSettings::port_spread (per flow by
+// its hash, or per packet sprayed: net/switch.cc). Ids: the NICs come after the NVSwitches (server-major),
+// before the leaves; links: the GPU-NIC links (GPU order: a GPU's port 0), then the NICs' ports (NIC-major,
+// plane order), then the NVLinks and the fabric as above. N = G (or 0) is the network above, id for id.
 struct GpuClusterParams {
   int servers = 4;
   int gpus_per_server = 8;
