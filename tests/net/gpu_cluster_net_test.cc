@@ -472,5 +472,27 @@ TEST(GpuCluster, SameFlowsOverPartitions) {
   }
 }
 
+// Shared NICs that spray choose each packet's plane from their own ports' queues only: the same flows on 1
+// thread and on 2 threads over 4 partitions (4 servers x 4 GPUs on 2 NICs each, 2 planes).
+TEST(GpuCluster, SharedNicSprayingSameOverPartitions) {
+  std::string text =
+      "seed = 3\nduration_ms = 2\n[topology]\nkind = \"multi_plane\"\nservers = 4\ngpus_per_server = 4\n"
+      "nics_per_server = 2\n[nic]\nport_spread = \"spray\"\nloss_recovery = \"selective\"\n";
+  for (int src = 0; src < 16; ++src) text += flows(1, src, (src + 5) % 16, 500'000);  // another server
+  auto one = run(text);
+  auto two = run(text, nullptr, 2, 4);
+  EXPECT_EQ(two->net->threads(), 2);
+  ASSERT_EQ(one->res.flows.size(), 16u);
+  ASSERT_EQ(two->res.flows.size(), 16u);
+  for (size_t i = 0; i < 16; ++i) {
+    EXPECT_EQ(one->res.flows[i].id, two->res.flows[i].id);
+    EXPECT_EQ(one->res.flows[i].finish, two->res.flows[i].finish) << "flow " << one->res.flows[i].id;
+  }
+  // Both planes of a NIC (24: server 2's first) carried its GPUs' flows.
+  ASSERT_EQ(one->s.topo.kind_of(24), NodeKind::kNic);
+  EXPECT_GT(one->net->node(24).port(2).tx_packets, 0u);
+  EXPECT_GT(one->net->node(24).port(3).tx_packets, 0u);
+}
+
 }  // namespace
 }  // namespace rocesim
