@@ -94,7 +94,8 @@ class FlowTable final : private DependentFlows::Releaser {
   void started_elsewhere(const NetPartition::Started& s);
   // Sets a started flow's host ports (Qp::tx_ports, ack_port) and line rate.
   void set_ports(Qp& qp) const;
-  // The line rate of a flow whose host ports are set: the summed rate of the ports it sends by, now.
+  // The line rate of a flow whose host ports are set: the summed rate of the ports it sends by, now, each
+  // capped behind a shared NIC (NodeKind::kNic) by the NIC port(s) the flow leaves by.
   Rate ports_rate(const Qp& qp) const;
   void received_elsewhere(const NetPartition::Received& r);
 

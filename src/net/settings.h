@@ -225,7 +225,8 @@ struct NicSettings {
   // taking the flow's next packet when its wire is free, at the ports' summed rate (per-packet spraying
   // across ports, as multi-plane NICs do) [rocesim choice: kFlowHash, what a bonded pair does by default].
   // A host's ports towards a destination are those by the fewest hops, the fastest of them (a GPU's NVLink
-  // port for its server's GPUs, its NIC's ports for the rest).
+  // port for its server's GPUs, its NIC's ports for the rest). A NIC that GPUs share (NodeKind::kNic)
+  // chooses among its ports by the same setting: the 5-tuple hash, or per packet its least-loaded port.
   enum class PortSpread { kFlowHash, kSpray };
   PortSpread port_spread = PortSpread::kFlowHash;
 };
