@@ -16,7 +16,8 @@ Bytes Node::credit_max_packet() const {
 
 bool Node::credit_check(Port& port, int prio, Bytes size) {
   const SwitchSettings& s = net_.switch_settings();
-  if (port.credit_sent[prio] + size <= s.credit_buffer_bytes + port.credit_peer_freed[prio]) return true;
+  const PortCredit& c = credit_[port.index];
+  if (c.sent[prio] + size <= s.credit_buffer_bytes + c.peer_freed[prio]) return true;
   if (!port.paused[prio]) {
     port.paused[prio] = true;
     port.paused_since[prio] = net_.now();
@@ -30,7 +31,7 @@ bool Node::credit_check(Port& port, int prio, Bytes size) {
 
 void Node::credit_free(int in_port, int prio, Bytes size) {
   const SwitchSettings& s = net_.switch_settings();
-  ports_[in_port].credit_freed[prio] += size;
+  credit_[in_port].freed[prio] += size;
   if (credit_tick_pending_) return;
   credit_tick_pending_ = true;
   // The next tick of a free-running T_c clock.
@@ -41,9 +42,10 @@ void Node::credit_free(int in_port, int prio, Bytes size) {
 void Node::credit_tick() {
   credit_tick_pending_ = false;
   for (Port& port : ports_) {
+    PortCredit& c = credit_[port.index];
     for (int prio = 1; prio < kNumPriorities; ++prio) {
-      if (port.credit_freed[prio] == port.credit_advertised[prio]) continue;
-      port.credit_advertised[prio] = port.credit_freed[prio];
+      if (c.freed[prio] == c.advertised[prio]) continue;
+      c.advertised[prio] = c.freed[prio];
       Packet* f = net_.pool().get();
       f->type = PktType::kPfc;
       f->flags = Packet::kFlagCredit;
@@ -52,7 +54,7 @@ void Node::credit_tick() {
       f->src = id_;
       f->dst = port.peer->id();
       f->pfc_class = static_cast<uint8_t>(prio);
-      f->seq = port.credit_freed[prio];
+      f->seq = c.freed[prio];
       ++port.stats.resume_sent;
       port.push_pfc(f);
       kick(port.index);
@@ -63,12 +65,13 @@ void Node::credit_tick() {
 void Node::handle_credit(Packet* p, int in_port) {
   Port& port = ports_[in_port];
   const int prio = p->pfc_class;
-  port.credit_peer_freed[prio] = std::max(port.credit_peer_freed[prio], static_cast<Bytes>(p->seq));
+  PortCredit& c = credit_[in_port];
+  c.peer_freed[prio] = std::max(c.peer_freed[prio], static_cast<Bytes>(p->seq));
   net_.pool().put(p);
   if (!port.paused[prio]) return;
   const Bytes need = port.q[prio].head ? port.q[prio].head->size : credit_max_packet();
-  const Bytes limit = net_.switch_settings().credit_buffer_bytes + port.credit_peer_freed[prio];
-  if (port.credit_sent[prio] + need > limit) return;
+  const Bytes limit = net_.switch_settings().credit_buffer_bytes + c.peer_freed[prio];
+  if (c.sent[prio] + need > limit) return;
   port.end_pause(prio, net_.now());
   on_pfc_change(in_port, prio, false);
   // Logged like a received RESUME (pfc.csv "resume" = credit refill, with the starved time).

@@ -39,6 +39,14 @@ void Fabric::build_nodes(Network& net, Simulator& sim, uint64_t seed) {
       nodes_.push_back(std::make_unique<Host>(net, i));
     nodes_.back()->set_handler(sim.add_handler(nodes_.back().get()));
   }
+  // Each node's ports in one block of their exact size (a vector grown port by port would hold up to
+  // twice that, at a kilobyte a port).
+  std::vector<int> degree(static_cast<size_t>(n), 0);
+  for (const LinkSpec& l : topo_.links) {
+    ++degree[l.a];
+    ++degree[l.b];
+  }
+  for (int i = 0; i < n; ++i) nodes_[i]->ports().reserve(static_cast<size_t>(degree[i]));
   for (const LinkSpec& l : topo_.links) {
     Node& a = *nodes_[l.a];
     Node& b = *nodes_[l.b];
@@ -65,6 +73,7 @@ void Fabric::build_nodes(Network& net, Simulator& sim, uint64_t seed) {
     wire(a.ports().back(), a, pa, b, pb);
     wire(b.ports().back(), b, pb, a, pa);
   }
+  for (auto& node : nodes_) node->size_credits();
 }
 
 // Host speed for per-speed switch settings: the fastest host link.
@@ -104,8 +113,13 @@ int64_t Fabric::estimate_memory_bytes(const TopoSpec& topo, const SwitchSettings
   for (int i = 0; i < topo.num_nodes; ++i) {
     const int64_t p = ports_of[i];
     b += p * static_cast<int64_t>(sizeof(Port));
+    if (sw.credit_enabled) b += p * static_cast<int64_t>(sizeof(PortCredit));
     if (!topo.is_switch[i]) continue;
-    b += p * kNumPriorities * 32;  // ingress counters and thresholds per (port, priority)
+    // Per port: ingress counters and thresholds (SwitchMmu), RED thresholds (EgressScheduler), a flag.
+    b += p * static_cast<int64_t>(sizeof(IngressPort) + sizeof(EgressEcn) + 1);
+    // Flowlet routing: each switch's table (PathSelector::configure).
+    if (sw.routing == Routing::kFlowlet || (sw.routing == Routing::kAdaptive && sw.adaptive_per_flowlet))
+      b += 16 * static_cast<int64_t>(sw.flowlet_table_size);
     if (sw.model == SwitchModel::kInputOutputQueued)
       b += p * kNumPriorities * (sw.input_queueing == InputQueueing::kVoq ? p : 1) *
            static_cast<int64_t>(sizeof(PacketQueue));

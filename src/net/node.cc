@@ -41,8 +41,8 @@ void Node::start_tx(Port& port, Packet* p, Time now) {
   }
   // A lossy wire: the loss is drawn as the packet leaves (the same draws whatever the partitions).
   if (port.error_rate > 0 && p->type != PktType::kPfc &&
-      (port.loss_filter ? port.loss_filter(*p, port.loss_filter_ctx)
-                        : port.loss_rng.uniform() < port.error_rate)) {
+      (loss_filter_ && loss_filter_port_ == port.index ? loss_filter_(*p, loss_filter_ctx_)
+                                                       : port.loss_rng.uniform() < port.error_rate)) {
     ++net_.counters().wire_drops;
     if (p->traced()) [[unlikely]]
       net_.trace(*p, id_, port.index, TraceEvent::kDrop, TraceDetail::kWire);

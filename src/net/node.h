@@ -86,17 +86,6 @@ struct alignas(64) Port {
   Time cut_at;   // the link's last failure (with `cut`): packets that started before it and arrive after are
                  // lost
 
-  // Credit-based flow control (net/credit.h), per priority. Egress: bytes sent to the peer and the peer's
-  // latest cumulative freed count (credits = buffer + peer_freed - sent). Ingress: bytes received on this
-  // port and freed, and the freed count last advertised to the peer.
-  Bytes credit_sent[kNumPriorities] = {};
-  Bytes credit_peer_freed[kNumPriorities] = {};
-  Bytes credit_freed[kNumPriorities] = {};
-  Bytes credit_advertised[kNumPriorities] = {};
-  // Tests: on a lossy wire (error_rate > 0), decides each loss instead of error_rate's draws.
-  bool (*loss_filter)(const Packet& p, void* ctx) = nullptr;
-  void* loss_filter_ctx = nullptr;
-
   // The pause of `prio` ends now: its time counts in the statistics.
   void end_pause(int prio, Time now) {
     paused[prio] = false;
@@ -134,10 +123,24 @@ struct alignas(64) Port {
   }
 };
 
+// Credit-based flow control (net/credit.h), per port and priority, kept beside the ports (Node::credit_)
+// only in credit mode: 256 bytes a port that a PFC or lossy fabric does without. Egress: bytes sent to the
+// peer and the peer's latest cumulative freed count (credits = buffer + peer_freed - sent). Ingress: bytes
+// received on this port and freed, and the freed count last advertised to the peer.
+struct PortCredit {
+  Bytes sent[kNumPriorities] = {};
+  Bytes peer_freed[kNumPriorities] = {};
+  Bytes freed[kNumPriorities] = {};
+  Bytes advertised[kNumPriorities] = {};
+};
+
 static_assert(offsetof(Port, error_rate) == 64,
               "the link fields of Port must fill exactly its first cache line");
 static_assert(offsetof(Port, pfc_q) == 128,
               "the egress scheduler's fields of Port must fill its second line");
+// A fabric holds one Port per link end (393,216 at k = 64): 11 cache lines, what is not needed on every port
+// (credit state, test hooks) kept beside the ports. Fabric::estimate_memory_bytes counts sizeof(Port).
+static_assert(sizeof(Port) <= 704, "Port grew past 11 cache lines: weigh the memory of large fabrics");
 
 class Node : public EventHandler {
  public:
@@ -163,6 +166,18 @@ class Node : public EventHandler {
   std::vector<Port>& ports() { return ports_; }
   const std::vector<Port>& ports() const { return ports_; }
   Port& port(int i) { return ports_[i]; }
+  // Tests: on the lossy wire of `port_index` (error_rate > 0), `filter` decides each loss instead of
+  // error_rate's draws (one port of the node at most; kept here, not in every Port).
+  using LossFilter = bool (*)(const Packet& p, void* ctx);
+  void set_loss_filter(int port_index, LossFilter filter, void* ctx) {
+    loss_filter_port_ = port_index;
+    loss_filter_ = filter;
+    loss_filter_ctx_ = ctx;
+  }
+  // Sizes the credit state for the wired ports (credit mode only; Fabric::build_nodes, once wired).
+  void size_credits() {
+    if (credits_) credit_.assign(ports_.size(), PortCredit{});
+  }
 
   // A packet arrives on `in_port` (the whole packet has been received).
   virtual void receive(Packet* p, int in_port) = 0;
@@ -203,7 +218,7 @@ class Node : public EventHandler {
     return !credits_ || prio == 0 || credit_check(port, prio, size);
   }
   void credit_consume(Port& port, int prio, Bytes size) {
-    if (credits_ && prio != 0) port.credit_sent[prio] += size;
+    if (credits_ && prio != 0) credit_[port.index].sent[prio] += size;
   }
   void credit_release(int in_port, int prio, Bytes size) {
     if (credits_ && prio != 0 && in_port >= 0) credit_free(in_port, prio, size);
@@ -237,6 +252,10 @@ class Node : public EventHandler {
   bool any_cut_ = false;
   uint32_t handler_ = 0;
   std::vector<Port> ports_;
+  std::vector<PortCredit> credit_;    // per port in credit mode (credits_), else empty
+  LossFilter loss_filter_ = nullptr;  // set_loss_filter
+  void* loss_filter_ctx_ = nullptr;
+  int loss_filter_port_ = -1;
 };
 
 }  // namespace rocesim

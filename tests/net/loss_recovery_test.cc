@@ -71,8 +71,7 @@ ChosenLossRun run_chosen_loss(NicSettings::LossRecovery mode, ChosenLoss& loss, 
   r.net = std::make_unique<Network>(dumbbell({.senders = 1, .receivers = 1}), sw, nic, 1, std::move(cc));
   Port& wire = r.net->node(0).port(0);  // host 0 -> switch A
   wire.error_rate = 1e-9;               // lossy: the filter decides
-  wire.loss_filter = &ChosenLoss::filter;
-  wire.loss_filter_ctx = &loss;
+  r.net->node(0).set_loss_filter(0, &ChosenLoss::filter, &loss);
   r.flows = std::make_unique<InlineFlows>(std::vector<FlowSpec>{flow(0, 1, size)});
   r.net->set_flow_source(r.flows.get());
   r.net->run(Time::from_ms(50));
@@ -204,8 +203,7 @@ TEST(GoBackN, LostFinalAcksAreRecoveredWithAWindowSmallerThanTheGap) {
     Network net(dumbbell({.senders = 1, .receivers = 1}), sw, nic, 1, std::make_unique<ShrinkingWindow>());
     Port& back = net.node(1).port(0);  // receiver -> switch B: the ACKs' first wire
     back.error_rate = 1e-9;
-    back.loss_filter = &AckLoss::filter;
-    back.loss_filter_ctx = &acks;
+    net.node(1).set_loss_filter(0, &AckLoss::filter, &acks);
     InlineFlows flows(std::vector<FlowSpec>{flow(0, 1, 200'000)});
     net.set_flow_source(&flows);
     net.run(Time::from_ms(50));
