@@ -150,6 +150,8 @@ class EventHeap {
 class EventQueue {
  public:
   EventQueue() { chunks_.resize(1); }  // chunk 0 stands for none
+  // What a queue allocates as it is made: its heaps' first blocks and chunk 0 (the memory estimate).
+  static constexpr size_t kInitialHeapBytes = (3 * 64 + 2 * 4) * sizeof(Event) + 256;
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;
 
@@ -371,8 +373,10 @@ class EventQueue {
   // The current bucket: front_[0, n_) unsorted, its earliest at min_, or crowd_ (one of the two is empty).
   Event front_[kFrontMax];
   uint32_t n_ = 0, min_ = 0;
-  EventHeap crowd_;
-  EventHeap far_;
+  // Both start small and grow as they need (a run has a queue per partition: 232 at k = 64, most of whose
+  // heaps never hold more than a few events).
+  EventHeap crowd_{2 * kFrontMax};
+  EventHeap far_{kFrontMax};
   std::vector<Chunk> chunks_;
   std::vector<uint32_t> free_;  // free chunks, the last freed on top
   uint32_t head_[kSlots] = {};  // per ring slot: its bucket's first chunk

@@ -143,6 +143,8 @@ class PacketPool {
   // Packets taken and not returned. A packet may return to another partition's pool than the one it came
   // from (core/simulator.h), so one pool's count may be negative: only the sum over pools means anything.
   int64_t live() const { return live_; }
+  static constexpr size_t kChunkBytes = 512 * sizeof(Packet);  // a chunk of the pool (kChunk packets)
+  size_t chunks() const { return chunks_.size(); }             // the chunks it holds (kChunkBytes each)
 
  private:
   void release_int(Packet* p) {
@@ -151,7 +153,9 @@ class PacketPool {
     int_free_ = s;
     p->hops = nullptr;
   }
-  static constexpr size_t kChunk = 4096;
+  // Packets per chunk: 64 KiB. Each partition's pool grows by chunks (232 pools at k = 64), so a chunk's
+  // unused tail is paid once per partition.
+  static constexpr size_t kChunk = kChunkBytes / sizeof(Packet);
   std::vector<std::unique_ptr<Packet[]>> chunks_;
   size_t chunk_used_ = kChunk;
   Packet* free_ = nullptr;
