@@ -170,6 +170,7 @@ WorkEstimate estimate_work(const Scenario& s, const EstimateOptions& opt) {
     }
   }
 
+  if (drawn > 0) w.first_start = first;
   w.mean_hops = sums.sampled_packets > 0 ? sums.hop_packets / sums.sampled_packets : 0;
   const double ack_per_packet = 1.0 / std::max(1, s.nic.ack_interval);
   w.packet_hops = w.data_packets * w.mean_hops * (1 + ack_per_packet);

@@ -24,6 +24,7 @@ struct WorkEstimate {
   // With EstimateOptions::time_bins: the payload of the flows by start time, in bins of duration /
   // time_bins (a job's flows at the job's start), and the start of the last flow drawn.
   std::vector<double> bytes_by_start;
+  Time first_start = Time::max();  // of the flows drawn (Time::max(): none)
   Time last_start;
 };
 

@@ -664,6 +664,14 @@ void print_estimate(const Scenario& s, const ValidateArgs& a, int64_t need) {
           ? fmt::format(" (flows drawn up to {:.3f} ms, the rest extrapolated)", w.scanned_until.ms())
           : "",
       w.jobs ? " (the jobs' every iteration)" : "");
+  const MemoryEstimate m = estimate_peak_memory(s, w);
+  std::cout << fmt::format(
+      "# memory: about {} at the peak: {} before the first event, {} for {} partition{} (calendars, "
+      "pools), about {} packets in flight at the busiest moment ({}), {} flows under way ({})\n",
+      human_bytes(static_cast<double>(m.peak_bytes)), human_bytes(static_cast<double>(m.setup_bytes)),
+      human_bytes(static_cast<double>(m.partition_bytes)), m.partitions, m.partitions == 1 ? "" : "s",
+      human_count(m.packets_in_flight), human_bytes(static_cast<double>(m.packet_bytes)),
+      human_count(m.flows_at_once), human_bytes(static_cast<double>(m.flow_bytes)));
   // The probe: by default only for networks that set up within seconds.
   const bool big = need > kProbeMaxBytes || s.topo.num_nodes > kProbeMaxNodes;
   const bool probe = a.probe_s > 0 && (!big || a.probe_option->count() > 0);

@@ -12,11 +12,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "app/progress.h"
 #include "config/traffic.h"
 #include "core/text.h"
 #include "net/host.h"
+#include "net/qp.h"
 #include "net/switch.h"
 #include "stats/collective_stats.h"
 #include "stats/fct_stats.h"
@@ -585,6 +587,64 @@ int64_t estimate_run_memory_bytes(const Scenario& s) {
   // Everything that grows with the network (net/network.h) and the collective jobs' flow graphs; what
   // grows with the flows in flight comes on top.
   return Network::estimate_memory_bytes(s.topo, s.sw) + estimate_job_memory_bytes(s);
+}
+
+MemoryEstimate estimate_peak_memory(const Scenario& s, const WorkEstimate& w) {
+  MemoryEstimate m;
+  m.setup_bytes = estimate_run_memory_bytes(s);
+  const TopoSpec& t = s.topo;
+  // The partitions, as PartitionedRun::partition_fabric chooses them: one per kCacheBlockWeight of ports
+  // and nodes, a multiple of the threads, at most one per switch.
+  int64_t switches = 0;
+  for (int i = 0; i < t.num_nodes; ++i) switches += t.is_switch[i] ? 1 : 0;
+  const int64_t threads =
+      s.threads > 0 ? s.threads
+                    : std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()));
+  int64_t parts = s.partitions;
+  if (parts <= 0) {
+    const int64_t weight = 2 * static_cast<int64_t>(t.links.size()) + t.num_nodes;
+    const int64_t blocks = (weight + Network::kCacheBlockWeight / 2) / Network::kCacheBlockWeight;
+    parts = std::max(threads, (blocks + threads - 1) / threads * threads);
+  }
+  m.partitions = std::max<int64_t>(1, std::min(parts, std::max<int64_t>(switches, 1)));
+  m.partition_bytes = m.partitions * (Simulator::partition_bytes(static_cast<uint32_t>(m.partitions)) +
+                                      static_cast<int64_t>(sizeof(NetPartition) + PacketPool::kChunkBytes));
+  // The fabric's base round trip (mean path, mean link delay) and what the hosts' links can carry.
+  double delay_s = 0, host_bytes_per_s = 0, host_links = 0;
+  for (const LinkSpec& l : t.links) {
+    delay_s += l.delay.sec();
+    if (!t.is_switch[l.a] || !t.is_switch[l.b]) {
+      host_bytes_per_s += l.rate.bps / 8;
+      host_links += 1;
+    }
+  }
+  if (!t.links.empty()) delay_s /= static_cast<double>(t.links.size());
+  const double rtt_s = 2 * std::max(w.mean_hops, 1.0) * delay_s;
+  const double span_s =
+      w.flows > 0 && w.last_start > w.first_start ? (w.last_start - w.first_start).sec() : 0;
+  const double bytes = static_cast<double>(w.bytes);
+  double offered = span_s > 0 ? bytes / span_s : host_bytes_per_s;  // all at once: as fast as the hosts send
+  if (host_bytes_per_s > 0) offered = std::min(offered, host_bytes_per_s);
+  const double in_flight_bytes = std::min(bytes, offered * kSojournRtts * rtt_s);
+  const double per_packet = static_cast<double>(std::max<Bytes>(s.nic.mtu_bytes, 1));
+  // Data packets: the ACKs, at control priority, rarely queue (the benchmark cases' counts are of all).
+  m.packets_in_flight = in_flight_bytes / per_packet;
+  // A packet is two cache lines; its pool's chunks and its arrival event add about a quarter (k = 24 and
+  // k = 32: the pools held 1.13-1.14 times the most packets ever live at once).
+  m.packet_bytes = static_cast<int64_t>(m.packets_in_flight * 1.25 * sizeof(Packet));
+  // The flows under way: started per second, each lasting at least its size at its host's rate plus a
+  // round trip (Little's law again), at most all of them.
+  if (w.flows > 0) {
+    const double host_rate = host_links > 0 ? host_bytes_per_s / host_links : 0;
+    const double lasts_s =
+        (host_rate > 0 ? bytes / static_cast<double>(w.flows) / host_rate : 0) + kSojournRtts * rtt_s;
+    const double started_per_s = span_s > 0 ? static_cast<double>(w.flows) / span_s : 0;
+    m.flows_at_once = span_s > 0 ? std::min(static_cast<double>(w.flows), started_per_s * lasts_s)
+                                 : static_cast<double>(w.flows);
+  }
+  m.flow_bytes = static_cast<int64_t>(m.flows_at_once * (sizeof(Qp) + 256));  // + its scheme state, flow spec
+  m.peak_bytes = kProcessBytes + m.setup_bytes + m.partition_bytes + m.packet_bytes + m.flow_bytes;
+  return m;
 }
 
 int64_t available_memory_bytes() {

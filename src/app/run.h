@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/estimate.h"
 #include "config/scenario.h"
 #include "core/rank_comm.h"
 #include "net/checks.h"
@@ -62,6 +63,27 @@ int64_t estimate_run_memory_bytes(const Scenario& s);
 int64_t available_memory_bytes();  // 0 when unknown
 // Throws (naming the estimate and what is available) when the run cannot fit; else returns the estimate.
 int64_t check_run_memory(const Scenario& s);
+
+// What a run of `s` holds at its peak, predicted from the scenario and its work (`rocesim validate`;
+// docs/user-guide.md, "How long a run will take"): the program itself, the network before the first event
+// (estimate_run_memory_bytes), each partition's calendar, mailboxes and first packet chunk, the packets in
+// flight at the busiest moment and the flows under way then. The packets in flight follow Little's law: the
+// offered bytes per second (the flows' payload over the span of their starts, at most what the hosts' links
+// carry) times the time a byte spends in the fabric, taken as kSojournRtts base round trips (the benchmark
+// fat-trees measured 1.6 to 4.8: docs/performance.md, "Memory of large fabrics").
+struct MemoryEstimate {
+  int64_t setup_bytes = 0;       // estimate_run_memory_bytes
+  int64_t partitions = 1;        // as the run would choose them (threads, partitions, the fabric's size)
+  int64_t partition_bytes = 0;   // all partitions together
+  double packets_in_flight = 0;  // at the busiest moment
+  int64_t packet_bytes = 0;      // those packets, their pools' slack and their events
+  double flows_at_once = 0;      // flows under way at the busiest moment
+  int64_t flow_bytes = 0;        // their QP slots and scheme state
+  int64_t peak_bytes = 0;        // the sum, with kProcessBytes
+};
+inline constexpr double kSojournRtts = 2.5;
+inline constexpr int64_t kProcessBytes = int64_t{12} << 20;  // the program and its libraries, resident
+MemoryEstimate estimate_peak_memory(const Scenario& s, const WorkEstimate& w);
 
 // Ctrl-C: asks a running run_network to stop at its next progress check (every 2^20 events); the finished
 // flows are then written as a partial result ("partial": true in summary.json, and a PARTIAL file).

@@ -102,6 +102,13 @@ class Simulator {
     return h->id_;
   }
   uint32_t num_handlers() const { return static_cast<uint32_t>(handlers_.size()); }
+  // The memory one partition holds before its first event in a run of `num_parts` partitions: its calendar
+  // (the ring's 128 KiB of bucket heads and tails, its heaps' first blocks) and its mailboxes. The memory
+  // estimate counts it per partition (app/run.cc, estimate_peak_memory).
+  static int64_t partition_bytes(uint32_t num_parts) {
+    return static_cast<int64_t>(sizeof(Partition) + 2 * num_parts * sizeof(std::vector<Event>) +
+                                EventQueue::kInitialHeapBytes);
+  }
   uint32_t home_of(uint32_t h) const { return home_[h]; }
 
   // The time of the running event (its partition's clock), or of the last barrier between windows.

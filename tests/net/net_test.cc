@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <memory>
 #include <set>
 
@@ -471,6 +474,47 @@ TEST(NetworkPartitions, ChosenFromTheFabricSizeAndKeepPodsTogether) {
   EXPECT_EQ(flat.sim().num_partitions(), 1u);
   EXPECT_EQ(flat.auto_threads(16), 1);
   EXPECT_THROW(flat.set_partitions(2), std::invalid_argument);
+}
+
+// The memory estimate (Network::estimate_memory_bytes, what `rocesim validate` and `run` print and refuse
+// by) against the bytes building the network allocates, counted by the allocator: everything but the route
+// tables within 15 %, so that a new structure of a kilobyte per host or a few hundred bytes per port that the
+// estimate leaves out fails here (k = 16: 1,024 hosts, 7,168 ports); the route tables' estimate is an upper
+// bound of what they take.
+TEST(NetworkSetup, MemoryEstimateMatchesWhatTheNetworkAllocates) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  if (std::getenv("ROCESIM_SANITIZED")) GTEST_SKIP() << "the sanitizers' allocator counts differently";
+  for (const int k : {8, 16}) {
+    FatTreeParams p;
+    p.k = k;
+    const TopoSpec topo = fat_tree(p);
+    for (const bool credit : {false, true}) {
+      SwitchSettings sw;
+      sw.credit_enabled = credit;
+      const auto allocated = [] {
+        const struct mallinfo2 mi = mallinfo2();
+        return static_cast<int64_t>(mi.uordblks + mi.hblkhd);
+      };
+      const int64_t before = allocated();
+      auto net = std::make_unique<Network>(topo, sw, NicSettings{}, 1, std::make_unique<NoCc>());
+      const int64_t used = allocated() - before;
+      const auto routes = static_cast<int64_t>(net->route_table().memory_bytes());
+      const int64_t est = Network::estimate_memory_bytes(topo, sw);
+      const int64_t est_routes = Network::estimate_route_table_bytes(topo);
+      EXPECT_GE(est_routes, routes) << "k " << k;
+      const double ratio = static_cast<double>(est - est_routes) / static_cast<double>(used - routes);
+      std::printf(
+          "k = %d, credit %d: estimate %.2f MB (routes %.2f), allocated %.2f MB (routes %.2f): %.3f\n", k,
+          credit ? 1 : 0, est / 1e6, est_routes / 1e6, used / 1e6, routes / 1e6, ratio);
+      EXPECT_GT(ratio, 0.85) << "k " << k << " credit " << credit << ": estimate " << est - est_routes
+                             << " bytes without the routes, allocated " << used - routes;
+      EXPECT_LT(ratio, 1.15) << "k " << k << " credit " << credit << ": estimate " << est - est_routes
+                             << " bytes without the routes, allocated " << used - routes;
+    }
+  }
+#else
+  GTEST_SKIP() << "needs glibc's mallinfo2";
+#endif
 }
 
 // The memory estimate counts what grows with the network, the routing tables first (a k = 48
