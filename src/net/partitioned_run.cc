@@ -134,9 +134,7 @@ void PartitionedRun::partition_fabric() {
   const std::vector<int> atoms = ordered_atoms(fabric_, atom, weight);
   int64_t total = 0;
   for (int a : atoms) total += weight[a];
-  bool homeless = false;  // a handler without a home node can only run in a single partition
-  for (uint32_t h = 1; h < sim_.num_handlers(); ++h)
-    homeless = homeless || (sim_.home_of(h) == 0 && !is_node_handler(h));
+  const bool homeless = has_homeless_handler();  // it can only run in a single partition
   const size_t ranks = comm_ ? static_cast<size_t>(comm_->size()) : 1;
   const size_t minimum = static_cast<size_t>(threads_) * ranks;
   size_t wanted = static_cast<size_t>(partitions_);
@@ -189,10 +187,13 @@ int PartitionedRun::auto_threads(int cores) const {
     two_atoms = true;
     zero_delay = zero_delay || l.delay <= Time::zero();
   }
-  bool homeless = false;
+  return weight >= kThreadsAutoWeight && two_atoms && !zero_delay && !has_homeless_handler() ? cores : 1;
+}
+
+bool PartitionedRun::has_homeless_handler() const {
   for (uint32_t h = 1; h < sim_.num_handlers(); ++h)
-    homeless = homeless || (sim_.home_of(h) == 0 && !is_node_handler(h));
-  return weight >= kThreadsAutoWeight && two_atoms && !zero_delay && !homeless ? cores : 1;
+    if (sim_.home_of(h) == 0 && !is_node_handler(h)) return true;
+  return false;
 }
 
 bool PartitionedRun::is_node_handler(uint32_t h) const {

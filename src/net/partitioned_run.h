@@ -75,6 +75,8 @@ class PartitionedRun final : private Coordinator, private EventCodec {
  private:
   void partition_fabric();
   bool is_node_handler(uint32_t h) const;
+  // A handler without a home node (it can only run in a single partition).
+  bool has_homeless_handler() const;
   // Coordinator (core/simulator.h)
   Time next_input(Time now) override;
   bool pending_work() const override;
