@@ -1,6 +1,7 @@
-// The standard benchmark: the 320-host 3-tier fat-tree, WebSearch at 30 % load, DCQCN, 10 ms simulated, on one
-// thread (a run that leaves threads out would take every core on this fabric).
-// Prints its speed and memory against the targets: >= 5 M packet-hops per wall second, < 1 GiB.
+// The standard benchmark: the 320-host 3-tier fat-tree, WebSearch at 30 % load, DCQCN, 10 ms simulated, on
+// one thread (a run that leaves threads out would take every core on this fabric). Prints its speed and
+// memory against the targets: >= 5 M packet-hops per wall second, < 1 GiB.
+//
 // Usage: bench_fattree [duration_ms] [load]
 #include <fmt/format.h>
 
