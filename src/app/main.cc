@@ -208,8 +208,9 @@ struct SweepArgs {
   std::string scenario, out_dir;
   std::vector<std::string> grid, sets;
   int jobs = 1;
-  int threads = 1;   // of each run
-  bool mpi = false;  // under mpirun: rank 0 hands the runs to the other ranks
+  int threads = 1;                              // of each run
+  const CLI::Option* threads_option = nullptr;  // to tell --threads 1 given from its default
+  bool mpi = false;                             // under mpirun: rank 0 hands the runs to the other ranks
   double rank_timeout_s = 30;
   bool force = false, quiet = false;
 };
@@ -368,10 +369,13 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
       ->expected(1, -1);
   sweep->add_option("-o,--out", a.out_dir, "Sweep directory (default: runs/<scenario>-sweep)");
   sweep->add_option("-j,--jobs", a.jobs, "Runs at once")->check(CLI::Range(1, 1024));
-  sweep
-      ->add_option("--threads", a.threads,
-                   "Threads of each run (docs/parallel.md); -j x --threads is kept within the cores")
-      ->check(CLI::Range(1, 1024));
+  a.threads_option =
+      sweep
+          ->add_option(
+              "--threads", a.threads,
+              "Threads of each run (docs/parallel.md); -j x --threads is kept within the cores. Left "
+              "out: the scenario's, else one per run with -j 2 or more, else the run's own choice")
+          ->check(CLI::Range(1, 1024));
   sweep->add_flag("--mpi", a.mpi,
                   "Under mpirun (docs/cluster.md): rank 0 hands the runs, one at a time, to the other ranks, "
                   "each run a process on that rank's machine; -j is then the rank count less one");
@@ -797,6 +801,7 @@ int sweep_command(const SweepArgs& a) {
           a.jobs, a.threads, cores, opt.jobs);
     }
   }
+  opt.one_thread_runs = a.threads == 1 && a.threads_option->count() > 0;  // --threads 1, said
   opt.force = a.force;
   opt.quiet = a.quiet;
   opt.mpi = a.mpi;

@@ -944,7 +944,8 @@ int run_sweep_here(const SweepOptions& options, int ranks) {
   if (opt.grid.empty()) throw InputError("--grid", 0, "a sweep needs at least one KEY=V1,V2,... grid axis");
   const std::string scenario = fs::absolute(opt.scenario).lexically_normal().string();
   const Scenario base = load_scenario(scenario, opt.sets);  // fails early on a bad scenario or --set
-  opt.one_thread_runs = base.threads == Scenario::kThreadsAuto && (opt.jobs > 1 || ranks > 1);
+  opt.one_thread_runs =
+      opt.one_thread_runs || (base.threads == Scenario::kThreadsAuto && (opt.jobs > 1 || ranks > 1));
   const std::vector<SweepPoint> points = expand_grid(opt.grid, tables_with_load(base.resolved));
 
   const nlohmann::json manifest = sweep_manifest(opt, scenario, points);

@@ -37,8 +37,9 @@ struct SweepOptions {
   std::string binary = "/proc/self/exe";  // the rocesim executable the runs use
   bool mpi = false;            // under mpirun: rank 0 hands the runs to the others (app/mpi_sweep.h)
   double rank_timeout_s = 30;  // --mpi: a rank silent this long is lost, and its run failed
-  // Runs whose threads the scenario leaves out get one thread (set by the sweep when it runs several at
-  // once or over ranks, which already use the cores; docs/parallel.md, "Threads by default").
+  // Runs get `--threads 1` (what --set values and grid values say still wins): asked for by `--threads 1`,
+  // or set by the sweep for a scenario that leaves its threads out when it runs several at once or over
+  // ranks, which already use the cores (docs/parallel.md, "Threads by default").
   bool one_thread_runs = false;
 };
 

@@ -608,6 +608,13 @@ size_bytes = 10000
   }
   EXPECT_EQ(threads_of(two / "seed=1"), 1);
   EXPECT_EQ(threads_of(one / "seed=1"), cores);
+  // --threads 1, said, holds with -j 1 too.
+  const fs::path said = *tmp_ / "said";
+  const Proc p1 = cli({"sweep", (*tmp_ / "wide.toml").string(), "--grid", "seed=1", "-j", "1", "--threads",
+                       "1", "-o", said.string(), "-q"},
+                      tmp_->path());
+  ASSERT_EQ(p1.code(), 0) << p1.describe();
+  EXPECT_EQ(threads_of(said / "seed=1"), 1);
   // A grid over threads still names them.
   const fs::path grid = *tmp_ / "grid";
   const Proc g = cli(
