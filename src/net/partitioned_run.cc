@@ -66,6 +66,14 @@ int64_t PartitionedRun::packets_live() const {
 // (docs/parallel.md, "Partitions for the cache").
 namespace {
 
+// The smallest delay of a link between two atoms: the lookahead; Time::max() with a single atom.
+Time cross_atom_delay(const TopoSpec& topo, const std::vector<int>& atom) {
+  Time d = Time::max();
+  for (const LinkSpec& l : topo.links)
+    if (atom[l.a] != atom[l.b]) d = std::min(d, l.delay);
+  return d;
+}
+
 // The atom of every node: its own id for a switch, its shortest link's switch for a host (else its own).
 std::vector<int> atom_of_nodes(Fabric& fabric) {
   const TopoSpec& topo = fabric.topo();
@@ -116,9 +124,7 @@ void PartitionedRun::partition_fabric() {
   partitioned_ = true;
   const int n = fabric_.num_nodes();
   const std::vector<int> atom = atom_of_nodes(fabric_);
-  Time lookahead = Time::max();
-  for (const LinkSpec& l : fabric_.topo().links)
-    if (atom[l.a] != atom[l.b]) lookahead = std::min(lookahead, l.delay);
+  Time lookahead = cross_atom_delay(fabric_.topo(), atom);
   const bool zero_delay = lookahead <= Time::zero();
   const bool splittable = !zero_delay && lookahead < Time::max();  // two atoms or more
   if (lookahead == Time::max()) lookahead = Time::from_us(1);      // one atom: any grid will do
@@ -178,16 +184,10 @@ void PartitionedRun::partition_fabric() {
 
 int PartitionedRun::auto_threads(int cores) const {
   const TopoSpec& topo = fabric_.topo();
-  const std::vector<int> atom = atom_of_nodes(fabric_);
-  int64_t weight = topo.num_nodes;
-  bool two_atoms = false, zero_delay = false;
-  for (const LinkSpec& l : topo.links) {
-    weight += 2;  // its two ports
-    if (atom[l.a] == atom[l.b]) continue;
-    two_atoms = true;
-    zero_delay = zero_delay || l.delay <= Time::zero();
-  }
-  return weight >= kThreadsAutoWeight && two_atoms && !zero_delay && !has_homeless_handler() ? cores : 1;
+  const Time lookahead = cross_atom_delay(topo, atom_of_nodes(fabric_));
+  const bool splittable = lookahead > Time::zero() && lookahead < Time::max();  // as partition_fabric's
+  const int64_t weight = topo.num_nodes + 2 * static_cast<int64_t>(topo.links.size());  // nodes and ports
+  return weight >= kThreadsAutoWeight && splittable && !has_homeless_handler() ? cores : 1;
 }
 
 bool PartitionedRun::has_homeless_handler() const {
