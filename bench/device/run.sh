@@ -1,7 +1,8 @@
 #!/bin/bash
 # The thread table of issue 50 on a lent machine, run from the repository's root with the folder that
 # bench/device/pack.sh made (default build-device): make bench's thread table (k = 24, k = 32 and the
-# 320-host fat-tree on 1, 2, 4, 8 and 16 threads), then k = 64 on every core, then the 8,192-GPU iteration
+# 320-host fat-tree on 1, 2, 4, 8 and 16 threads), k = 24 on 16 threads with no barrier spin, then k = 64 on
+# every core, then the 8,192-GPU iteration
 # of scenarios/ai/scale_8192.toml on 1 and 16 threads (issue 45). Writes
 # the tables and the machine's description under $OUT (default ./device-out). Usage:
 #   bench/device/run.sh [PACKED_DIR] [ROUNDS]
@@ -25,6 +26,10 @@ cat "$out/machine.txt"
 "$bin/rocesim" --version > /dev/null || { echo "run.sh: the packed rocesim does not start here" >&2; exit 1; }
 "$bin/bench_scaling" --rocesim "$bin/rocesim" --cases k24,k32,fat320 --threads 1,2,4,8,16 \
   --rounds "$rounds" --csv "$out/threads.csv" | tee "$out/threads.txt"
+# The window barrier's spin (docs/parallel.md, "The barrier"): k = 24 on 16 threads again with waiters that
+# sleep at once, against the table's row.
+ROCESIM_BARRIER_SPIN_US=0 "$bin/bench_scaling" --rocesim "$bin/rocesim" --cases k24 --threads 16 \
+  --csv "$out/k24_nospin.csv" | tee "$out/k24_nospin.txt"
 "$bin/bench_scaling" --rocesim "$bin/rocesim" --cases k64 --threads 0 --csv "$out/k64.csv" |
   tee "$out/k64.txt"
 # The run's folders stay in a scratch folder (flows.csv alone is tens of MB); its summary.json comes back.

@@ -14,6 +14,7 @@
 #include "cc/registry.h"
 #include "config/profiles.h"
 #include "config/traffic.h"
+#include "core/simulator.h"
 #include "core/text.h"
 #include "net/switch_mmu.h"
 #include "stats/monitor_spec.h"
@@ -488,6 +489,13 @@ static void read_top_level(Config& c, Scenario& s) {
     c.note("threads",
            "left out: every core for a fabric of 1,000 ports and nodes or more, else one "
            "(docs/parallel.md, \"Threads by default\")");
+  }
+  // The barrier's spin, a measuring knob read by the simulator (docs/parallel.md): a bad value is refused
+  // here, before anything runs.
+  try {
+    (void)Simulator::barrier_spin(1);
+  } catch (const std::invalid_argument& e) {
+    throw InputError("ROCESIM_BARRIER_SPIN_US", 0, e.what());
   }
   // Partitions the fabric is cut into (docs/parallel.md); 0 = chosen by the network. Results do not depend on
   // it.

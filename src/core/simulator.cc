@@ -1,5 +1,7 @@
 #include "core/simulator.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -164,9 +166,25 @@ void Simulator::run_window(Time end) {
   wait_seconds_ += std::max(0.0, seconds_since(t0) * threads_ - (busy1 - busy0));
 }
 
+std::chrono::nanoseconds Simulator::barrier_spin(int threads) {
+  if (const char* env = std::getenv("ROCESIM_BARRIER_SPIN_US")) {
+    char* end = nullptr;
+    errno = 0;
+    const long long us = std::strtoll(env, &end, 10);
+    if (end == env || *end != '\0' || errno != 0 || us < 0 || us > 1'000'000)
+      throw std::invalid_argument("$ROCESIM_BARRIER_SPIN_US is '" + std::string(env) +
+                                  "': expected whole microseconds from 0 to 1000000 (how long a thread spins "
+                                  "at a window's barrier before it sleeps; docs/parallel.md)");
+    return std::chrono::microseconds(us);
+  }
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 || static_cast<unsigned>(threads) <= cores ? kBarrierSpin : std::chrono::nanoseconds(0);
+}
+
 void Simulator::start_workers() {
-  start_barrier_ = std::make_unique<std::barrier<>>(threads_);
-  end_barrier_ = std::make_unique<std::barrier<>>(threads_);
+  const std::chrono::nanoseconds spin = barrier_spin(threads_);
+  start_barrier_ = std::make_unique<WindowBarrier>(threads_, spin);
+  end_barrier_ = std::make_unique<WindowBarrier>(threads_, spin);
   quit_ = false;
   for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
 }

@@ -16,7 +16,6 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -30,6 +29,7 @@
 #include "core/event_queue.h"
 #include "core/rank_comm.h"
 #include "core/time.h"
+#include "core/window_barrier.h"
 
 namespace rocesim {
 
@@ -178,6 +178,11 @@ class Simulator {
   uint64_t windows() const { return windows_; }
   // Wall time the coordinator spent between windows, and the threads waiting at the barriers.
   double coordinator_seconds() const { return coord_seconds_; }
+  // How long a thread spins at a window's barrier before it sleeps (core/window_barrier.h): kBarrierSpin
+  // when each of `threads` has a core, 0 with more threads than cores; $ROCESIM_BARRIER_SPIN_US replaces
+  // it (a measuring knob; docs/parallel.md). Throws std::invalid_argument on a bad value.
+  static constexpr std::chrono::nanoseconds kBarrierSpin = std::chrono::microseconds(50);
+  static std::chrono::nanoseconds barrier_spin(int threads);
   double wait_seconds() const { return wait_seconds_; }
 
   // --- ranks: one run over several processes (docs/cluster.md) ---
@@ -330,7 +335,7 @@ class Simulator {
   // thread (the caller included) takes partitions from a shared counter, and all meet at the barrier.
   int threads_ = 1;
   std::vector<std::thread> workers_;
-  std::unique_ptr<std::barrier<>> start_barrier_, end_barrier_;
+  std::unique_ptr<WindowBarrier> start_barrier_, end_barrier_;
   std::atomic<uint32_t> next_part_{0};
   Time window_end_;
   bool quit_ = false;
