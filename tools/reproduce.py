@@ -1225,6 +1225,14 @@ def write_reproduction_md(docs_dir, manifests):
              "settings in `scenario.resolved.toml`, and `docs/reproduction/<paper>.<scale>.json` each sweep's "
              "grid and settings and each claim's per-seed values. `rocesim reproduce all --rejudge` judges the "
              "stored per-seed values again under the manifests' rules without running anything.", ""]
+    commits = sorted({e.get("commit", "unknown") for m in manifests for scale in SCALES
+                      for e in res_all[m.key][scale]["claims"].values() if e.get("per_seed")})
+    if len(commits) == 1:
+        lines += [f"**Commit.** Every claim's numbers below, at both scales and for every paper, were measured at "
+                  f"commit {commits[0]}.", ""]
+    elif commits:
+        lines += [f"**Commits.** The claims' numbers come from {len(commits)} commits; each paper's *Commits* "
+                  "line names those of its columns.", ""]
     full_runs = [(m.key, res_all[m.key]["full"].get("last_run")) for m in manifests]
     if all(lr for _, lr in full_runs):
         per = ", ".join(f"{k} {fmt_s(lr['wall_s'])} ({seeds_text(lr)}, {lr['date']})" for k, lr in full_runs)

@@ -348,6 +348,9 @@ class Seeds(unittest.TestCase):
             md = f.read()
         self.assertIn("*Deviation:* Xoff 30 KB (the paper: 320 KB).", md)
         self.assertIn("full column measured at commit abc", md)
+        # one commit for every stored number: the document says so once, at its top
+        self.assertIn("**Commit.** Every claim's numbers below, at both scales and for every paper, were measured "
+                      "at commit abc.", md)
         self.assertIn("A +15 % [", md)
         self.assertIn("+15 \u00b1 2 %", md)
 
