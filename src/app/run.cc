@@ -594,17 +594,22 @@ MemoryEstimate estimate_peak_memory(const Scenario& s, const WorkEstimate& w) {
   m.setup_bytes = estimate_run_memory_bytes(s);
   const TopoSpec& t = s.topo;
   // The partitions, as PartitionedRun::partition_fabric chooses them: one per kCacheBlockWeight of ports
-  // and nodes, a multiple of the threads, at most one per switch.
+  // and nodes, at least kPartitionsPerThread per thread on a large fabric with several threads, a multiple
+  // of the threads, at most one per switch. Threads left out: every core from kThreadsAutoWeight up, else 1.
   int64_t switches = 0;
   for (int i = 0; i < t.num_nodes; ++i) switches += t.is_switch[i] ? 1 : 0;
-  const int64_t threads =
-      s.threads > 0 ? s.threads
-                    : std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()));
+  const int64_t weight = 2 * static_cast<int64_t>(t.links.size()) + t.num_nodes;
+  const int64_t cores = std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()));
+  const int64_t threads = s.threads > 0    ? s.threads
+                          : s.threads == 0 ? cores
+                                           : (weight >= Network::kThreadsAutoWeight ? cores : 1);
   int64_t parts = s.partitions;
   if (parts <= 0) {
-    const int64_t weight = 2 * static_cast<int64_t>(t.links.size()) + t.num_nodes;
     const int64_t blocks = (weight + Network::kCacheBlockWeight / 2) / Network::kCacheBlockWeight;
-    parts = std::max(threads, (blocks + threads - 1) / threads * threads);
+    const int64_t least = threads > 1 && weight >= Network::kCacheBlockWeight
+                              ? threads * Network::kPartitionsPerThread
+                              : threads;
+    parts = std::max(least, (blocks + threads - 1) / threads * threads);
   }
   m.partitions = std::max<int64_t>(1, std::min(parts, std::max<int64_t>(switches, 1)));
   m.partition_bytes = m.partitions * (Simulator::partition_bytes(static_cast<uint32_t>(m.partitions)) +

@@ -87,6 +87,8 @@ class Network : public CcServices {
   void set_parallel(int threads, int partitions) { run_.set_parallel(threads, partitions); }
   static constexpr int64_t kCacheBlockWeight = PartitionedRun::kCacheBlockWeight;
   static constexpr int kThreadsAuto = PartitionedRun::kThreadsAuto;
+  static constexpr int64_t kThreadsAutoWeight = PartitionedRun::kThreadsAutoWeight;
+  static constexpr int kPartitionsPerThread = PartitionedRun::kPartitionsPerThread;
   // The partition of every node (switch with its single-homed hosts, grouped), and the lookahead.
   const std::vector<uint32_t>& partition_of_node() const { return run_.partition_of_node(); }
   // Splits the run over the ranks of `comm` (processes, e.g. of mpirun), `threads` threads each, before

@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "app/estimate.h"
 #include "app/run.h"
 #include "config/scenario.h"
+#include "net/network.h"
 
 using namespace rocesim;
 
@@ -217,4 +219,23 @@ stop_us = 300
   const double predicted_events = w.packet_hops * kTypicalEventsPerHop;
   EXPECT_GT(predicted_events / events, 0.5) << predicted_events << " predicted, " << events << " run";
   EXPECT_LT(predicted_events / events, 2.0) << predicted_events << " predicted, " << events << " run";
+}
+
+// The memory estimate's partitions follow the run's rule (PartitionedRun::partition_fabric): threads left
+// out give one thread below kThreadsAutoWeight ports and nodes (so one partition), and several threads on a
+// large fabric get kPartitionsPerThread partitions each. Before, a left-out thread count counted every core.
+TEST(MemoryEstimate, PartitionsAsTheRunChoosesThem) {
+  unsetenv("ROCESIM_THREADS");  // ctest sets it; the rule for threads left out is what is tested
+  const std::string small =
+      "name = \"small\"\nduration_ms = 1\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\n"
+      "spines = 2\nhosts_per_leaf = 4\n[[traffic]]\nworkload = \"websearch\"\nload = 0.3\n";
+  const Scenario s = load_scenario_text(small, "small.toml");
+  ASSERT_EQ(s.threads, Scenario::kThreadsAuto);
+  EXPECT_EQ(estimate_peak_memory(s, estimate_work(s)).partitions, 1);
+  // k = 16: 7,488 ports and nodes, about 4 cache blocks; 2 threads take 4 partitions each.
+  const Scenario k16 = load_scenario_text(
+      "name = \"k16\"\nduration_ms = 1\nthreads = 2\n[topology]\nkind = \"fat_tree\"\nk = 16\n"
+      "[[traffic]]\nworkload = \"websearch\"\nload = 0.3\n",
+      "k16.toml");
+  EXPECT_EQ(estimate_peak_memory(k16, estimate_work(k16)).partitions, 2 * Network::kPartitionsPerThread);
 }
