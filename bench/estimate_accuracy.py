@@ -65,7 +65,7 @@ def estimate(rocesim, path, probe_s):
                   r'events', out)
     hops = float(m.group(1)) * UNIT[m.group(2) or '']
     events = float(m.group(3)) * UNIT[m.group(4) or '']
-    w = re.search(r'# wall time: about (.+) to run, plus (.+) to set up', out)
+    w = re.search(r'# wall time: (?:at least )?about (.+?) to run, plus (.+?) to set up', out)
     whole = re.search(r'# probe: the whole run took (.+?) here', out)
     wall = seconds(w.group(1)) if w else seconds(whole.group(1)) if whole else float('nan')
     mem = re.search(r'# memory: about ([0-9.]+) (KB|MB|GB) at the peak', out)

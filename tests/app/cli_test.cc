@@ -878,6 +878,27 @@ TEST_F(CliTest, ValidateEstimatesTheWorkAndWallTimeOfTheRun) {
   EXPECT_EQ(none.out.find("# probe:"), std::string::npos) << none.out;
 }
 
+// A probe that saw the start of a large fabric's arrivals gives a lower bound, and says so (a k = 64 run took
+// 2.4x its probe's estimate; docs/performance.md): a k = 32 fat-tree, whose packets in flight are estimated
+// at about 90 MB, probed for 0.2 s, sees far less than half of its 0.5 ms of arrivals.
+TEST_F(CliTest, ValidateSaysAnEarlyProbeOfALargeFabricIsALowerBound) {
+  if (std::getenv("ROCESIM_SANITIZED"))
+    GTEST_SKIP() << "ROCESIM_SANITIZED: a k = 32 set-up; the Release run has it";
+  const fs::path scenario = tmp_ / "k32.toml";
+  std::ofstream(scenario)
+      << "name = \"k32\"\nduration_ms = 1000\nthreads = 1\n[topology]\nkind = \"fat_tree\"\n"
+         "k = 32\n[[traffic]]\nworkload = \"websearch\"\nload = 0.3\nstop_us = 500\n";
+  const Proc v = rocesim("validate " + sh_quote(scenario.string()) + " --probe-s 0.2");
+  ASSERT_TRUE(v.clean_exit() && v.code == 0) << v.describe();
+  EXPECT_TRUE(std::regex_search(
+      v.out,
+      std::regex(R"(# wall time: at least about [0-9.]+ s to run, plus [0-9.]+ s to set up \(the probe saw )"
+                 R"(the first [0-9.]+ ms of 0\.[0-9]+ ms of arrivals; with about [0-9.]+ MB of packets in )"
+                 R"(flight a hop gets slower)")))
+      << v.out;
+  EXPECT_NO_THROW((void)toml::parse(v.out)) << v.out;
+}
+
 // `make run` builds the rocesim program only (it built every test and benchmark first: 14.6 min).
 TEST_F(CliTest, MakeRunBuildsOnlyTheProgram) {
   if (std::system("command -v make >/dev/null 2>&1") != 0) GTEST_SKIP() << "make is not installed";
