@@ -59,9 +59,17 @@ struct Tmp {
   }
 };
 
+// Under ROCESIM_SANITIZED (the ASan + UBSan build of `make test`) the tests that drive tools/reproduce.py
+// over whole sweeps are left to the Release run: there they test the Python tool; the sanitized binary's
+// sweeps (rocesim sweep, over threads and MPI ranks) are the SweepRun.* and Fingerprints.* tests' under the
+// sanitizers. They took 95 s of the sanitizer run's CPU time (of 765 s), in CI's 30 minutes.
+constexpr const char* kPythonToolUnderSanitizers =
+    "ROCESIM_SANITIZED: tools/reproduce.py's sweeps; the Release run has them";
+
 }  // namespace
 
 TEST(Reproduce, QuickTestSweepOfEveryPaperGivesEveryItsClaimANumber) {
+  if (std::getenv("ROCESIM_SANITIZED")) GTEST_SKIP() << kPythonToolUnderSanitizers;
   if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
   Tmp tmp;
   const fs::path out = tmp.path / "out", docs = tmp.path / "docs";
@@ -139,6 +147,7 @@ TEST(Reproduce, UnknownPaperAndBadManifestAreInputErrors) {
 // interval; each run directory records its seed; --claim runs only the sweeps that claim reads, and the
 // command that does so is printed beside the claim.
 TEST(Reproduce, SeedsGiveIntervalsAndOneClaimReRunsAlone) {
+  if (std::getenv("ROCESIM_SANITIZED")) GTEST_SKIP() << kPythonToolUnderSanitizers;
   if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
   Tmp tmp;
   const fs::path out = tmp.path / "out", docs = tmp.path / "docs";
@@ -195,6 +204,7 @@ TEST(Reproduce, SeedsGiveIntervalsAndOneClaimReRunsAlone) {
 
 // --sensitivity runs a claim's sweeps as they are and once per alternative setting, and tabulates the claim.
 TEST(Reproduce, SensitivityRunsEachAlternativeSetting) {
+  if (std::getenv("ROCESIM_SANITIZED")) GTEST_SKIP() << kPythonToolUnderSanitizers;
   if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
   Tmp tmp;
   const fs::path man = tmp.path / "manifests";
@@ -225,6 +235,7 @@ TEST(Reproduce, SensitivityRunsEachAlternativeSetting) {
 // `reproduce --mpi LAUNCHER` runs each sweep as `LAUNCHER rocesim sweep ... --mpi`: the same claims as local
 // sweeps (3 ranks, oversubscribed on this machine).
 TEST(Reproduce, MpiSweepsGiveTheSameClaims) {
+  if (std::getenv("ROCESIM_SANITIZED")) GTEST_SKIP() << kPythonToolUnderSanitizers;
   if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 with matplotlib is not installed";
   if (const std::string why = rocesim::test::mpi_missing(); !why.empty()) GTEST_SKIP() << why;
   Tmp tmp;
