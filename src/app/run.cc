@@ -603,14 +603,7 @@ MemoryEstimate estimate_peak_memory(const Scenario& s, const WorkEstimate& w) {
   const int64_t threads = s.threads > 0    ? s.threads
                           : s.threads == 0 ? cores
                                            : (weight >= Network::kThreadsAutoWeight ? cores : 1);
-  int64_t parts = s.partitions;
-  if (parts <= 0) {
-    const int64_t blocks = (weight + Network::kCacheBlockWeight / 2) / Network::kCacheBlockWeight;
-    const int64_t least = threads > 1 && weight >= Network::kCacheBlockWeight
-                              ? threads * Network::kPartitionsPerThread
-                              : threads;
-    parts = std::max(least, (blocks + threads - 1) / threads * threads);
-  }
+  const int64_t parts = s.partitions > 0 ? s.partitions : Network::chosen_partitions(weight, threads, 1);
   m.partitions = std::max<int64_t>(1, std::min(parts, std::max<int64_t>(switches, 1)));
   m.partition_bytes = m.partitions * (Simulator::partition_bytes(static_cast<uint32_t>(m.partitions)) +
                                       static_cast<int64_t>(sizeof(NetPartition) + PacketPool::kChunkBytes));

@@ -89,6 +89,9 @@ class Network : public CcServices {
   static constexpr int kThreadsAuto = PartitionedRun::kThreadsAuto;
   static constexpr int64_t kThreadsAutoWeight = PartitionedRun::kThreadsAutoWeight;
   static constexpr int kPartitionsPerThread = PartitionedRun::kPartitionsPerThread;
+  static int64_t chosen_partitions(int64_t weight, int64_t threads, int64_t ranks) {
+    return PartitionedRun::chosen_partitions(weight, threads, ranks);
+  }
   // The partition of every node (switch with its single-homed hosts, grouped), and the lookahead.
   const std::vector<uint32_t>& partition_of_node() const { return run_.partition_of_node(); }
   // Splits the run over the ranks of `comm` (processes, e.g. of mpirun), `threads` threads each, before

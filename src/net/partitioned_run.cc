@@ -146,13 +146,8 @@ void PartitionedRun::partition_fabric() {
   size_t wanted = static_cast<size_t>(partitions_);
   if (wanted == 0) {
     wanted = minimum;
-    if (!homeless && splittable) {
-      const auto blocks = static_cast<size_t>((total + kCacheBlockWeight / 2) / kCacheBlockWeight);
-      // Several threads on a large fabric: a few partitions each, which the threads take as they come.
-      const size_t least =
-          threads_ > 1 && total >= kCacheBlockWeight ? minimum * kPartitionsPerThread : minimum;
-      wanted = std::max(least, (blocks + minimum - 1) / minimum * minimum);  // a multiple: balanced threads
-    }
+    if (!homeless && splittable)
+      wanted = static_cast<size_t>(chosen_partitions(total, threads_, static_cast<int64_t>(ranks)));
   } else if (wanted < minimum) {
     throw std::invalid_argument(fmt::format(
         "{} is fewer than the threads x ranks ({} x {}): give at least {}, or 0 to let rocesim choose",

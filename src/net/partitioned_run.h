@@ -6,6 +6,7 @@
 // and the run stops when every flow is done. Across ranks (set_ranks) it also carries packets (as the
 // Simulator's EventCodec) and that bookkeeping between the processes: net/network_ranks.cc.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,6 +37,17 @@ class PartitionedRun final : private Coordinator, private EventCodec {
   // partitions as they come, so smaller ones balance the windows (16 threads on a k = 24 fat-tree: 16
   // partitions 5.48x one thread, 64 8.0x, 128 the same, 256 less; docs/parallel.md).
   static constexpr int kPartitionsPerThread = 4;
+  // The partitions a run chooses when they are left to it (partition_fabric, and the memory estimate before
+  // any network exists): one per kCacheBlockWeight of `weight` (ports and nodes), at least
+  // kPartitionsPerThread per thread when several threads share a fabric of kCacheBlockWeight or more, a
+  // multiple of threads x ranks. Not yet capped at the fabric's atoms.
+  static int64_t chosen_partitions(int64_t weight, int64_t threads, int64_t ranks) {
+    const int64_t minimum = threads * ranks;
+    const int64_t blocks = (weight + kCacheBlockWeight / 2) / kCacheBlockWeight;
+    const int64_t least =
+        threads > 1 && weight >= kCacheBlockWeight ? minimum * kPartitionsPerThread : minimum;
+    return std::max(least, (blocks + minimum - 1) / minimum * minimum);  // a multiple: balanced threads
+  }
 
   PartitionedRun(Simulator& sim, Fabric& fabric, FlowTable& flows, RunResults& results, CongestionControl& cc)
       : sim_(sim), fabric_(fabric), flows_(flows), results_(results), cc_(cc) {
