@@ -598,7 +598,7 @@ MemoryEstimate estimate_peak_memory(const Scenario& s, const WorkEstimate& w) {
   // of the threads, at most one per switch. Threads left out: every core from kThreadsAutoWeight up, else 1.
   int64_t switches = 0;
   for (int i = 0; i < t.num_nodes; ++i) switches += t.is_switch[i] ? 1 : 0;
-  const int64_t weight = 2 * static_cast<int64_t>(t.links.size()) + t.num_nodes;
+  const int64_t weight = Network::fabric_weight(t);
   const int64_t cores = std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()));
   const int64_t threads = s.threads > 0    ? s.threads
                           : s.threads == 0 ? cores

@@ -89,6 +89,7 @@ class Network : public CcServices {
   static constexpr int kThreadsAuto = PartitionedRun::kThreadsAuto;
   static constexpr int64_t kThreadsAutoWeight = PartitionedRun::kThreadsAutoWeight;
   static constexpr int kPartitionsPerThread = PartitionedRun::kPartitionsPerThread;
+  static int64_t fabric_weight(const TopoSpec& topo) { return PartitionedRun::fabric_weight(topo); }
   static int64_t chosen_partitions(int64_t weight, int64_t threads, int64_t ranks) {
     return PartitionedRun::chosen_partitions(weight, threads, ranks);
   }

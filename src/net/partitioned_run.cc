@@ -181,8 +181,7 @@ int PartitionedRun::auto_threads(int cores) const {
   const TopoSpec& topo = fabric_.topo();
   const Time lookahead = cross_atom_delay(topo, atom_of_nodes(fabric_));
   const bool splittable = lookahead > Time::zero() && lookahead < Time::max();  // as partition_fabric's
-  const int64_t weight = topo.num_nodes + 2 * static_cast<int64_t>(topo.links.size());  // nodes and ports
-  return weight >= kThreadsAutoWeight && splittable && !has_homeless_handler() ? cores : 1;
+  return fabric_weight(topo) >= kThreadsAutoWeight && splittable && !has_homeless_handler() ? cores : 1;
 }
 
 bool PartitionedRun::has_homeless_handler() const {

@@ -41,6 +41,10 @@ class PartitionedRun final : private Coordinator, private EventCodec {
   // any network exists): one per kCacheBlockWeight of `weight` (ports and nodes), at least
   // kPartitionsPerThread per thread when several threads share a fabric of kCacheBlockWeight or more, a
   // multiple of threads x ranks. Not yet capped at the fabric's atoms.
+  // A fabric's size for these rules: its nodes and ports (each link has two ends).
+  static int64_t fabric_weight(const TopoSpec& topo) {
+    return topo.num_nodes + 2 * static_cast<int64_t>(topo.links.size());
+  }
   static int64_t chosen_partitions(int64_t weight, int64_t threads, int64_t ranks) {
     const int64_t minimum = threads * ranks;
     const int64_t blocks = (weight + kCacheBlockWeight / 2) / kCacheBlockWeight;
