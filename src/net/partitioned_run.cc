@@ -58,7 +58,9 @@ int64_t PartitionedRun::packets_live() const {
 // (each pod's switches together, the switches above the pods dealt out among them), so that most packets stay
 // in their partition.
 //
-// How many: one per thread and rank at least. A large fabric gets more, about one per kCacheBlockWeight
+// How many: one per thread and rank at least, and kPartitionsPerThread per thread when there are several
+// threads (at most one per atom), so that the threads, taking partitions as they come, even out each window.
+// A large fabric gets more, about one per kCacheBlockWeight
 // (ports + nodes), even on one thread: each window then runs the partitions one after another, and what an
 // event leaves for the next events of its partition (a port's queue, a packet, a QP) is still in the cache
 // more often, because only that partition's work came in between. On one thread a fat-tree of 3,456 hosts

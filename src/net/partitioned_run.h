@@ -33,14 +33,15 @@ class PartitionedRun final : private Coordinator, private EventCodec {
   // (docs/parallel.md, "Threads by default").
   static constexpr int kThreadsAuto = -1;
   static constexpr int64_t kThreadsAutoWeight = 1000;
-  // Partitions per thread when the run chooses and several threads share a large fabric: the threads take
+  // Partitions per thread when the run chooses and several threads share a fabric: the threads take
   // partitions as they come, so smaller ones balance the windows (16 threads on a k = 24 fat-tree: 16
-  // partitions 5.48x one thread, 64 8.0x, 128 the same, 256 less; docs/parallel.md).
+  // partitions 5.48x one thread, 64 8.0x, 128 the same, 256 less; the 320-host fat-tree on 2 threads of
+  // the project's 2-core machine: 8 partitions 12-25 % faster than 2 in three pairs; docs/parallel.md).
   static constexpr int kPartitionsPerThread = 4;
   // The partitions a run chooses when they are left to it (partition_fabric, and the memory estimate before
   // any network exists): one per kCacheBlockWeight of `weight` (ports and nodes), at least
-  // kPartitionsPerThread per thread when several threads share a fabric of kCacheBlockWeight or more, a
-  // multiple of threads x ranks. Not yet capped at the fabric's atoms.
+  // kPartitionsPerThread per thread when several threads share the fabric, a multiple of threads x ranks.
+  // partition_fabric caps it at the fabric's atoms.
   // A fabric's size for these rules: its nodes and ports (each link has two ends).
   static int64_t fabric_weight(const TopoSpec& topo) {
     return topo.num_nodes + 2 * static_cast<int64_t>(topo.links.size());
@@ -48,8 +49,7 @@ class PartitionedRun final : private Coordinator, private EventCodec {
   static int64_t chosen_partitions(int64_t weight, int64_t threads, int64_t ranks) {
     const int64_t minimum = threads * ranks;
     const int64_t blocks = (weight + kCacheBlockWeight / 2) / kCacheBlockWeight;
-    const int64_t least =
-        threads > 1 && weight >= kCacheBlockWeight ? minimum * kPartitionsPerThread : minimum;
+    const int64_t least = threads > 1 ? minimum * kPartitionsPerThread : minimum;
     return std::max(least, (blocks + minimum - 1) / minimum * minimum);  // a multiple: balanced threads
   }
 

@@ -408,17 +408,23 @@ TEST(NicPfc, SlowReceiverPausesItsTor) {
   EXPECT_GT(last.us(), 10'480'000 * 8 / 40e3);
 }
 
-// How many partitions the network cuts the fabric into (PartitionedRun::partition_fabric): as many as the
-// threads on a small fabric, about one per kCacheBlockWeight of ports and nodes on a large one (a multiple of
-// the threads), or as asked; pod by pod on a fat-tree; and a clear refusal of what cannot be.
+// How many partitions the network cuts the fabric into (PartitionedRun::partition_fabric): one on one thread
+// of a small fabric and kPartitionsPerThread per thread with several (at most one per atom), about one per
+// kCacheBlockWeight of ports and nodes on a large one (a multiple of the threads), or as asked; pod by pod on
+// a fat-tree; and a clear refusal of what cannot be.
 TEST(NetworkPartitions, ChosenFromTheFabricSizeAndKeepPodsTogether) {
   FatTreeParams p;
   p.k = 8;  // 128 hosts: 976 ports and nodes, one partition
   Network small(fat_tree(p), SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
   small.set_partitions(0);
   EXPECT_EQ(small.sim().num_partitions(), 1u);
-  small.set_threads(3);
-  EXPECT_EQ(small.sim().num_partitions(), 3u);
+  small.set_threads(3);  // four partitions a thread
+  EXPECT_EQ(small.sim().num_partitions(), 12u);
+  FatTreeParams tiny;
+  tiny.k = 2;  // 2 hosts, 5 switches: 5 atoms, so 5 partitions for 2 threads
+  Network few(fat_tree(tiny), SwitchSettings{}, NicSettings{}, 1, std::make_unique<NoCc>());
+  few.set_threads(2);
+  EXPECT_EQ(few.sim().num_partitions(), 5u);
 
   p.k = 16;  // 1,024 hosts: 7,488 ports and nodes, four partitions on one thread
   const TopoSpec topo = fat_tree(p);
