@@ -7,7 +7,9 @@
 //
 // With --threads 1,2,0 each case also runs on 2 threads and on every core (0), and the table adds the
 // speed-up over one thread, the share of thread time spent waiting at window barriers and the partitions'
-// balance (largest partition's events over the mean): docs/parallel.md.
+// balance (largest partition's events over the mean), and the speed-up the run's windows would allow on 16
+// threads from its partitions' times (summary.json's speedup_the_windows_allow, "-" for one partition):
+// docs/parallel.md.
 //
 // With --rounds N the whole list runs N times, round after round, and a summary follows: per case the median
 // speed, and its speed against the first case's taken within each round (so that a machine whose speed drifts
@@ -51,6 +53,7 @@ struct Measured {
   bool ok = false;
   int threads = 1, partitions = 1;
   double wait_fraction = 0, balance = 1;  // barrier wait share; largest partition's events / mean
+  double allow16 = NAN;  // the speed-up 16 threads' windows allow, from this run's partitions (NAN: none)
 };
 
 Case fat_tree_case(int k, double arrivals_us) {
@@ -99,6 +102,8 @@ Measured run(const std::string& rocesim, const Case& c, const fs::path& scratch,
       sum += e.get<double>();
     }
     if (sum > 0) m.balance = most / (sum / m.partitions);
+    if (const auto& a = p["parallel"].value("speedup_the_windows_allow", nlohmann::json()); a.contains("16"))
+      m.allow16 = a["16"].get<double>();
   }
   fs::remove_all(out);
   return m;
@@ -183,11 +188,11 @@ int main(int argc, char** argv) {
   fs::create_directories(scratch);
   std::ofstream out(csv);
   out << "case,hosts,arrivals_us,flows,events,packet_hops,wall_s,cpu_s,mhops_per_s,mhops_per_cpu_s,peak_"
-         "mib,threads,partitions,speedup,barrier_wait_fraction,partition_balance,round\n";
+         "mib,threads,partitions,speedup,barrier_wait_fraction,partition_balance,round,windows_allow_16\n";
   fmt::print("bench_scaling: {} (DCQCN, WebSearch 30 %, run to completion, one process per case)\n", rocesim);
-  fmt::print("{:>7} {:>6} {:>7} {:>12} {:>8} {:>8} {:>10} {:>14} {:>10} {:>7} {:>8} {:>6} {:>8}\n", "case",
-             "hosts", "flows", "packet-hops", "wall s", "cpu s", "M hops/s", "M hops/cpu s", "peak MiB",
-             "threads", "speed-up", "wait", "balance");
+  fmt::print("{:>7} {:>6} {:>7} {:>12} {:>8} {:>8} {:>10} {:>14} {:>10} {:>7} {:>8} {:>6} {:>8} {:>9}\n",
+             "case", "hosts", "flows", "packet-hops", "wall s", "cpu s", "M hops/s", "M hops/cpu s",
+             "peak MiB", "threads", "speed-up", "wait", "balance", "16 allow");
   // Per case and thread count, one entry per round (NAN where the run failed).
   const size_t nc = run_list.size(), nt = thread_counts.size();
   std::vector<std::vector<double>> wall_rate(nc * nt), cpu_rate_of(nc * nt);
@@ -220,13 +225,15 @@ int main(int argc, char** argv) {
         cpu_rate_of[ci * nt + ti].push_back(cpu_rate);
         fmt::print(
             "{:>7} {:>6} {:>7} {:>12} {:>8.2f} {:>8.2f} {:>10.2f} {:>14.2f} {:>10.1f} {:>7} {:>8.2f} "
-            "{:>5.1f}% {:>8.2f}\n",
+            "{:>5.1f}% {:>8.2f} {:>9}\n",
             c.name, c.hosts, m.flows, m.hops, m.wall_s, m.cpu_s, rate, cpu_rate, m.peak_kib / 1024.0,
-            m.threads, speedup, 100 * m.wait_fraction, m.balance);
+            m.threads, speedup, 100 * m.wait_fraction, m.balance,
+            std::isfinite(m.allow16) ? fmt::format("{:.2f}x", m.allow16) : std::string("-"));
         out << fmt::format(
-            "{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.1f},{},{},{:.3f},{:.4f},{:.3f},{}\n", c.name,
-            c.hosts, c.arrivals_us, m.flows, m.events, m.hops, m.wall_s, m.cpu_s, rate, cpu_rate,
-            m.peak_kib / 1024.0, m.threads, m.partitions, speedup, m.wait_fraction, m.balance, round);
+            "{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.1f},{},{},{:.3f},{:.4f},{:.3f},{},{:.3f}\n",
+            c.name, c.hosts, c.arrivals_us, m.flows, m.events, m.hops, m.wall_s, m.cpu_s, rate, cpu_rate,
+            m.peak_kib / 1024.0, m.threads, m.partitions, speedup, m.wait_fraction, m.balance, round,
+            m.allow16);
       }
     }
   }

@@ -260,6 +260,15 @@ nlohmann::json parallel_json(Network& net, double wall_seconds) {
                                    ? sim.rank_stats()[0].exchange_seconds / static_cast<double>(sim.windows())
                                    : 0.0}};
   }
+  // What the windows allow on other thread counts (Simulator::schedule_bound): one thread's work and the
+  // coordinator's over the windows' makespans and the coordinator's.
+  nlohmann::json schedule = nullptr;
+  if (const auto bound = sim.schedule_bound(); !bound.empty()) {
+    schedule = nlohmann::json::object();
+    const double serial = sim.coordinator_seconds();
+    for (const auto& b : bound)
+      schedule[std::to_string(b.threads)] = (busy + serial) / std::max(1e-12, b.window_seconds + serial);
+  }
   return {{"threads", net.threads()},
           {"mpi", ranks},
           {"partitions", sim.num_partitions()},
@@ -270,7 +279,8 @@ nlohmann::json parallel_json(Network& net, double wall_seconds) {
           {"busy_seconds", busy},
           {"barrier_wait_seconds", sim.wait_seconds()},
           {"coordinator_seconds", sim.coordinator_seconds()},
-          {"barrier_wait_fraction", thread_seconds > 0 ? sim.wait_seconds() / thread_seconds : 0.0}};
+          {"barrier_wait_fraction", thread_seconds > 0 ? sim.wait_seconds() / thread_seconds : 0.0},
+          {"speedup_the_windows_allow", schedule}};
 }
 
 }  // namespace
@@ -594,7 +604,7 @@ MemoryEstimate estimate_peak_memory(const Scenario& s, const WorkEstimate& w) {
   m.setup_bytes = estimate_run_memory_bytes(s);
   const TopoSpec& t = s.topo;
   // The partitions, as PartitionedRun::partition_fabric chooses them: one per kCacheBlockWeight of ports
-  // and nodes, at least kPartitionsPerThread per thread on a large fabric with several threads, a multiple
+  // and nodes, at least kPartitionsPerThread per thread with several threads, a multiple
   // of the threads, at most one per switch. Threads left out: every core from kThreadsAutoWeight up, else 1.
   int64_t switches = 0;
   for (int i = 0; i < t.num_nodes; ++i) switches += t.is_switch[i] ? 1 : 0;

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -174,6 +175,22 @@ class Simulator {
     uint64_t mailbox_events = 0;  // events it sent to other partitions
     double busy_seconds = 0;      // wall time running its events
   };
+  // What the windows of this run would have taken on other thread counts, from each partition's wall time
+  // in each window: the threads take the partitions in order as each becomes free (as run_window's do), so
+  // a window lasts as long as its most loaded thread. Barriers are taken as free and the threads as fast
+  // as they were in this run (on one thread: each partition alone on the core). For 2, 4, ..., 32 threads:
+  // the windows' summed makespans in seconds (docs/parallel.md, "What the windows allow"). Multi-partition
+  // runs only; empty otherwise.
+  static constexpr int kScheduleThreads[] = {2, 4, 8, 16, 32};
+  static constexpr size_t kScheduleCounts = std::size(kScheduleThreads);
+  struct ScheduleBound {
+    int threads = 0;
+    double window_seconds = 0;  // summed over windows: the longest thread's partitions
+  };
+  std::vector<ScheduleBound> schedule_bound() const;
+  // How long `threads` threads (at most the largest of kScheduleThreads) take over tasks of these durations
+  // when each takes the next task in order as soon as it is free: the largest finish time.
+  static double list_schedule(const std::vector<double>& seconds, int threads);
   std::vector<PartitionStats> partition_stats() const;
   uint64_t windows() const { return windows_; }
   // Wall time the coordinator spent between windows, and the threads waiting at the barriers.
@@ -265,9 +282,15 @@ class Simulator {
     // Events for other partitions, per destination: window w writes outbox[w & 1], read by their
     // partitions during window w + 1 (so writing and reading never share a box).
     std::vector<std::vector<Event>> outbox[2];
+    // mail_from[w & 1][s]: partition s's box for this one in window w holds events (set by s as it writes
+    // the first, cleared by this partition as it reads them), so that a window reads only the boxes that
+    // hold mail instead of testing one box of every partition: at 256 partitions that test, a miss each,
+    // took 7 % of a k = 24 run on one thread.
+    std::vector<uint8_t> mail_from[2];
     Time out_min[2] = {Time::max(), Time::max()};  // earliest time in the boxes of that parity
     size_t out_foreground[2] = {0, 0};
-    int window = 0;  // parity of the window being run
+    int window = 0;             // parity of the window being run
+    double window_seconds = 0;  // wall time of its events in the last window (schedule_bound)
     PartitionStats stats;
   };
   struct Exec {
@@ -285,7 +308,9 @@ class Simulator {
     if (dp == p.id) {
       push_local(p, key, target, kind, arg);
     } else {
-      p.outbox[p.window][dp].push_back(Event{key, target, kind, arg});
+      std::vector<Event>& box = p.outbox[p.window][dp];
+      if (box.empty()) parts_[dp]->mail_from[p.window][p.id] = 1;
+      box.push_back(Event{key, target, kind, arg});
       p.out_min[p.window] = std::min(p.out_min[p.window], Time{static_cast<int64_t>(key >> 64)});
       if (!(kind & kBackground)) ++p.out_foreground[p.window];
       ++p.stats.mailbox_events;
@@ -309,6 +334,8 @@ class Simulator {
   size_t local_foreground() const;
   Time local_next_event_time() const;
   void run_window(Time end);
+  void order_partitions();
+  void account_schedule();
   void exchange_ranks();
   void sync_ranks();
   void finish_ranks();
@@ -330,6 +357,8 @@ class Simulator {
   std::mutex error_mutex_;
   std::exception_ptr error_;  // thrown by an event on a worker: rethrown by run()
   double coord_seconds_ = 0, wait_seconds_ = 0;
+  double schedule_seconds_[kScheduleCounts] = {};  // schedule_bound
+  std::vector<double> window_times_;               // account_schedule's, kept to spare allocations
 
   // Worker threads (partition() with threads > 1): each window the coordinator publishes its end, every
   // thread (the caller included) takes partitions from a shared counter, and all meet at the barrier.
@@ -345,6 +374,7 @@ class Simulator {
   EventCodec* codec_ = nullptr;
   std::vector<int> rank_of_part_;
   std::vector<uint32_t> local_parts_;
+  std::vector<uint32_t> order_;  // local_parts_ in the order the threads take them (order_partitions)
   size_t agreed_foreground_ = 0;
   Time agreed_next_ = Time::max();
   std::vector<std::vector<char>> rank_out_, rank_in_;

@@ -89,6 +89,93 @@ TEST(Partitions, SameEventsInTheSameOrderForAnyPartitionAndThreadCount) {
   EXPECT_EQ(run_ring(12, 4), one);
 }
 
+// A hub and its spokes, each in its own partition: every spoke writes to the hub's partition in the same
+// windows and the hub to all of theirs, so each window reads mail from many partitions at once (a partition
+// reads only the boxes flagged as holding mail: Partition::mail_from). The logs do not depend on the cut.
+class HubNode : public EventHandler {
+ public:
+  Simulator* sim = nullptr;
+  std::vector<uint32_t> spokes;  // the hub's; empty for a spoke
+  uint32_t hub = 0;
+  std::vector<std::string> log;
+  void on_event(uint32_t kind, uint64_t arg) override {
+    log.push_back(std::to_string(sim->now().ps) + ":" + std::to_string(kind) + ":" + std::to_string(arg));
+    if (arg >= 60) return;
+    if (!spokes.empty()) {
+      sim->after(Time::from_ns(1000 + 10 * (arg % 3)), spokes[arg % spokes.size()], 0, arg + 1);
+      if (arg % 20 == 0)  // 9, 81, then 729 tokens go round
+        for (uint32_t s : spokes) sim->after(Time::from_ns(1000 + 10 * (arg % 3)), s, 0, arg + 1);
+    } else {
+      sim->after(Time::from_ns(1000 + 100 * (arg % 4)), hub, 1, arg + 1);
+    }
+  }
+};
+
+std::vector<std::vector<std::string>> run_hub(int parts, int threads) {
+  Simulator sim;
+  const int n = 9;
+  std::vector<HubNode> nodes(n);
+  std::vector<uint32_t> ids;
+  for (auto& node : nodes) {
+    node.sim = &sim;
+    ids.push_back(sim.add_handler(&node));
+  }
+  for (int i = 1; i < n; ++i) {
+    nodes[0].spokes.push_back(ids[i]);
+    nodes[i].hub = ids[0];
+  }
+  sim.at(Time::from_ns(3), ids[0], 0, 0);
+  std::vector<uint32_t> part(sim.num_handlers(), 0);
+  for (int i = 0; i < n; ++i) part[ids[i]] = static_cast<uint32_t>(i * parts / n);
+  sim.partition(part, static_cast<uint32_t>(parts), Time::from_ns(1000), threads);
+  sim.run(Time::from_ms(1));
+  std::vector<std::vector<std::string>> logs;
+  for (auto& node : nodes) logs.push_back(node.log);
+  EXPECT_GT(sim.events_executed(), 300u);
+  return logs;
+}
+
+TEST(Partitions, MailFromManyPartitionsAtOnceArrivesWhateverTheCut) {
+  const auto one = run_hub(1, 1);
+  EXPECT_EQ(run_hub(9, 1), one);
+  EXPECT_EQ(run_hub(9, 3), one);
+  EXPECT_EQ(run_hub(3, 2), one);
+}
+
+// The schedule model (Simulator::list_schedule, schedule_bound): each task goes to the thread free first, in
+// the order given; a run's windows on T threads take between 1/T of its partitions' time and all of it.
+TEST(Partitions, ListScheduleGivesEachTaskToTheThreadFreeFirst) {
+  const std::vector<double> longest_first = {4, 3, 3, 2, 2, 2};
+  EXPECT_DOUBLE_EQ(Simulator::list_schedule(longest_first, 1), 16);
+  EXPECT_DOUBLE_EQ(Simulator::list_schedule(longest_first, 2), 8);       // 4+2+2 and 3+3+2
+  EXPECT_DOUBLE_EQ(Simulator::list_schedule({2, 2, 2, 3, 3, 4}, 2), 9);  // the 4 comes last, onto 5
+  EXPECT_DOUBLE_EQ(Simulator::list_schedule(longest_first, 8), 4);
+  EXPECT_DOUBLE_EQ(Simulator::list_schedule({}, 4), 0);
+
+  Simulator sim;
+  const int n = 12;
+  std::vector<RingNode> nodes(n);
+  std::vector<uint32_t> ids;
+  for (auto& node : nodes) {
+    node.sim = &sim;
+    ids.push_back(sim.add_handler(&node));
+  }
+  for (int i = 0; i < n; ++i) nodes[i].next = ids[(i + 1) % n];
+  for (int i = 0; i < n; i += 3) sim.at(Time::from_ns(5), ids[i], 0, 0);
+  std::vector<uint32_t> part(sim.num_handlers(), 0);
+  for (int i = 0; i < n; ++i) part[ids[i]] = static_cast<uint32_t>(i * 6 / n);
+  sim.partition(part, 6, Time::from_ns(1000), 1);
+  sim.run(Time::from_ms(1));
+  double busy = 0;
+  for (const auto& p : sim.partition_stats()) busy += p.busy_seconds;
+  const auto bound = sim.schedule_bound();
+  ASSERT_EQ(bound.size(), std::size(Simulator::kScheduleThreads));
+  for (const auto& b : bound) {
+    EXPECT_LE(b.window_seconds, busy * (1 + 1e-9)) << b.threads << " threads";
+    EXPECT_GE(b.window_seconds * b.threads, busy * (1 - 1e-9)) << b.threads << " threads";
+  }
+}
+
 // The window barrier (core/window_barrier.h): no thread leaves a phase before every thread has arrived, and
 // what each wrote before it arrived is seen by all after it, whether the waiters spin through the phase,
 // sleep at once or spin and then sleep (the last thread to arrive sleeps 0.2 ms in some phases). Under
