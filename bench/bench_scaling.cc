@@ -15,6 +15,9 @@
 // speed, and its speed against the first case's taken within each round (so that a machine whose speed drifts
 // over minutes moves both runs of a ratio together), median and range.
 //
+// With --partitions N every run takes N partitions (at least its threads): one thread with N = 64 tells a
+// 2-core machine what a 64-partition cut allows on 16 threads.
+//
 // Usage: bench_scaling --help. An older build given as --rocesim gives the "before" figures.
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -60,7 +63,8 @@ Case fat_tree_case(int k, double arrivals_us) {
   return {fmt::format("k{}", k), fmt::format("kind = \"fat_tree\"\nk = {}\n", k), k * k * k / 4, arrivals_us};
 }
 
-Measured run(const std::string& rocesim, const Case& c, const fs::path& scratch, int threads) {
+Measured run(const std::string& rocesim, const Case& c, const fs::path& scratch, int threads,
+             int partitions) {
   const fs::path scenario = scratch / (c.name + ".toml");
   const fs::path out = scratch / (c.name + "_out");
   std::ofstream(scenario) << fmt::format(
@@ -73,9 +77,9 @@ Measured run(const std::string& rocesim, const Case& c, const fs::path& scratch,
   const pid_t pid = fork();
   if (pid == 0) {
     if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(127);
-    const std::string t = std::to_string(threads);
+    const std::string t = std::to_string(threads), p = std::to_string(partitions);
     execl(rocesim.c_str(), rocesim.c_str(), "run", scenario.c_str(), "-o", out.c_str(), "--force",
-          "--threads", t.c_str(), static_cast<char*>(nullptr));
+          "--threads", t.c_str(), "--partitions", p.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   int status = 0;
@@ -139,6 +143,7 @@ int main(int argc, char** argv) {
   double arrivals_us = 500;
   std::vector<int> thread_counts = {1};
   int rounds = 1;
+  int partitions = 0;
   CLI::App app{"bench_scaling: speed and peak memory of rocesim against fabric size"};
   app.add_option("--rocesim", rocesim, "the binary to measure (default: the rocesim beside this benchmark)");
   app.add_option("--cases", cases,
@@ -169,6 +174,12 @@ int main(int argc, char** argv) {
          "runs of the whole case list, round after round; with more than one, a summary of each case's "
          "median speed and of its speed against the first case within each round")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option(
+         "--partitions", partitions,
+         "partitions of every run (0: as the run chooses); e.g. one thread with --partitions 64 gives "
+         "the 16-thread ceiling of a 64-partition cut on a small machine (the 16 allow column)")
+      ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
   try {
     app.parse(argc, argv);
@@ -210,7 +221,7 @@ int main(int argc, char** argv) {
           cpu_rate_of[ci * nt + ti].push_back(NAN);
           continue;
         }
-        const Measured m = run(rocesim, c, scratch, thread_counts[ti]);
+        const Measured m = run(rocesim, c, scratch, thread_counts[ti], partitions);
         if (!m.ok) {
           fmt::print("{:>7}: the run failed or did not finish\n", c.name);
           wall_rate[ci * nt + ti].push_back(NAN);
