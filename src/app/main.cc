@@ -263,9 +263,10 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
                   "Threads of this run (0 = every core; left out: every core for a fabric of 1,000 ports "
                   "and nodes or more, else 1): the same results for any count (docs/parallel.md)")
       ->check(CLI::Range(0, 1024));
-  run->add_option("--partitions", a.src.partitions,
-                  "Partitions of the fabric (default 0: chosen from its size, at least one per thread): the "
-                  "same results for any count (docs/parallel.md)")
+  run->add_option(
+         "--partitions", a.src.partitions,
+         "Partitions of the fabric (default 0: chosen from its size, four per thread with several): the "
+         "same results for any count (docs/parallel.md)")
       ->check(CLI::Range(0, 65536));
   run->add_flag("--mpi", a.mpi,
                 "Under mpirun (docs/cluster.md): split this run over the ranks (--threads each); rank 0 "
