@@ -261,9 +261,10 @@ nlohmann::json parallel_json(Network& net, double wall_seconds) {
                                    : 0.0}};
   }
   // What the windows allow on other thread counts (Simulator::schedule_bound): one thread's work and the
-  // coordinator's over the windows' makespans and the coordinator's.
+  // coordinator's over the windows' makespans and the coordinator's. Over ranks a rank sees only its own
+  // partitions' times: no figure.
   nlohmann::json schedule = nullptr;
-  if (const auto bound = sim.schedule_bound(); !bound.empty()) {
+  if (const auto bound = sim.schedule_bound(); !bound.empty() && !net.ranks()) {
     schedule = nlohmann::json::object();
     const double serial = sim.coordinator_seconds();
     for (const auto& b : bound)

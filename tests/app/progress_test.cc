@@ -221,6 +221,41 @@ stop_us = 300
   EXPECT_LT(predicted_events / events, 2.0) << predicted_events << " predicted, " << events << " run";
 }
 
+// summary.json's speedup_the_windows_allow (Simulator::schedule_bound): for each thread count T, a figure
+// between 1 and T on a run over several partitions (the windows' makespans lie between the work over T and
+// the work), the same figure whatever the threads that ran it measured; null on one partition.
+TEST(WindowModel, SpeedupTheWindowsAllowLiesBetweenOneAndTheThreads) {
+  const std::string text = R"(name = "model"
+duration_ms = 100
+threads = 1
+[topology]
+kind = "fat_tree"
+k = 4
+[[traffic]]
+workload = "websearch"
+load = 0.3
+stop_us = 200
+)";
+  const Scenario one = load_scenario_text(text, "model");
+  const RunResult single = run_scenario(one, RunOptions{});
+  EXPECT_TRUE(single.summary["performance"]["parallel"]["speedup_the_windows_allow"].is_null());
+  std::string cut_text = text;
+  cut_text.insert(cut_text.find("[topology]"), "partitions = 6\n");  // a top-level key, before the tables
+  const Scenario cut = load_scenario_text(cut_text, "model");
+  const RunResult r = run_scenario(cut, RunOptions{});
+  ASSERT_TRUE(r.summary["complete"].get<bool>());
+  const auto& allow = r.summary["performance"]["parallel"]["speedup_the_windows_allow"];
+  ASSERT_TRUE(allow.is_object());
+  for (const int t : {2, 4, 8, 16, 32}) {
+    ASSERT_TRUE(allow.contains(std::to_string(t))) << t;
+    const double x = allow[std::to_string(t)].get<double>();
+    EXPECT_GE(x, 1.0 - 1e-9) << t << " threads";
+    EXPECT_LE(x, t * (1 + 1e-9)) << t << " threads";
+  }
+  // Six partitions: no more than six threads' worth, whatever the count.
+  EXPECT_LE(allow["32"].get<double>(), 6 * (1 + 1e-9));
+}
+
 // The memory estimate's partitions follow the run's rule (PartitionedRun::partition_fabric): threads left
 // out give one thread below kThreadsAutoWeight ports and nodes (so one partition), and several threads on a
 // large fabric get kPartitionsPerThread partitions each. Before, a left-out thread count counted every core.
