@@ -59,23 +59,40 @@ class RingNode : public EventHandler {
   }
 };
 
-std::vector<std::vector<std::string>> run_ring(int parts, int threads) {
-  Simulator sim;
-  const int n = 12;
-  std::vector<RingNode> nodes(n);
+// Registers `nodes`, lets `wire` connect them (by handler id) and post the first events, cuts them into
+// `parts` runs of consecutive nodes on `threads` threads, runs 1 ms and returns each node's log.
+template <class Node, class Wire>
+std::vector<std::vector<std::string>> run_cut(Simulator& sim, std::vector<Node>& nodes, int parts,
+                                              int threads, Wire&& wire) {
   std::vector<uint32_t> ids;
   for (auto& node : nodes) {
     node.sim = &sim;
     ids.push_back(sim.add_handler(&node));
   }
-  for (int i = 0; i < n; ++i) nodes[i].next = ids[(i + 1) % n];
-  for (int i = 0; i < n; i += 3) sim.at(Time::from_ns(5), ids[i], 0, 0);
+  wire(ids);
+  const int n = static_cast<int>(nodes.size());
   std::vector<uint32_t> part(sim.num_handlers(), 0);
   for (int i = 0; i < n; ++i) part[ids[i]] = static_cast<uint32_t>(i * parts / n);
   sim.partition(part, static_cast<uint32_t>(parts), Time::from_ns(1000), threads);
   sim.run(Time::from_ms(1));
   std::vector<std::vector<std::string>> logs;
   for (auto& node : nodes) logs.push_back(node.log);
+  return logs;
+}
+
+// Twelve nodes on a ring, four of them starting a token.
+std::vector<std::vector<std::string>> run_ring(Simulator& sim, int parts, int threads) {
+  std::vector<RingNode> nodes(12);
+  return run_cut(sim, nodes, parts, threads, [&](const std::vector<uint32_t>& ids) {
+    const size_t n = ids.size();
+    for (size_t i = 0; i < n; ++i) nodes[i].next = ids[(i + 1) % n];
+    for (size_t i = 0; i < n; i += 3) sim.at(Time::from_ns(5), ids[i], 0, 0);
+  });
+}
+
+std::vector<std::vector<std::string>> run_ring(int parts, int threads) {
+  Simulator sim;
+  auto logs = run_ring(sim, parts, threads);
   EXPECT_GT(sim.events_executed(), 1000u);
   return logs;
 }
@@ -113,24 +130,14 @@ class HubNode : public EventHandler {
 
 std::vector<std::vector<std::string>> run_hub(int parts, int threads) {
   Simulator sim;
-  const int n = 9;
-  std::vector<HubNode> nodes(n);
-  std::vector<uint32_t> ids;
-  for (auto& node : nodes) {
-    node.sim = &sim;
-    ids.push_back(sim.add_handler(&node));
-  }
-  for (int i = 1; i < n; ++i) {
-    nodes[0].spokes.push_back(ids[i]);
-    nodes[i].hub = ids[0];
-  }
-  sim.at(Time::from_ns(3), ids[0], 0, 0);
-  std::vector<uint32_t> part(sim.num_handlers(), 0);
-  for (int i = 0; i < n; ++i) part[ids[i]] = static_cast<uint32_t>(i * parts / n);
-  sim.partition(part, static_cast<uint32_t>(parts), Time::from_ns(1000), threads);
-  sim.run(Time::from_ms(1));
-  std::vector<std::vector<std::string>> logs;
-  for (auto& node : nodes) logs.push_back(node.log);
+  std::vector<HubNode> nodes(9);
+  auto logs = run_cut(sim, nodes, parts, threads, [&](const std::vector<uint32_t>& ids) {
+    for (size_t i = 1; i < ids.size(); ++i) {
+      nodes[0].spokes.push_back(ids[i]);
+      nodes[i].hub = ids[0];
+    }
+    sim.at(Time::from_ns(3), ids[0], 0, 0);
+  });
   EXPECT_GT(sim.events_executed(), 300u);
   return logs;
 }
@@ -153,19 +160,7 @@ TEST(Partitions, ListScheduleGivesEachTaskToTheThreadFreeFirst) {
   EXPECT_DOUBLE_EQ(Simulator::list_schedule({}, 4), 0);
 
   Simulator sim;
-  const int n = 12;
-  std::vector<RingNode> nodes(n);
-  std::vector<uint32_t> ids;
-  for (auto& node : nodes) {
-    node.sim = &sim;
-    ids.push_back(sim.add_handler(&node));
-  }
-  for (int i = 0; i < n; ++i) nodes[i].next = ids[(i + 1) % n];
-  for (int i = 0; i < n; i += 3) sim.at(Time::from_ns(5), ids[i], 0, 0);
-  std::vector<uint32_t> part(sim.num_handlers(), 0);
-  for (int i = 0; i < n; ++i) part[ids[i]] = static_cast<uint32_t>(i * 6 / n);
-  sim.partition(part, 6, Time::from_ns(1000), 1);
-  sim.run(Time::from_ms(1));
+  run_ring(sim, 6, 1);
   double busy = 0;
   for (const auto& p : sim.partition_stats()) busy += p.busy_seconds;
   const auto bound = sim.schedule_bound();
